@@ -1,0 +1,92 @@
+/**
+ * What one row of the op table holds. The table itself (src/ops/table.ts) is an exhaustive mapped type
+ * over OpName, so adding a name here refuses to compile until every table has a row for it.
+ */
+import type { DType, RowBody, Shape } from '../ir/types.js';
+import type { Tensor } from '../ir/tensor.js';
+
+export const OP_NAMES = [
+  'add', 'sub', 'mul', 'div', 'max', 'min', 'ge',
+  'neg', 'recip', 'exp', 'log', 'tanh', 'erf', 'sqrt', 'rsqrt', 'abs', 'logistic', 'sin', 'cos',
+  'convert', 'reduce_sum', 'reduce_max', 'matmul', 'gather', 'reshape', 'transpose', 'broadcast',
+  'slice', 'concat', 'iota', 'dynamic_update_slice', 'row_kernel', 'all_reduce',
+] as const;
+export type OpName = (typeof OP_NAMES)[number];
+
+export function isOpName(s: string): s is OpName {
+  return (OP_NAMES as readonly string[]).includes(s);
+}
+
+/** Each op's decoded attributes, named exactly as the format names them. */
+export interface OpAttrs {
+  add: {}; sub: {}; mul: {}; div: {}; max: {}; min: {}; ge: {};
+  neg: {}; recip: {}; exp: {}; log: {}; tanh: {}; erf: {}; sqrt: {}; rsqrt: {}; abs: {};
+  logistic: {}; sin: {}; cos: {};
+  convert: { readonly dtype: DType };
+  reduce_sum: { readonly axes: readonly number[] };
+  reduce_max: { readonly axes: readonly number[] };
+  matmul: {};
+  gather: { readonly axis: number };
+  reshape: { readonly shape: Shape };
+  transpose: { readonly perm: readonly number[] };
+  broadcast: { readonly shape: Shape; readonly dims: readonly number[] };
+  slice: { readonly start: readonly number[]; readonly limit: readonly number[]; readonly stride?: readonly number[] };
+  concat: { readonly axis: number };
+  iota: { readonly shape: Shape; readonly dimension: number; readonly dtype: DType };
+  dynamic_update_slice: {};
+  row_kernel: { readonly body: RowBody };
+  all_reduce: { readonly reduce: 'sum' };
+}
+
+/** How an attribute is written in JSON; the codec decodes and checks it before any shape rule runs. */
+export type AttrKind = 'dtype' | 'int' | 'ints' | 'body' | 'reduce';
+export interface AttrSpec { readonly kind: AttrKind; readonly optional?: boolean }
+
+/** The static type of a value: what shape and dtype rules compute. */
+export interface ValueType {
+  readonly dtype: DType;
+  readonly shape: Shape;
+}
+
+/**
+ * A shape or dtype rule's refusal. `at` is a JSON pointer relative to the equation (`''` for the
+ * equation itself, `/in/1` for an operand, `/axes` for an attribute, `/body/steps/2/in/0` inside a body);
+ * validation prefixes it with the equation's own pointer.
+ */
+export class RuleError extends Error {
+  constructor(readonly at: string, readonly reason: string) {
+    super(reason);
+  }
+}
+
+/** What a kernel knows of where it runs: the equation's index (for typed errors) and the mode. */
+export interface EvalCtx {
+  readonly eqn: number;
+  /** The fp64 reference mode: compute in f64 and skip the final rounding to the result dtype. */
+  readonly fp64: boolean;
+}
+
+/** Broad families, read by the planner and the feature matrix. */
+export type OpCategory =
+  | 'binary' | 'compare' | 'unary' | 'convert' | 'reduce' | 'matmul' | 'gather' | 'movement'
+  | 'iota' | 'update' | 'row_kernel' | 'collective';
+
+export interface OpRule<A> {
+  readonly category: OpCategory;
+  /** Operand count: `[min, max]`, `max` is Infinity for `concat`. */
+  readonly arity: readonly [number, number];
+  readonly attrs: { readonly [K in keyof A]-?: AttrSpec };
+  /** True when the op may be a step of a row_kernel body. */
+  readonly rowStep: boolean;
+  /**
+   * The dtype an untyped literal at operand `index` takes, given the types of the other operands
+   * (undefined where that operand is itself an untyped literal); undefined when it cannot be told.
+   */
+  literalDtype(index: number, ins: readonly (ValueType | undefined)[]): DType | undefined;
+  /** The shape and dtype rule: result types, or a RuleError naming the place at fault. */
+  infer(ins: readonly ValueType[], attrs: A): ValueType[];
+  /** The oracle kernel: exact in f64, rounded once to the result dtype unless `ctx.fp64`. */
+  evaluate(ins: readonly Tensor[], attrs: A, ctx: EvalCtx): Tensor[];
+}
+
+export type OpTable = { readonly [P in OpName]: OpRule<OpAttrs[P]> };
