@@ -22,3 +22,10 @@ export interface OracleOptions {
   /** Compute every equation in f64 with no final rounding (the reference for measuring the oracle). */
   readonly fp64?: boolean;
 }
+
+/** The values one step runs on, by arg name and role. */
+export interface TensorMaps {
+  readonly weights: TensorMap;
+  readonly state: TensorMap;
+  readonly activations: TensorMap;
+}

@@ -1,0 +1,68 @@
+/**
+ * The CPU reference evaluator: runs a checked program's equations in order through the op table's
+ * kernels, one step at a time, carrying state from step to step.
+ */
+import { InvalidInput } from '../errors.js';
+import type { CheckedProgram } from '../ir/checked.js';
+import type { Tensor } from '../ir/tensor.js';
+import type { Arg, Role } from '../ir/types.js';
+import { eqnOuts, isLiteral, isFloat } from '../ir/types.js';
+import { roundToDtype } from '../numerics/float16.js';
+import { sameShape, shapeStr } from '../ops/common.js';
+import { evaluateEqn } from '../ops/table.js';
+import type { OracleOptions, ProgramInputs, StepOutput, TensorMap, TensorMaps } from './types.js';
+
+const SOURCE: Readonly<Record<Role, keyof TensorMaps>> = { weight: 'weights', state: 'state', activation: 'activations' };
+
+/** The tensor supplied for an arg, refused when missing or of another dtype or shape. */
+function argValue(arg: Arg, env: TensorMaps): Tensor {
+  const where = SOURCE[arg.role];
+  const t = env[where][arg.name];
+  const path = `/${where}/${arg.name}`;
+  if (t === undefined) throw new InvalidInput(path, `no ${arg.role} tensor supplied for ${arg.name}`);
+  if (t.dtype !== arg.dtype || !sameShape(t.shape, arg.shape)) {
+    throw new InvalidInput(path, `${arg.name} is ${arg.dtype}${shapeStr(arg.shape)}, got ${t.dtype}${shapeStr(t.shape)}`);
+  }
+  return t;
+}
+
+/** Runs one step: every equation in order, then the results and the carried state after the step. */
+export function runStep(checked: CheckedProgram, env: TensorMaps, opts: OracleOptions = {}): StepOutput {
+  const fp64 = opts.fp64 ?? false;
+  const p = checked.program;
+  const values = new Map<string, Tensor>();
+  for (const arg of p.args) values.set(arg.name, argValue(arg, env));
+  for (const ce of checked.eqns) {
+    const ins = ce.eqn.in.map((o, j): Tensor => {
+      if (!isLiteral(o)) return values.get(o)!;
+      const dtype = ce.ins[j]!.dtype;
+      // In fp64 mode a float literal is the reference's exact value, not its nearest dtype value.
+      const v = fp64 && isFloat(dtype) ? o.lit : roundToDtype(dtype, o.lit);
+      return { dtype, shape: [], data: Float64Array.of(v) };
+    });
+    const outs = evaluateEqn(ce.op, ins, ce.eqn.attrs, { eqn: ce.index, fp64 });
+    eqnOuts(ce.eqn).forEach((name, k) => values.set(name, outs[k]!));
+  }
+  const results: Record<string, Tensor> = {};
+  for (const r of p.results) results[r] = values.get(r)!;
+  const state: Record<string, Tensor> = {};
+  for (const arg of p.args) {
+    if (arg.role !== 'state') continue;
+    // A state arg the program does not map is carried unchanged.
+    const next = p.state[arg.name];
+    state[arg.name] = values.get(next ?? arg.name)!;
+  }
+  return { results, state };
+}
+
+/** Runs every step of `inputs` in order, feeding each step the state the previous one left. */
+export function runProgram(checked: CheckedProgram, inputs: ProgramInputs, opts: OracleOptions = {}): StepOutput[] {
+  const out: StepOutput[] = [];
+  let state: TensorMap = inputs.state;
+  for (const activations of inputs.steps) {
+    const step = runStep(checked, { weights: inputs.weights, state, activations }, opts);
+    out.push(step);
+    state = step.state;
+  }
+  return out;
+}

@@ -1,0 +1,2 @@
+export { runProgram, runStep } from './evaluate.js';
+export type { OracleOptions, ProgramInputs, StepOutput, TensorMap, TensorMaps } from './types.js';

@@ -1,0 +1,186 @@
+import { expect } from 'chai';
+import { IndexOutOfRange, IntegerDivideByZero, InvalidInput } from '../../src/errors.js';
+import type { CheckedProgram } from '../../src/ir/checked.js';
+import type { Tensor } from '../../src/ir/tensor.js';
+import { tensor } from '../../src/ir/tensor.js';
+import type { Arg, Eqn, Operand, Program } from '../../src/ir/types.js';
+import { checkProgram } from '../../src/ir/validate.js';
+import { runProgram, runStep } from '../../src/oracle/index.js';
+import type { StepOutput } from '../../src/oracle/index.js';
+
+function eq(op: string, ins: Operand[], out: string | string[], attrs: Record<string, unknown> = {}): Eqn {
+  return { op, in: ins, out, attrs };
+}
+
+function prog(args: Arg[], eqns: Eqn[], results: string[], state: Record<string, string> = {}): CheckedProgram {
+  const p: Program = { format: 'program@1', name: 'test', args, eqns, results, state };
+  return checkProgram(p);
+}
+
+function same(actual: Tensor | undefined, expected: readonly number[]): void {
+  expect(actual, 'missing tensor').to.not.equal(undefined);
+  const a = Array.from(actual!.data);
+  const ok = a.length === expected.length && a.every((v, i) => Object.is(v, expected[i]));
+  const show = (v: number) => (Object.is(v, -0) ? '-0' : String(v));
+  expect(ok, `got [${a.map(show).join(', ')}], expected [${expected.map(show).join(', ')}]`).to.equal(true);
+}
+
+function thrown(f: () => unknown): unknown {
+  try {
+    f();
+  } catch (e) {
+    return e;
+  }
+  return expect.fail('expected an error');
+}
+
+describe('oracle: running sum with state', () => {
+  const checked = prog(
+    [
+      { name: 'x', role: 'activation', dtype: 'f32', shape: [2] },
+      { name: 'acc', role: 'state', dtype: 'f32', shape: [2] },
+    ],
+    [eq('add', ['acc', 'x'], 'acc2'), eq('mul', ['acc2', { lit: 0.5 }], 'half')],
+    ['half', 'acc2'],
+    { acc: 'acc2' },
+  );
+
+  it('carries state from step to step and returns results by name in order', () => {
+    const x = [[1, 2], [3, -0.5], [-4, 0.25]];
+    const acc0 = tensor('f32', [2], [0, 0]);
+    const outs = runProgram(checked, { weights: {}, state: { acc: acc0 }, steps: x.map((v) => ({ x: tensor('f32', [2], v) })) });
+    expect(outs).to.have.length(3);
+    // acc: [0, 0] -> [1, 2] -> [4, 1.5] -> [0, 1.75]
+    const accs = [[1, 2], [4, 1.5], [0, 1.75]];
+    outs.forEach((o, i) => {
+      expect(Object.keys(o.results)).to.deep.equal(['half', 'acc2']);
+      same(o.results['acc2'], accs[i]!);
+      same(o.results['half'], accs[i]!.map((v) => v / 2));
+      same(o.state['acc'], accs[i]!);
+    });
+    same(acc0, [0, 0]); // the caller's initial state is not written
+  });
+
+  it('runStep takes one step from explicit maps', () => {
+    const o = runStep(checked, { weights: {}, state: { acc: tensor('f32', [2], [10, -0]) }, activations: { x: tensor('f32', [2], [1, -0]) } });
+    same(o.results['acc2'], [11, -0]);
+    same(o.state['acc'], [11, -0]);
+  });
+
+  it('refuses missing or mistyped inputs with InvalidInput', () => {
+    const missing = thrown(() => runStep(checked, { weights: {}, state: { acc: tensor('f32', [2], [0, 0]) }, activations: {} }));
+    expect(missing).to.be.instanceOf(InvalidInput);
+    expect((missing as InvalidInput).path).to.equal('/activations/x');
+    const wrong = thrown(() => runStep(checked, { weights: {}, state: { acc: tensor('f16', [2], [0, 0]) }, activations: { x: tensor('f32', [2], [0, 0]) } }));
+    expect(wrong).to.be.instanceOf(InvalidInput);
+    expect((wrong as InvalidInput).path).to.equal('/state/acc');
+  });
+});
+
+describe('oracle: fp64 mode', () => {
+  // An f16 counter from 2048: f16 spacing there is 2, so 2048 + 1 ties back to 2048 every step.
+  const counter = prog(
+    [{ name: 'n', role: 'state', dtype: 'f16', shape: [] }],
+    [eq('add', ['n', { lit: 1 }], 'n2')],
+    ['n2'],
+    { n: 'n2' },
+  );
+  const run = (fp64: boolean): StepOutput[] =>
+    runProgram(counter, { weights: {}, state: { n: tensor('f16', [], [2048]) }, steps: [{}, {}, {}] }, { fp64 });
+
+  it('rounded mode stalls where f16 cannot count; fp64 mode counts', () => {
+    expect(run(false).map((o) => o.results['n2']!.data[0])).to.deep.equal([2048, 2048, 2048]);
+    expect(run(true).map((o) => o.results['n2']!.data[0])).to.deep.equal([2049, 2050, 2051]);
+  });
+
+  it('materializes literals rounded to their dtype, except in fp64 mode', () => {
+    const p = prog([{ name: 'x', role: 'activation', dtype: 'f16', shape: [1] }], [eq('mul', ['x', { lit: 0.1 }], 'y')], ['y']);
+    const env = { weights: {}, state: {}, activations: { x: tensor('f16', [1], [1]) } };
+    // f16(0.1) = 1638 * 2^-14 (0.1 * 2^14 = 1638.4).
+    same(runStep(p, env).results['y'], [1638 * 2 ** -14]);
+    same(runStep(p, env, { fp64: true }).results['y'], [0.1]);
+  });
+
+  it('a signed-zero literal is materialized as -0', () => {
+    const p = prog([{ name: 'x', role: 'activation', dtype: 'f32', shape: [2] }], [eq('add', ['x', { lit: -0 }], 'y')], ['y']);
+    same(runStep(p, { weights: {}, state: {}, activations: { x: tensor('f32', [2], [-0, 0]) } }).results['y'], [-0, 0]);
+  });
+});
+
+describe('oracle: typed errors name the equation', () => {
+  it('IntegerDivideByZero', () => {
+    const p = prog(
+      [{ name: 'a', role: 'activation', dtype: 'i32', shape: [2] }, { name: 'b', role: 'weight', dtype: 'i32', shape: [2] }],
+      [eq('add', ['a', { lit: 1 }], 'c'), eq('div', ['c', 'b'], 'q')],
+      ['q'],
+    );
+    const ok = runStep(p, { weights: { b: tensor('i32', [2], [2, -2]) }, state: {}, activations: { a: tensor('i32', [2], [6, 6]) } });
+    same(ok.results['q'], [3, -3]);
+    const e = thrown(() => runStep(p, { weights: { b: tensor('i32', [2], [2, 0]) }, state: {}, activations: { a: tensor('i32', [2], [6, 6]) } }));
+    expect(e).to.be.instanceOf(IntegerDivideByZero);
+    expect((e as IntegerDivideByZero).eqn).to.equal(1);
+  });
+
+  it('IndexOutOfRange in a KV-cache write past the end', () => {
+    const p = prog(
+      [
+        { name: 'v', role: 'activation', dtype: 'f32', shape: [1, 2] },
+        { name: 'pos', role: 'activation', dtype: 'i32', shape: [] },
+        { name: 'cache', role: 'state', dtype: 'f32', shape: [3, 2] },
+      ],
+      [eq('neg', ['v'], 'nv'), eq('dynamic_update_slice', ['cache', 'nv', 'pos', { lit: 0 }], 'cache2')],
+      ['cache2'],
+      { cache: 'cache2' },
+    );
+    const step = (pos: number, v: number[]) => ({ v: tensor('f32', [1, 2], v), pos: tensor('i32', [], [pos]) });
+    const outs = runProgram(p, { weights: {}, state: { cache: tensor('f32', [3, 2], [0, 0, 0, 0, 0, 0]) }, steps: [step(0, [1, 2]), step(2, [5, 6]), step(1, [3, 4])] });
+    same(outs[2]!.state['cache'], [-1, -2, -3, -4, -5, -6]);
+    const e = thrown(() => runProgram(p, { weights: {}, state: { cache: tensor('f32', [3, 2], [0, 0, 0, 0, 0, 0]) }, steps: [step(3, [1, 2])] }));
+    expect(e).to.be.instanceOf(IndexOutOfRange);
+    expect((e as IndexOutOfRange).toWire()).to.include({ eqn: 1, index: 3, extent: 3 });
+  });
+});
+
+describe('oracle: weights, matmul and row kernels in one program', () => {
+  it('computes a layer: matmul by a weight, then a row kernel with two results', () => {
+    const p = prog(
+      [
+        { name: 'x', role: 'activation', dtype: 'f32', shape: [2, 2] },
+        { name: 'w', role: 'weight', dtype: 'f32', shape: [2, 3] },
+        { name: 'g', role: 'weight', dtype: 'f32', shape: [3] },
+      ],
+      [
+        eq('matmul', ['x', 'w'], 'h'),
+        eq('row_kernel', ['h', 'g'], ['y', 'm'], {
+          body: {
+            params: ['h', 'g'],
+            steps: [{ op: 'reduce_max', in: ['h'], out: 'm' }, { op: 'sub', in: ['h', 'm'], out: 'd' }, { op: 'mul', in: ['d', 'g'], out: 'y' }],
+            results: ['y', 'm'],
+          },
+        }),
+      ],
+      ['y', 'm'],
+    );
+    // h = [[1, 0], [2, 1]] x [[1, 2, 3], [4, 5, 6]] = [[1, 2, 3], [6, 9, 12]]; m = [3, 12];
+    // d = [[-2, -1, 0], [-6, -3, 0]]; y = d * [1, 10, -1] = [[-2, -10, -0], [-6, -30, -0]].
+    const o = runStep(p, {
+      weights: { w: tensor('f32', [2, 3], [1, 2, 3, 4, 5, 6]), g: tensor('f32', [3], [1, 10, -1]) },
+      state: {},
+      activations: { x: tensor('f32', [2, 2], [1, 0, 2, 1]) },
+    });
+    expect(Object.keys(o.results)).to.deep.equal(['y', 'm']);
+    expect(o.results['y']!.shape).to.deep.equal([2, 3]);
+    same(o.results['y'], [-2, -10, -0, -6, -30, -0]);
+    expect(o.results['m']!.shape).to.deep.equal([2]);
+    same(o.results['m'], [3, 12]);
+  });
+
+  it('feeds a literal gather index as an i32 and converts the result', () => {
+    const p = prog(
+      [{ name: 't', role: 'weight', dtype: 'bf16', shape: [3, 2] }],
+      [eq('gather', ['t', { lit: 2 }], 'row', { axis: 0 }), eq('convert', ['row'], 'r32', { dtype: 'i32' })],
+      ['r32'],
+    );
+    same(runStep(p, { weights: { t: tensor('bf16', [3, 2], [1, 2, 3, 4, -5.5, 6.5]) }, state: {}, activations: {} }).results['r32'], [-5, 6]);
+  });
+});
