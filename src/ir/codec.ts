@@ -1,0 +1,152 @@
+/**
+ * The program JSON codec: the structural decode of a `program@1` document into a Program, and back.
+ * Only the document's shape is checked here (types of fields, dtype names, shapes, literal spellings);
+ * names, ops, attributes and types are checked by validation (validate.ts).
+ */
+import { InvalidProgram } from '../errors.js';
+import { jsonErrorAt } from './jsonText.js';
+import { decodeOperands, encodeOperand } from './operand.js';
+import { hasOwn, isRecord, kindOf, ptr, setOwn } from './pointer.js';
+import { DTYPE_LIST, isDType } from './scalars.js';
+import type { Arg, Eqn, Program, Role } from './types.js';
+
+const PROGRAM_KEYS = ['format', 'name', 'args', 'eqns', 'results', 'state'];
+const ARG_KEYS = ['name', 'role', 'dtype', 'shape'];
+const ROLES: readonly Role[] = ['weight', 'activation', 'state'];
+
+function isRole(v: unknown): v is Role {
+  return typeof v === 'string' && (ROLES as readonly string[]).includes(v);
+}
+
+function object(v: unknown, path: string, what: string): Record<string, unknown> {
+  if (!isRecord(v)) throw new InvalidProgram(path, `${what} is a JSON object, not ${kindOf(v)}`);
+  return v;
+}
+
+function array(v: unknown, path: string, what: string): unknown[] {
+  if (!Array.isArray(v)) throw new InvalidProgram(path, `${what} is an array, not ${kindOf(v)}`);
+  return v;
+}
+
+// The format is a contract read by other tools: a misspelt key ("result") silently ignored would hide
+// a bug, so keys the format does not name are refused rather than dropped.
+function onlyKeys(o: Record<string, unknown>, path: string, keys: readonly string[], what: string): void {
+  for (const k of Object.keys(o)) {
+    if (!keys.includes(k)) throw new InvalidProgram(ptr(path, k), `${what} has no key "${k}" (it has ${keys.map((x) => `"${x}"`).join(', ')})`);
+  }
+}
+
+function name(v: unknown, path: string, what: string): string {
+  if (typeof v !== 'string' || v === '') throw new InvalidProgram(path, `${what} is a non-empty string, not ${kindOf(v)}`);
+  return v;
+}
+
+/** Decodes a shape at `path`: an array of non-negative integers. */
+export function decodeShape(v: unknown, path: string): number[] {
+  return array(v, path, 'a shape').map((d, k) => {
+    if (typeof d !== 'number' || !Number.isSafeInteger(d) || d < 0) {
+      throw new InvalidProgram(ptr(path, k), `a dimension is a non-negative integer, not ${kindOf(d)}`);
+    }
+    return d;
+  });
+}
+
+/** Decodes one arg `{ name, role, dtype, shape }` at `path`; also re-checks an Arg built in code. */
+export function decodeArg(v: unknown, path: string): Arg {
+  const o = object(v, path, 'an arg');
+  onlyKeys(o, path, ARG_KEYS, 'an arg');
+  const n = name(o['name'], ptr(path, 'name'), "an arg's name");
+  const role = o['role'];
+  if (!isRole(role)) {
+    throw new InvalidProgram(ptr(path, 'role'), `an arg's role is "weight", "activation" or "state", not ${kindOf(role)}`);
+  }
+  const dtype = o['dtype'];
+  if (!isDType(dtype)) throw new InvalidProgram(ptr(path, 'dtype'), `an arg's dtype is ${DTYPE_LIST}, not ${kindOf(dtype)}`);
+  const shape = decodeShape(o['shape'], ptr(path, 'shape'));
+  return { name: n, role, dtype, shape };
+}
+
+function decodeOut(v: unknown, path: string): string | string[] {
+  if (typeof v === 'string') return name(v, path, 'an equation\'s "out"');
+  if (Array.isArray(v) && v.length > 0) return v.map((n, k) => name(n, ptr(path, k), 'an output name'));
+  throw new InvalidProgram(path, `an equation's "out" is a name or a non-empty array of names, not ${kindOf(v)}`);
+}
+
+function decodeEqn(v: unknown, path: string): Eqn {
+  const o = object(v, path, 'an equation');
+  const op = o['op'];
+  if (typeof op !== 'string') throw new InvalidProgram(ptr(path, 'op'), `an equation's "op" is a string, not ${kindOf(op)}`);
+  const ins = decodeOperands(o['in'], ptr(path, 'in'));
+  const out = decodeOut(o['out'], ptr(path, 'out'));
+  // Attributes are the equation's other top-level keys; validation decodes each by its op's AttrSpec.
+  const attrs: Record<string, unknown> = {};
+  for (const [k, a] of Object.entries(o)) {
+    if (k !== 'op' && k !== 'in' && k !== 'out') setOwn(attrs, k, structuredClone(a));
+  }
+  return { op, in: ins, out, attrs };
+}
+
+/** Decodes a `program@1` JSON document; throws InvalidProgram with a JSON pointer at the fault. */
+export function parseProgram(json: unknown): Program {
+  const o = object(json, '', 'a program');
+  onlyKeys(o, '', PROGRAM_KEYS, 'a program');
+  if (o['format'] !== 'program@1') throw new InvalidProgram('/format', `"format" is "program@1", not ${kindOf(o['format'])}`);
+  const progName = o['name'];
+  if (typeof progName !== 'string') throw new InvalidProgram('/name', `"name" is a string, not ${kindOf(progName)}`);
+  const args = array(o['args'], '/args', '"args"').map((a, i) => decodeArg(a, ptr('/args', i)));
+  const eqns = array(o['eqns'], '/eqns', '"eqns"').map((e, i) => decodeEqn(e, ptr('/eqns', i)));
+  const results = array(o['results'], '/results', '"results"').map((r, k) => name(r, ptr('/results', k), 'a result'));
+  // A program without state args may leave "state" out; validation requires an entry per state arg.
+  const state: Record<string, string> = {};
+  if (hasOwn(o, 'state')) {
+    for (const [k, v] of Object.entries(object(o['state'], '/state', '"state"'))) {
+      setOwn(state, k, name(v, ptr('/state', k), 'a state entry\'s new value'));
+    }
+  }
+  return { format: 'program@1', name: progName, args, eqns, results, state };
+}
+
+/** Parses program text; a JSON syntax error becomes InvalidProgram at '' naming its line and column. */
+export function parseProgramText(text: string): Program {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (e) {
+    throw new InvalidProgram('', jsonErrorAt(text, e instanceof Error ? e.message : String(e)));
+  }
+  return parseProgram(json);
+}
+
+// Attribute values are plain JSON, except literals inside a row_kernel body, whose decoded numbers
+// (NaN, infinities, -0) need their wire strings back; any `{ lit }` object is written as a literal.
+function encodeAttr(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(encodeAttr);
+  if (isRecord(v)) {
+    if (typeof v['lit'] === 'number') {
+      const d = v['dtype'];
+      return encodeOperand(isDType(d) ? { lit: v['lit'], dtype: d } : { lit: v['lit'] });
+    }
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) setOwn(out, k, encodeAttr(x));
+    return out;
+  }
+  return v;
+}
+
+/** Writes a Program as `program@1` JSON: the inverse of parseProgram. */
+export function programToJson(p: Program): object {
+  return {
+    format: 'program@1',
+    name: p.name,
+    args: p.args.map((a) => ({ name: a.name, role: a.role, dtype: a.dtype, shape: [...a.shape] })),
+    eqns: p.eqns.map((e) => {
+      const out: Record<string, unknown> = { op: e.op, in: e.in.map(encodeOperand), out: typeof e.out === 'string' ? e.out : [...e.out] };
+      for (const [k, a] of Object.entries(e.attrs)) {
+        if (!hasOwn(out, k)) setOwn(out, k, encodeAttr(a));
+      }
+      return out;
+    }),
+    results: [...p.results],
+    state: { ...p.state },
+  };
+}

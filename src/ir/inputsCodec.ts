@@ -1,0 +1,78 @@
+/**
+ * Inputs files: one JSON object mapping every arg name to a tensor. Weights and state initial contents
+ * are one tensor each; an activation is one tensor per step (an array) or a single tensor, which is
+ * then reused for every step. Refusals are InvalidInput with a JSON pointer into the file (`/x/2/shape`).
+ */
+import { InvalidInput } from '../errors.js';
+import type { ProgramInputs } from '../oracle/types.js';
+import type { CheckedProgram } from './checked.js';
+import { hasOwn, isRecord, kindOf, ptr, setOwn } from './pointer.js';
+import type { Tensor } from './tensor.js';
+import type { Arg } from './types.js';
+import { decodeTensor } from './tensorCodec.js';
+
+function sameShape(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((d, k) => d === b[k]);
+}
+
+function argTensor(arg: Arg, json: unknown, path: string): Tensor {
+  const t = decodeTensor(json, path);
+  if (t.dtype !== arg.dtype) throw new InvalidInput(ptr(path, 'dtype'), `${arg.role} ${arg.name} is ${arg.dtype}, this tensor is ${t.dtype}`);
+  if (!sameShape(t.shape, arg.shape)) {
+    throw new InvalidInput(ptr(path, 'shape'), `${arg.role} ${arg.name} has shape [${arg.shape.join(', ')}], this tensor has [${t.shape.join(', ')}]`);
+  }
+  return t;
+}
+
+// The step count: as asked, else the length every activation array agrees on, else 1.
+function stepCount(o: Record<string, unknown>, activations: readonly Arg[], asked: number | undefined): number {
+  if (asked !== undefined && (!Number.isSafeInteger(asked) || asked < 1)) {
+    throw new InvalidInput('', `the step count is a positive integer, not ${String(asked)}`);
+  }
+  let steps = asked;
+  let from: string | undefined;
+  for (const a of activations) {
+    const v = o[a.name];
+    if (!Array.isArray(v)) continue;
+    if (v.length === 0) throw new InvalidInput(ptr('', a.name), `activation ${a.name} is an empty array; give one tensor per step`);
+    if (steps === undefined) {
+      steps = v.length;
+      from = a.name;
+    } else if (v.length !== steps) {
+      const why = from === undefined ? `${steps} steps were asked for` : `${from} has ${steps}`;
+      throw new InvalidInput(ptr('', a.name), `activation ${a.name} has ${v.length} tensors, but ${why}; every array has one tensor per step`);
+    }
+  }
+  return steps ?? 1;
+}
+
+/** Decodes an inputs file for a checked program; `steps` defaults to the activation arrays' length or 1. */
+export function decodeInputs(json: unknown, checked: CheckedProgram, steps?: number): ProgramInputs {
+  if (!isRecord(json)) throw new InvalidInput('', `an inputs file is an object mapping arg names to tensors, not ${kindOf(json)}`);
+  const args = checked.program.args;
+  for (const k of Object.keys(json)) {
+    if (!args.some((a) => a.name === k)) {
+      throw new InvalidInput(ptr('', k), `the program has no arg named ${JSON.stringify(k)} (its args: ${args.map((a) => a.name).join(', ') || 'none'})`);
+    }
+  }
+  const activations = args.filter((a) => a.role === 'activation');
+  const n = stepCount(json, activations, steps);
+  const weights: Record<string, Tensor> = {};
+  const state: Record<string, Tensor> = {};
+  const perStep: Record<string, Tensor>[] = Array.from({ length: n }, () => ({}));
+  for (const a of args) {
+    const at = ptr('', a.name);
+    if (!hasOwn(json, a.name)) throw new InvalidInput(at, `${a.role} ${a.name} is not supplied`);
+    const v = json[a.name];
+    if (a.role !== 'activation') {
+      if (Array.isArray(v)) throw new InvalidInput(at, `${a.role} ${a.name} is one tensor for the whole run, not an array of them`);
+      setOwn(a.role === 'weight' ? weights : state, a.name, argTensor(a, v, at));
+    } else if (Array.isArray(v)) {
+      v.forEach((t, s) => setOwn(perStep[s]!, a.name, argTensor(a, t, ptr(at, s))));
+    } else {
+      const t = argTensor(a, v, at);
+      for (const m of perStep) setOwn(m, a.name, t);
+    }
+  }
+  return { weights, state, steps: perStep };
+}
