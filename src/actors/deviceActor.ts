@@ -1,0 +1,97 @@
+/**
+ * The device actor: one device in its own worker, holding sessions (a loaded artifact, its buffers and
+ * its recording). Its supervisor owns the deadlines; the device also enforces them on its own runs.
+ *
+ * Chaos options make the actor misbehave at random, as a flaky driver would, for soak tests: a replay
+ * that blocks the thread for good (only the supervisor's deadline ends it), a replay that kills the
+ * worker, and a load that fails. They are seeded, so a failing soak run can be replayed.
+ */
+import { LoadFailed } from '../errors.js';
+import type { DeviceKind } from '../devices/device.js';
+import type { FaultOptions } from '../devices/faults.js';
+import { openDevice } from '../devices/registry.js';
+import { Session } from '../engine/recording.js';
+import type { StepOutput, TensorMap } from '../oracle/types.js';
+
+export interface ChaosOptions {
+  readonly seed: number;
+  /** Probability that a replay blocks its thread for ever. */
+  readonly hang?: number;
+  /** Probability that a replay kills the worker. */
+  readonly crash?: number;
+  /** Probability that a load fails with LoadFailed. */
+  readonly failLoad?: number;
+}
+
+export interface DeviceActorOptions {
+  readonly kind: DeviceKind;
+  readonly name?: string;
+  readonly maxContexts?: number;
+  readonly faults?: FaultOptions;
+  readonly chaos?: ChaosOptions;
+}
+
+export interface OpenReply {
+  readonly session: number;
+  readonly device: string;
+  readonly simulated: boolean;
+}
+
+export interface OpenRequest {
+  readonly target: string;
+  readonly artifact: Uint8Array;
+  readonly weights: TensorMap;
+  readonly state: TensorMap;
+  readonly activations: readonly string[];
+  readonly stateArgs: readonly string[];
+}
+
+/** A small deterministic generator (mulberry32), so chaos runs repeat from their seed. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const never = new Int32Array(new SharedArrayBuffer(4));
+
+/** The device API served to the engine. */
+export function deviceApi(opts: DeviceActorOptions) {
+  const device = openDevice(opts.kind, {
+    ...(opts.name !== undefined ? { name: opts.name } : {}),
+    ...(opts.maxContexts !== undefined ? { maxContexts: opts.maxContexts } : {}),
+    ...(opts.faults !== undefined ? { faults: opts.faults } : {}),
+  });
+  const sessions = new Map<number, Session>();
+  let next = 1;
+  const chaos = opts.chaos;
+  const roll = chaos ? rng(chaos.seed) : () => 1;
+
+  return {
+    async open(req: OpenRequest): Promise<OpenReply> {
+      if (chaos?.failLoad && roll() < chaos.failLoad) throw new LoadFailed(device.name, 'injected load failure');
+      const s = await Session.open(device, { target: req.target, bytes: req.artifact }, req);
+      const id = next++;
+      sessions.set(id, s);
+      return { session: id, device: device.name, simulated: device.simulated };
+    },
+    async replay(session: number, activations: TensorMap, resultOrder: readonly string[], deadlineMs: number): Promise<StepOutput> {
+      const s = sessions.get(session);
+      if (!s) throw new LoadFailed(device.name, `session ${session} is not open on this device (it was restarted)`);
+      if (chaos?.hang && roll() < chaos.hang) Atomics.wait(never, 0, 0);
+      if (chaos?.crash && roll() < chaos.crash) process.exit(70);
+      return s.replay(activations, resultOrder, deadlineMs);
+    },
+    close(session: number): void {
+      sessions.get(session)?.close();
+      sessions.delete(session);
+    },
+    live() { return { ...device.live(), sessions: sessions.size, poisoned: device.poisoned }; },
+  };
+}
+export type DeviceApi = ReturnType<typeof deviceApi>;

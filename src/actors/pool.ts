@@ -1,0 +1,215 @@
+/**
+ * A pool of stateless task workers (the compiler and oracle pools) over piscina, which already
+ * replaces a worker that dies and fails only its task. What we add: typed errors (workers answer
+ * PoolReply data, see servePoolTask, because piscina clones a thrown error to a plain Error), a
+ * deadline owned by the pool (an AbortSignal: piscina terminates the worker running the task), and
+ * the OTP restart intensity: piscina would otherwise replace a worker that dies at start for ever.
+ * No p-queue here: piscina's own queue already bounds concurrency to the worker count.
+ */
+import type { TransferListItem, Worker } from 'node:worker_threads';
+import { EventEmitter } from 'eventemitter3';
+import { Piscina } from 'piscina';
+import { ActorCrashed, ActorDown, DeadlineExceeded, EngineClosed } from '../errors.js';
+import { RestartWindow, type RestartIntensity } from './intensity.js';
+import { errorFromWire, isPoolReply, poolTaskMessage } from './protocol.js';
+
+/** How to start a task pool. */
+export interface PoolOptions {
+  /** Names the pool in errors and events. */
+  readonly name: string;
+  /** The worker entry (its default export is servePoolTask(fn)), resolved from the caller's import.meta.url. */
+  readonly entry: URL;
+  /** Threads kept running. */
+  readonly workers: number;
+  readonly restart: RestartIntensity;
+  readonly workerData?: unknown;
+}
+
+/** Per-task options. */
+export interface RunOptions {
+  /** The pool rejects the task with DeadlineExceeded and terminates its worker after this time. */
+  readonly deadlineMs?: number;
+  /** Moved, not copied, to the worker. */
+  readonly transfer?: readonly TransferListItem[];
+}
+
+/** ready: tasks run; down: the restart intensity was exceeded (ActorDown); closed: destroy() was called. */
+export type PoolState = 'ready' | 'down' | 'closed';
+
+/** The pool's events. */
+export interface PoolEvents {
+  /** A worker died; its task, if it had one, failed with ActorCrashed. */
+  crash: (info: { readonly detail: string }) => void;
+  /** More worker deaths than the restart intensity allows: the pool runs no more tasks. */
+  down: (error: ActorDown) => void;
+}
+
+/** A typed pool of task workers. */
+export interface ActorPool<Task, Result> {
+  readonly name: string;
+  readonly state: PoolState;
+  /** The threadIds of the pool's threads that have not exited yet (empty once destroy() settles). */
+  readonly threadIds: readonly number[];
+  /** Runs one task; always settles: with the value, a typed error, DeadlineExceeded, ActorCrashed, ActorDown or EngineClosed. */
+  run(task: Task, opts?: RunOptions): Promise<Result>;
+  /** Listens to a pool event; returns a function that stops listening. */
+  on<E extends keyof PoolEvents>(event: E, fn: PoolEvents[E]): () => void;
+  /** Fails unanswered tasks with EngineClosed and settles when no thread of the pool is left. */
+  destroy(): Promise<void>;
+}
+
+/** Starts a task pool; see ActorPool. */
+export function createPool<Task, Result>(opts: PoolOptions): ActorPool<Task, Result> {
+  return new TaskPool<Task, Result>(opts);
+}
+
+interface PendingTask {
+  readonly reject: (error: unknown) => void;
+  timer: NodeJS.Timeout | undefined;
+}
+
+const maxTimerMs = 2 ** 31 - 1;
+
+class TaskPool<Task, Result> implements ActorPool<Task, Result> {
+  readonly name: string;
+  readonly #piscina: Piscina;
+  readonly #restarts: RestartWindow;
+  readonly #events = new EventEmitter();
+  readonly #pending = new Set<PendingTask>();
+  // Piscina forgets a worker when it removes it; we keep each thread until its 'exit'.
+  readonly #threads = new Map<Worker, Promise<void>>();
+  readonly #crashes = new WeakSet<object>();
+  #state: PoolState = 'ready';
+  #downRestarts = 0;
+  #destroyed: Promise<void> | null = null;
+
+  constructor(opts: PoolOptions) {
+    if (!(opts.workers >= 1)) throw new RangeError('a pool needs at least one worker');
+    if (!(opts.restart.max >= 0 && opts.restart.windowMs > 0)) throw new RangeError('restart needs max >= 0 and windowMs > 0');
+    this.name = opts.name;
+    this.#restarts = new RestartWindow(opts.restart);
+    this.#piscina = new Piscina({
+      filename: opts.entry.href,
+      minThreads: opts.workers,
+      maxThreads: opts.workers,
+      workerData: opts.workerData,
+    });
+    this.#piscina.on('workerCreate', () => { this.#track(); });
+    // Piscina emits 'error' for a worker that dies with no task (at start, say); unheard it would throw.
+    this.#piscina.on('error', (e: unknown) => { this.#onCrash(e); });
+    this.#track();
+  }
+
+  get state(): PoolState {
+    return this.#state;
+  }
+
+  get threadIds(): readonly number[] {
+    this.#track();
+    return [...this.#threads.keys()].map((w) => w.threadId).filter((id) => id >= 0);
+  }
+
+  run(task: Task, opts: RunOptions = {}): Promise<Result> {
+    return new Promise<Result>((resolve, reject) => {
+      if (this.#state === 'closed') { reject(new EngineClosed()); return; }
+      if (this.#state === 'down') { reject(this.#downError()); return; }
+      const { deadlineMs } = opts;
+      if (deadlineMs !== undefined && !(deadlineMs >= 0)) { reject(new RangeError(`deadlineMs must be >= 0, got ${deadlineMs}`)); return; }
+      const entry: PendingTask = { reject, timer: undefined };
+      const settle = (): boolean => {
+        if (!this.#pending.delete(entry)) return false;
+        clearTimeout(entry.timer);
+        return true;
+      };
+      const abort = new AbortController();
+      this.#pending.add(entry);
+      if (deadlineMs !== undefined && deadlineMs <= maxTimerMs) {
+        entry.timer = setTimeout(() => {
+          if (!settle()) return;
+          reject(new DeadlineExceeded(deadlineMs));
+          // Piscina terminates the thread running an aborted task and starts another.
+          abort.abort();
+        }, deadlineMs);
+      }
+      this.#piscina.run(poolTaskMessage(this.name, task), {
+        signal: abort.signal,
+        transferList: opts.transfer === undefined ? undefined : [...opts.transfer],
+      }).then((reply: unknown) => {
+        if (!settle()) return;
+        if (!isPoolReply(reply)) reject(new ActorCrashed(this.name, 'the task worker answered outside the pool protocol (its entry must export servePoolTask(fn))'));
+        // The worker's handler has the Result type the pool was created with.
+        else if (reply.ok) resolve(reply.value as Result);
+        else reject(errorFromWire(this.name, reply.error));
+      }, (e: unknown) => {
+        // Our own abort, down or destroy settled the task already; any other rejection is a dead worker.
+        if (!settle()) return;
+        reject(new ActorCrashed(this.name, explain(e)));
+        this.#onCrash(e);
+      });
+      this.#track();
+    });
+  }
+
+  on<E extends keyof PoolEvents>(event: E, fn: PoolEvents[E]): () => void {
+    this.#events.on(event, fn);
+    return () => { this.#events.off(event, fn); };
+  }
+
+  destroy(): Promise<void> {
+    if (this.#destroyed !== null) return this.#destroyed;
+    if (this.#state !== 'down') this.#state = 'closed';
+    this.#failAll(() => new EngineClosed());
+    this.#destroyed = this.#stop().then(() => { this.#events.removeAllListeners(); });
+    return this.#destroyed;
+  }
+
+  async #stop(): Promise<void> {
+    this.#track();
+    await this.#piscina.destroy();
+    await Promise.all(this.#threads.values());
+  }
+
+  #track(): void {
+    for (const worker of this.#piscina.threads) {
+      if (this.#threads.has(worker)) continue;
+      this.#threads.set(worker, new Promise<void>((resolve) => {
+        worker.once('exit', () => { this.#threads.delete(worker); resolve(); });
+      }));
+    }
+  }
+
+  #onCrash(e: unknown): void {
+    if (this.#state !== 'ready') return;
+    // One death can fail several tasks with one error object; count it once.
+    if (typeof e === 'object' && e !== null) {
+      if (this.#crashes.has(e)) return;
+      this.#crashes.add(e);
+    }
+    const detail = explain(e);
+    queueMicrotask(() => { this.#events.emit('crash', { detail }); });
+    if (this.#restarts.admit()) return;
+    this.#downRestarts = this.#restarts.count;
+    this.#state = 'down';
+    this.#failAll(() => this.#downError());
+    const down = this.#downError();
+    queueMicrotask(() => { this.#events.emit('down', down); });
+    // Stop piscina's own replacing of dead workers; destroy() still awaits this.
+    this.#destroyed = this.#stop();
+  }
+
+  #failAll(error: () => unknown): void {
+    for (const entry of [...this.#pending]) {
+      this.#pending.delete(entry);
+      clearTimeout(entry.timer);
+      entry.reject(error());
+    }
+  }
+
+  #downError(): ActorDown {
+    return new ActorDown(this.name, this.#downRestarts, this.#restarts.limit.windowMs);
+  }
+}
+
+function explain(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
