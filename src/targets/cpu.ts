@@ -1,0 +1,20 @@
+/**
+ * The CPU target: the oracle itself behind the Device interface. It admits every op of the format
+ * except the collective, which no single-device target admits.
+ */
+import { ADMIT, refuse } from './target.js';
+import type { AdmissionTable, Target } from './target.js';
+
+const always = () => ADMIT;
+
+const admission = {
+  add: always, sub: always, mul: always, div: always, max: always, min: always, ge: always,
+  neg: always, recip: always, exp: always, log: always, tanh: always, erf: always, sqrt: always,
+  rsqrt: always, abs: always, logistic: always, sin: always, cos: always,
+  convert: always, reduce_sum: always, reduce_max: always, matmul: always, gather: always,
+  reshape: always, transpose: always, broadcast: always, slice: always, concat: always, iota: always,
+  dynamic_update_slice: always, row_kernel: always,
+  all_reduce: () => refuse('collective.all_reduce'),
+} satisfies AdmissionTable;
+
+export const CPU_TARGET: Target = { name: 'cpu', device: 'cpu', part: 'cpu:oracle', admission };
