@@ -30,7 +30,8 @@ export type ErrorCode =
   | 'ActorCrashed'
   | 'EngineClosed'
   | 'LoadFailed'
-  | 'UsageError';
+  | 'UsageError'
+  | 'CacheError';
 
 /** A scalar as the wire writes it: numbers, or the strings JSON cannot write as numbers. */
 export type WireNumber = number | 'nan' | 'inf' | '-inf' | '-0';
@@ -271,6 +272,16 @@ export class UsageError extends EngineError {
   fields() { return { reason: this.reason }; }
 }
 
+/** The blob cache cannot be used: an unwritable directory, a closed cache, an identity it cannot serialize. */
+export class CacheError extends EngineError {
+  readonly code = 'CacheError' as const;
+  /** `path`: the file or directory, or the JSON pointer into the identity, the failure is about. */
+  constructor(readonly path: string, readonly reason: string) {
+    super(`cache error at ${path === '' ? '(root)' : path}: ${reason}`);
+  }
+  fields() { return { path: this.path, reason: this.reason }; }
+}
+
 function num(w: Record<string, unknown>, k: string): number {
   const v = w[k];
   if (typeof v === 'number') return v;
@@ -319,6 +330,7 @@ function rebuild(w: WireError): EngineError {
     case 'EngineClosed': return new EngineClosed();
     case 'LoadFailed': return new LoadFailed(str(w, 'device'), str(w, 'detail'));
     case 'UsageError': return new UsageError(str(w, 'reason'));
+    case 'CacheError': return new CacheError(str(w, 'path'), str(w, 'reason'));
   }
 }
 

@@ -1,0 +1,152 @@
+/**
+ * Several processes on one cache directory, and writers that die mid-put. Child processes run the
+ * compiled helpers/cacheChild.js next to this file, so the test works from any build folder.
+ */
+import { expect } from 'chai';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { BlobCache, identityKey } from '../../src/cache/index.js';
+import { writeBlobFile } from '../../src/cache/blobFile.js';
+import { resolveIdentity } from '../../src/cache/identity.js';
+import { checkBody, filesEndingWith, identity, makeTempDir, patternBody, removeTempDir } from './helpers/fixture.js';
+
+const CHILD = fileURLToPath(new URL('./helpers/cacheChild.js', import.meta.url));
+
+function child(args: string[]): { proc: ChildProcess; exited: Promise<{ code: number | null; signal: string | null; stderr: string }> } {
+  const proc = spawn(process.execPath, [CHILD, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  proc.stderr!.on('data', (d: Buffer) => { stderr += d.toString(); });
+  const exited = new Promise<{ code: number | null; signal: string | null; stderr: string }>((res) => {
+    proc.on('exit', (code, signal) => res({ code, signal, stderr }));
+  });
+  return { proc, exited };
+}
+
+function firstLine(proc: ChildProcess): Promise<string> {
+  return new Promise((res, rej) => {
+    let text = '';
+    proc.stdout!.on('data', (d: Buffer) => {
+      text += d.toString();
+      if (text.includes('\n')) res(text.split('\n')[0]!);
+    });
+    proc.on('exit', () => rej(new Error(`child exited before a line: ${text}`)));
+  });
+}
+
+/** A pid no process has: one of a child that has exited. */
+async function deadPid(): Promise<number> {
+  const proc = spawn(process.execPath, ['-e', '']);
+  await new Promise((r) => proc.on('exit', r));
+  return proc.pid!;
+}
+
+/** Every committed entry of `dir` loads intact or not at all, and no blob file lacks a row. */
+function expectConsistent(dir: string): void {
+  const cache = BlobCache.open(dir);
+  try {
+    expect(filesEndingWith(cache.blobDir, '.tmp'), 'temp files of dead writers swept at open').to.deep.equal([]);
+    for (const n of [0, 1]) {
+      const got = cache.get(identity(n));
+      if (got !== null) expect(checkBody(got), 'a hit is an intact body').to.equal(true);
+    }
+    const v = cache.verify();
+    expect(v.bad).to.deep.equal([]);
+    const keys = new Set(cache.list().map((e) => e.key));
+    for (const name of filesEndingWith(cache.blobDir, '.blob')) expect(keys.has(name.slice(0, 64)), name).to.equal(true);
+  } finally {
+    cache.close();
+  }
+}
+
+describe('BlobCache across processes and crashes', function () {
+  this.timeout(60_000);
+  let dir: string;
+  beforeEach(() => { dir = makeTempDir(); });
+  afterEach(() => removeTempDir(dir));
+
+  it('leaves exactly one valid entry when processes put one key at once', async () => {
+    const startAt = String(Date.now() + 600);
+    const kids = [1, 2, 3].map((seed) => child(['put', dir, String(seed), '40', startAt]));
+    const results = await Promise.all(kids.map((k) => k.exited));
+    for (const r of results) expect(r, r.stderr).to.include({ code: 0 });
+    const cache = BlobCache.open(dir);
+    try {
+      const entries = cache.list();
+      expect(entries.length).to.equal(1);
+      const got = cache.get(identity());
+      expect(got).to.not.equal(null);
+      expect(checkBody(got!)).to.equal(true);
+      // The row describes the file the last rename left, because rename and row share the write lock.
+      expect(entries[0]!.size).to.equal(statSync(cache.blobPath(entries[0]!.key)).size);
+      expect(cache.verify()).to.deep.include({ bad: [], swept: [] });
+      expect(filesEndingWith(cache.blobDir, '.blob')).to.deep.equal([`${identityKey(identity())}.blob`]);
+      expect(filesEndingWith(cache.blobDir, '.tmp')).to.deep.equal([]);
+    } finally {
+      cache.close();
+    }
+  });
+
+  it('leaves nothing that loads wrongly when a writer is killed at random points', async () => {
+    for (let round = 0; round < 10; round++) {
+      const k = child(['loop', dir, String(round + 1)]);
+      await firstLine(k.proc);
+      await new Promise((r) => setTimeout(r, Math.random() * 40));
+      k.proc.kill('SIGKILL');
+      expect((await k.exited).signal).to.equal('SIGKILL');
+      expectConsistent(dir);
+    }
+  });
+
+  it('never uses a blob file that has no index row, and sweeps it', async () => {
+    const cache = BlobCache.open(dir);
+    try {
+      // A crash between the blob's rename and its row leaves exactly this.
+      const r = resolveIdentity(identity());
+      writeBlobFile(cache.blobDir, r.key, r.canonical, patternBody(9, 500));
+      expect(cache.get(identity())).to.equal(null);
+      let calls = 0;
+      const got = await cache.getOrCompile(identity(), () => { calls++; return patternBody(10, 600); });
+      expect(calls).to.equal(1);
+      expect(got.hit).to.equal(false);
+      expect(cache.get(identity())).to.deep.equal(patternBody(10, 600));
+      // An orphan of another key is swept by verify and by gc.
+      const o = resolveIdentity(identity(1));
+      writeBlobFile(cache.blobDir, o.key, o.canonical, patternBody(11, 500));
+      expect(cache.verify().swept).to.deep.equal([cache.blobPath(o.key)]);
+      writeBlobFile(cache.blobDir, o.key, o.canonical, patternBody(11, 500));
+      cache.gc({ maxBytes: 1e9 });
+      expect(existsSync(cache.blobPath(o.key))).to.equal(false);
+      expect(cache.get(identity(1))).to.equal(null);
+      expect(cache.get(identity())).to.deep.equal(patternBody(10, 600));
+    } finally {
+      cache.close();
+    }
+  });
+
+  it('sweeps temp files of dead writers and old ones at open and on gc, keeps live fresh ones', async () => {
+    const key = identityKey(identity());
+    const cache = BlobCache.open(dir);
+    const blobs = cache.blobDir;
+    cache.close();
+    const dead = join(blobs, `${key}.${await deadPid()}.aaaa.tmp`);
+    const old = join(blobs, `${key}.${process.pid}.bbbb.tmp`);
+    const fresh = join(blobs, `${key}.${process.pid}.cccc.tmp`);
+    for (const p of [dead, old, fresh]) writeFileSync(p, 'partial');
+    const twoMinutesAgo = new Date(Date.now() - 120_000);
+    utimesSync(old, twoMinutesAgo, twoMinutesAgo);
+    BlobCache.open(dir).close();
+    expect(readdirSync(blobs).sort()).to.deep.equal([fresh.slice(blobs.length + 1)]);
+    const again = BlobCache.open(dir);
+    try {
+      writeFileSync(dead, 'partial');
+      again.gc({ maxBytes: 1e9 });
+      expect(existsSync(dead)).to.equal(false);
+      expect(existsSync(fresh)).to.equal(true);
+      expect(again.get(identity())).to.equal(null);
+    } finally {
+      again.close();
+    }
+  });
+});
