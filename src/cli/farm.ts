@@ -1,0 +1,101 @@
+/**
+ * `npu-offload farm DIR --target T [--workers N]`: compiles every program under DIR into the blob cache,
+ * in parallel, with a progress bar on a terminal and a summary at the end. A second run is all hits.
+ * Files whose JSON is not a program (`"format": "program@1"`), such as inputs files, are skipped.
+ */
+import { readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { SingleBar, Presets } from 'cli-progress';
+import PQueue from 'p-queue';
+import { asEngineError, createEngine } from '../engine/engine.js';
+import { parseProgramText } from '../ir/codec.js';
+import { UsageError } from '../errors.js';
+import { readText } from './files.js';
+import type { Io } from './output.js';
+import { EXIT, errorJson } from './output.js';
+
+export interface FarmOptions {
+  readonly target: string;
+  readonly workers?: number;
+  readonly cacheDir?: string;
+  readonly json?: boolean;
+  /** Show the progress bar (default: when stderr is a terminal and not --json). */
+  readonly progress?: boolean;
+}
+
+export interface FarmSummary {
+  readonly programs: number;
+  readonly hits: number;
+  readonly compiled: number;
+  readonly skipped: number;
+  readonly refused: readonly { readonly file: string; readonly error: Record<string, unknown> }[];
+  readonly ms: number;
+}
+
+function jsonFiles(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string) => {
+    for (const ent of readdirSync(d, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+      const p = join(d, ent.name);
+      if (ent.isDirectory()) walk(p);
+      else if (ent.isFile() && ent.name.endsWith('.json')) out.push(p);
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+function isProgramJson(text: string): boolean {
+  try {
+    const v: unknown = JSON.parse(text);
+    return typeof v === 'object' && v !== null && (v as { format?: unknown }).format === 'program@1';
+  } catch {
+    return true; // broken JSON in a farm directory is reported, not skipped
+  }
+}
+
+/** Compiles a directory of programs into the cache; exit 1 when any program was refused. */
+export async function farmCommand(dir: string, opts: FarmOptions, io: Io): Promise<number> {
+  let isDir = false;
+  try { isDir = statSync(dir).isDirectory(); } catch { /* reported below */ }
+  if (!isDir) throw new UsageError(`${dir} is not a directory`);
+  const workers = opts.workers ?? 2;
+  if (!(Number.isInteger(workers) && workers >= 1)) throw new UsageError(`--workers must be a whole number of at least 1, got ${String(opts.workers)}`);
+  const started = performance.now();
+  const files = jsonFiles(dir);
+  const engine = createEngine({ workers, ...(opts.cacheDir !== undefined ? { cacheDir: opts.cacheDir } : {}) });
+  const showBar = opts.progress ?? (!opts.json && process.stderr.isTTY === true);
+  const bar = showBar ? new SingleBar({ format: 'farm {bar} {value}/{total} programs | {hits} hits, {compiled} compiled, {refused} refused', stream: process.stderr }, Presets.shades_classic) : null;
+  let hits = 0, compiled = 0, skipped = 0;
+  const refused: { file: string; error: Record<string, unknown> }[] = [];
+  try {
+    bar?.start(files.length, 0, { hits, compiled, refused: 0 });
+    const queue = new PQueue({ concurrency: workers * 2 });
+    await queue.addAll(files.map((file) => async () => {
+      const name = relative(dir, file);
+      try {
+        const text = readText(file);
+        if (!isProgramJson(text)) { skipped++; return; }
+        const r = await engine.compileOnly(parseProgramText(text), opts.target);
+        if (r.hit) hits++; else compiled++;
+      } catch (e) {
+        const err = asEngineError(e);
+        refused.push({ file: name, error: errorJson(err).error });
+        if (!opts.json && !bar) io.err(`refused ${name}: [${err.code}] ${err.message}`);
+      } finally {
+        bar?.increment(1, { hits, compiled, refused: refused.length });
+      }
+    }));
+  } finally {
+    bar?.stop();
+    await engine.close();
+  }
+  refused.sort((a, b) => a.file.localeCompare(b.file));
+  const summary: FarmSummary = { programs: files.length - skipped, hits, compiled, skipped, refused, ms: Math.round(performance.now() - started) };
+  if (opts.json) io.out(JSON.stringify(summary));
+  else {
+    if (bar) for (const r of refused) io.err(`refused ${r.file}: [${String(r.error['code'])}]`);
+    io.out(`farm: ${summary.programs} programs for ${opts.target}: ${hits} cache hits, ${compiled} compiled, ${refused.length} refused${skipped ? `, ${skipped} other files skipped` : ''} in ${summary.ms} ms`);
+  }
+  return refused.length > 0 ? EXIT.refused : EXIT.ok;
+}

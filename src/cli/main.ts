@@ -1,0 +1,102 @@
+/**
+ * The `npu-offload` command. Each subcommand lives in its own file; this one parses flags and turns
+ * every failure into a one-line message (or `{ "error": ... }` with --json) and an exit code:
+ * 0 done, 1 a typed refusal, 2 a usage error, 3 an internal defect.
+ */
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { cacheCommand, type CacheSubcommand } from './cache.js';
+import { demoCommand } from './demo.js';
+import { farmCommand } from './farm.js';
+import { runCommand } from './run.js';
+import { validateCommand } from './validate.js';
+import { EXIT, processIo, reportError, type Io } from './output.js';
+import { TARGET_NAMES } from '../targets/target.js';
+
+function intArg(what: string) {
+  return (v: string): number => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 0 || v.trim() === '') throw new InvalidArgumentError(`${what} must be a whole number, got ${JSON.stringify(v)}`);
+    return n;
+  };
+}
+
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+/** Builds the command tree; `done` receives each command's exit code. */
+export function buildCli(io: Io, done: (code: number) => void): Command {
+  const cli = new Command('npu-offload')
+    .description('Run small ML programs on NPUs (AMD XDNA2, Intel NPU4) or the CPU oracle, under published error bounds.')
+    .version(version())
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) })
+    .showHelpAfterError('(run with --help for usage)');
+
+  const wrap = <A extends unknown[]>(json: (...a: A) => boolean, fn: (...a: A) => number | Promise<number>) =>
+    async (...a: A): Promise<void> => {
+      try { done(await fn(...a)); } catch (e) { done(reportError(e, io, json(...a))); }
+    };
+
+  cli.command('validate')
+    .description('check a program against the program format')
+    .argument('<program>', 'program JSON file')
+    .option('--json', 'machine-readable output')
+    .action(wrap((_f: string, o: { json?: boolean }) => o.json === true, (f: string, o: { json?: boolean }) => validateCommand(f, o, io)));
+
+  cli.command('run')
+    .description('run a program on a target')
+    .argument('<program>', 'program JSON file')
+    .addOption(new Option('--target <target>', 'target').choices(TARGET_NAMES).makeOptionMandatory())
+    .option('--inputs <file>', 'inputs file: arg names to tensors (activations: one tensor, or an array of one per step)')
+    .option('--steps <n>', 'number of steps', intArg('--steps'))
+    .option('--verify', 'compare every result with the CPU oracle under the numerics class')
+    .option('--deadline-ms <ms>', 'deadline of each replay', intArg('--deadline-ms'))
+    .option('--cache-dir <dir>', 'blob cache directory')
+    .option('--json', 'machine-readable output: { "results": {...}, "state": {...} } with b64 tensors')
+    .action(wrap((_f: string, o: { json?: boolean }) => o.json === true, (f: string, o: Parameters<typeof runCommand>[1]) => runCommand(f, o, io)));
+
+  cli.command('farm')
+    .description('compile every program under a directory into the blob cache, in parallel')
+    .argument('<dir>', 'directory of program JSON files')
+    .addOption(new Option('--target <target>', 'target').choices(TARGET_NAMES).makeOptionMandatory())
+    .option('--workers <n>', 'compiler workers', intArg('--workers'))
+    .option('--cache-dir <dir>', 'blob cache directory')
+    .option('--json', 'machine-readable summary')
+    .action(wrap((_d: string, o: { json?: boolean }) => o.json === true, (d: string, o: Parameters<typeof farmCommand>[1]) => farmCommand(d, o, io)));
+
+  const cache = cli.command('cache').description('inspect and maintain the blob cache');
+  for (const [sub, what] of [['ls', 'list entries'], ['verify', 'check every entry, remove damaged ones'], ['gc', 'remove least recently used entries down to --max-bytes'], ['clear', 'remove every entry']] as const) {
+    const c = cache.command(sub).description(what)
+      .option('--cache-dir <dir>', 'blob cache directory')
+      .option('--json', 'machine-readable output');
+    if (sub === 'gc') c.option('--max-bytes <n>', 'size cap in bytes', intArg('--max-bytes'));
+    c.action((o: { cacheDir?: string; json?: boolean; maxBytes?: number }) => {
+      done(cacheCommand(sub as CacheSubcommand, o, (l) => io.out(l)));
+    });
+  }
+
+  cli.command('demo')
+    .description('run the demo program through the actors on the CPU target (npm start)')
+    .option('--cache-dir <dir>', 'blob cache directory')
+    .action(wrap((_o: { cacheDir?: string }) => false, (o: { cacheDir?: string }) => demoCommand(o, io)));
+
+  return cli;
+}
+
+/** Runs the CLI over `argv` (without node and script); resolves with the exit code. */
+export async function main(argv: readonly string[], io: Io = processIo): Promise<number> {
+  let code: number = EXIT.ok;
+  const cli = buildCli(io, (c) => { code = c; });
+  try {
+    await cli.parseAsync([...argv], { from: 'user' });
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      return e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help' ? EXIT.ok : EXIT.usage;
+    }
+    return reportError(e, io, argv.includes('--json'));
+  }
+  return code;
+}

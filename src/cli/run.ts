@@ -1,0 +1,80 @@
+/**
+ * `npu-offload run PROGRAM.json --target T --inputs INPUTS.json [--steps N] [--verify] [--json]`:
+ * one job through the engine. `--json` prints `{ "results": {...}, "state": {...} }` with `b64`
+ * tensors (and `steps` when there is more than one, `verification` with --verify).
+ */
+import { createEngine } from '../engine/engine.js';
+import type { JobResult } from '../engine/job.js';
+import { UsageError } from '../errors.js';
+import type { Tensor } from '../ir/tensor.js';
+import { encodeTensor } from '../ir/tensorCodec.js';
+import type { TensorMap } from '../oracle/types.js';
+import { readInputs, readProgram } from './files.js';
+import type { Io } from './output.js';
+import { EXIT, formatTensor } from './output.js';
+import { programToJson } from '../ir/codec.js';
+
+export interface RunOptions {
+  readonly target: string;
+  readonly inputs?: string;
+  readonly steps?: number;
+  readonly verify?: boolean;
+  readonly json?: boolean;
+  readonly cacheDir?: string;
+  readonly deadlineMs?: number;
+}
+
+function wireMap(m: TensorMap): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, t] of Object.entries(m)) out[k] = encodeTensor(t as Tensor, 'b64');
+  return out;
+}
+
+/** The `--json` document of a finished job. */
+export function resultJson(r: JobResult): Record<string, unknown> {
+  return {
+    results: wireMap(r.results),
+    state: wireMap(r.state),
+    ...(r.steps.length > 1 ? { steps: r.steps.map(wireMap) } : {}),
+    ...(r.verification ? {
+      verification: {
+        numericsClass: r.verification.numericsClass,
+        pass: r.verification.pass,
+        steps: r.verification.steps,
+      },
+    } : {}),
+  };
+}
+
+/** Runs one program; a refusal is thrown as its typed error. */
+export async function runCommand(file: string, opts: RunOptions, io: Io): Promise<number> {
+  if (opts.steps !== undefined && !(Number.isInteger(opts.steps) && opts.steps >= 1)) {
+    throw new UsageError(`--steps must be a whole number of at least 1, got ${String(opts.steps)}`);
+  }
+  const program = programToJson(readProgram(file));
+  const inputs = opts.inputs !== undefined ? readInputs(opts.inputs) : {};
+  const engine = createEngine({ ...(opts.cacheDir !== undefined ? { cacheDir: opts.cacheDir } : {}) });
+  try {
+    const job = engine.submit({
+      program, target: opts.target, inputs,
+      ...(opts.steps !== undefined ? { steps: opts.steps } : {}),
+      ...(opts.verify ? { verify: true } : {}),
+      ...(opts.deadlineMs !== undefined ? { deadlineMs: opts.deadlineMs } : {}),
+    });
+    if (!opts.json) {
+      job.on('step', (s) => {
+        for (const [k, t] of Object.entries(s.results)) io.out(`step ${s.index}: ${k} = ${formatTensor(t)}`);
+      });
+    }
+    const r = await job.result;
+    if (opts.json) io.out(JSON.stringify(resultJson(r)));
+    else {
+      io.out(`ran on ${r.target}${r.simulated ? ' (simulated)' : ''}, ${r.steps.length} step${r.steps.length === 1 ? '' : 's'}, ${r.cacheHit ? 'cache hit' : 'compiled'}`);
+      for (const [k, t] of Object.entries(r.state)) io.out(`state ${k} = ${formatTensor(t)}`);
+      if (r.verification) io.out(`verified against the oracle (${r.verification.numericsClass}): ${r.verification.pass ? 'pass' : 'FAIL'}`);
+    }
+    return r.verification && !r.verification.pass ? EXIT.refused : EXIT.ok;
+  } finally {
+    await engine.close();
+  }
+}

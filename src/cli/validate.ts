@@ -1,0 +1,29 @@
+/** `npu-offload validate PROGRAM.json`: checks a program against the format and says what it holds. */
+import { checkProgram } from '../ir/validate.js';
+import { readProgram } from './files.js';
+import type { Io } from './output.js';
+import { EXIT } from './output.js';
+
+export interface ValidateOptions { readonly json?: boolean }
+
+/** Validates one program file; throws the typed error that refuses it. */
+export function validateCommand(file: string, opts: ValidateOptions, io: Io): number {
+  const checked = checkProgram(readProgram(file));
+  const p = checked.program;
+  const summary = {
+    valid: true,
+    name: p.name,
+    args: p.args.length,
+    eqns: p.eqns.length,
+    results: p.results.map((r) => {
+      const t = checked.types.get(r)!;
+      return { name: r, dtype: t.dtype, shape: [...t.shape] };
+    }),
+  };
+  if (opts.json) io.out(JSON.stringify(summary));
+  else {
+    io.out(`ok: program ${JSON.stringify(p.name)} is valid (${p.args.length} args, ${p.eqns.length} equations)`);
+    for (const r of summary.results) io.out(`  result ${r.name}: ${r.dtype}[${r.shape.join(', ')}]`);
+  }
+  return EXIT.ok;
+}
