@@ -4,8 +4,10 @@
  *
  * Chaos options make the actor misbehave at random, as a flaky driver would, for soak tests: a replay
  * that blocks the thread for good (only the supervisor's deadline ends it), a replay that kills the
- * worker, and a load that fails. They are seeded, so a failing soak run can be replayed.
+ * worker, and a load that fails. They are seeded (mixed with the worker's thread id, which a fresh
+ * process assigns in the same order), so a failing soak run can be replayed.
  */
+import { threadId } from 'node:worker_threads';
 import { LoadFailed } from '../errors.js';
 import type { DeviceKind } from '../devices/device.js';
 import type { FaultOptions } from '../devices/faults.js';
@@ -23,8 +25,23 @@ export interface ChaosOptions {
   readonly failLoad?: number;
 }
 
+/**
+ * Faults by replay number, counted across restarts of the actor (the counter lives in shared memory
+ * that every incarnation of the worker receives), so a test can say "the 3rd replay hangs" and know
+ * the restarted actor serves the 4th.
+ */
+export interface FaultPlan {
+  /** An Int32Array over a SharedArrayBuffer of at least 4 bytes, zeroed: the replay counter. */
+  readonly counter: Int32Array;
+  /** Replay numbers (1-based) that block the thread for ever. */
+  readonly hang?: readonly number[];
+  /** Replay numbers (1-based) that kill the worker. */
+  readonly crash?: readonly number[];
+}
+
 export interface DeviceActorOptions {
   readonly kind: DeviceKind;
+  readonly plan?: FaultPlan;
   readonly name?: string;
   readonly maxContexts?: number;
   readonly faults?: FaultOptions;
@@ -70,7 +87,10 @@ export function deviceApi(opts: DeviceActorOptions) {
   const sessions = new Map<number, Session>();
   let next = 1;
   const chaos = opts.chaos;
-  const roll = chaos ? rng(chaos.seed) : () => 1;
+  // Each incarnation draws its own sequence: a restarted actor replaying its predecessor's rolls would
+  // crash at the same point for ever.
+  const roll = chaos ? rng(chaos.seed + threadId * 0x9e3779b1) : () => 1;
+  const plan = opts.plan;
 
   return {
     async open(req: OpenRequest): Promise<OpenReply> {
@@ -85,6 +105,11 @@ export function deviceApi(opts: DeviceActorOptions) {
       if (!s) throw new LoadFailed(device.name, `session ${session} is not open on this device (it was restarted)`);
       if (chaos?.hang && roll() < chaos.hang) Atomics.wait(never, 0, 0);
       if (chaos?.crash && roll() < chaos.crash) process.exit(70);
+      if (plan) {
+        const n = Atomics.add(plan.counter, 0, 1) + 1;
+        if (plan.hang?.includes(n)) Atomics.wait(never, 0, 0);
+        if (plan.crash?.includes(n)) process.exit(70);
+      }
       return s.replay(activations, resultOrder, deadlineMs);
     },
     close(session: number): void {

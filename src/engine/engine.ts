@@ -14,7 +14,7 @@ import type { PlannerApi, PlanReply } from '../actors/plannerActor.js';
 import type { CacheApi } from '../actors/cacheActor.js';
 import type { CompileTask } from '../actors/compileTask.js';
 import type { OracleTask } from '../actors/oracleTask.js';
-import type { ChaosOptions, DeviceApi, DeviceActorOptions } from '../actors/deviceActor.js';
+import type { ChaosOptions, DeviceApi, DeviceActorOptions, FaultPlan } from '../actors/deviceActor.js';
 import type { BlobIdentity } from '../cache/identity.js';
 import { identityKey } from '../cache/identity.js';
 import { defaultCacheDir } from '../cache/defaultDir.js';
@@ -32,6 +32,7 @@ import { verifySteps } from './verify.js';
 export interface DeviceConfig {
   readonly faults?: FaultOptions;
   readonly chaos?: ChaosOptions;
+  readonly plan?: FaultPlan;
   readonly maxContexts?: number;
 }
 
@@ -237,6 +238,14 @@ export class Engine {
       if (e instanceof DeadlineExceeded || e instanceof DevicePoisoned) device.recycle();
       throw e;
     }
+  }
+
+  /** Worker threads alive now, across every actor and pool (0 after close()). */
+  liveThreads(): number {
+    let n = 0;
+    for (const d of this.#devices.values()) n += d.threadIds.length;
+    for (const a of [this.#planner, this.#cache, this.#compiler, this.#oracle]) n += a?.threadIds.length ?? 0;
+    return n;
   }
 
   /** Stops every actor; jobs still running fail with EngineClosed. Settles when no worker is left. */

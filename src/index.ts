@@ -1,0 +1,48 @@
+/** npu-offload's public API: re-exports only. */
+export { createEngine, Engine, asEngineError } from './engine/engine.js';
+export type { EngineOptions, JobSpec, DeviceConfig, CompileOutcome } from './engine/engine.js';
+export { Job } from './engine/job.js';
+export type { JobEvents, JobResult, JobStage, StepEvent, Verification } from './engine/job.js';
+export type { ProgramSource } from './engine/inputs.js';
+export type { ChaosOptions, FaultPlan } from './actors/deviceActor.js';
+
+export * from './errors.js';
+
+export type { Arg, BodyStep, DType, Eqn, FloatDType, Literal, Operand, Program, Role, RowBody, Shape } from './ir/types.js';
+export { DTYPES, numel } from './ir/types.js';
+export type { CheckedEqn, CheckedProgram } from './ir/checked.js';
+export { tensor, zeros } from './ir/tensor.js';
+export type { Tensor } from './ir/tensor.js';
+export { program, lit, ProgramBuilder } from './ir/builder.js';
+export type { Value, ValueOperand } from './ir/builder.js';
+export { parseProgram, parseProgramText, programToJson } from './ir/codec.js';
+export { checkProgram } from './ir/validate.js';
+export { decodeTensor, encodeTensor } from './ir/tensorCodec.js';
+export type { WireTensor, WireB64Tensor, WireDataTensor } from './ir/tensorCodec.js';
+export { decodeInputs } from './ir/inputsCodec.js';
+export { tensorFromBytes, tensorToBytes } from './ir/bytes.js';
+
+export { OP_NAMES } from './ops/rule.js';
+export type { OpName, ValueType } from './ops/rule.js';
+
+export { runProgram, runStep } from './oracle/index.js';
+export type { OracleOptions, ProgramInputs, StepOutput, TensorMap } from './oracle/index.js';
+
+export { roundF16, roundBF16, roundToDtype, f16ToBits, f16FromBits, bf16ToBits, bf16FromBits, F16_MAX, BF16_MAX } from './numerics/float16.js';
+export { erf, erfc } from './numerics/erf.js';
+export { ulpDistance, ulpOf } from './numerics/ulp.js';
+export { measure, maxAbsError, maxRelError, normwiseRelError, cosineSimilarity, maxUlpError } from './numerics/measures.js';
+export type { Measures } from './numerics/measures.js';
+export { compareTensor } from './numerics/compare.js';
+export type { Comparison, Tolerance } from './numerics/compare.js';
+export { NUMERICS_CLASSES, toleranceFor } from './numerics/classes.js';
+export type { NumericsClass } from './numerics/classes.js';
+
+export { TARGET_NAMES } from './targets/target.js';
+export type { TargetName } from './targets/target.js';
+
+export { BlobCache, defaultCacheDir, identityKey } from './cache/index.js';
+export type { BlobIdentity } from './cache/index.js';
+export { openDevice } from './devices/registry.js';
+export type { Device, DeviceKind } from './devices/device.js';
+export type { FaultOptions } from './devices/faults.js';

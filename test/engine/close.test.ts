@@ -1,0 +1,26 @@
+import { expect } from 'chai';
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { tempDir } from './helpers.js';
+
+describe('engine: close()', function () {
+  this.timeout(30_000);
+
+  it('lets a process that used every actor exit on its own', async () => {
+    const tmp = tempDir();
+    try {
+      const script = fileURLToPath(new URL('./fixtures/closeExit.js', import.meta.url));
+      const t0 = performance.now();
+      const out = await new Promise<string>((resolve, reject) => {
+        // The timeout kills a process kept alive by a leaked worker: that is the failure this test catches.
+        execFile(process.execPath, [script, tmp.dir], { timeout: 15_000 }, (err, stdout, stderr) => {
+          if (err) reject(new Error(`${err.message}\n${stderr}`)); else resolve(stdout);
+        });
+      });
+      expect(out.trim()).to.equal('closed 0');
+      expect(performance.now() - t0).to.be.lessThan(15_000);
+    } finally {
+      tmp.remove();
+    }
+  });
+});

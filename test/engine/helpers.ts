@@ -1,0 +1,65 @@
+/** Shared fixtures of the engine tests: a temp cache per test, small programs and their inputs. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { EngineError } from '../../src/errors.js';
+
+export function tempDir(prefix = 'npuo-engine-'): { dir: string; remove(): void } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** y = exp(x + acc) * 0.5, acc carried as x + acc: a program with an activation, a state and a literal. */
+export const STEP_PROGRAM = {
+  format: 'program@1',
+  name: 'step',
+  args: [
+    { name: 'x', role: 'activation', dtype: 'f32', shape: [2, 3] },
+    { name: 'acc', role: 'state', dtype: 'f32', shape: [2, 3] },
+  ],
+  eqns: [
+    { op: 'add', in: ['acc', 'x'], out: 'acc2' },
+    { op: 'exp', in: ['acc2'], out: 'e' },
+    { op: 'mul', in: ['e', { lit: 0.5 }], out: 'y' },
+  ],
+  results: ['y'],
+  state: { acc: 'acc2' },
+};
+
+export function stepInputs(steps: number) {
+  return {
+    acc: { dtype: 'f32', shape: [2, 3], data: [0, 0, 0, 0, 0, 0] },
+    x: Array.from({ length: steps }, (_, s) => ({ dtype: 'f32', shape: [2, 3], data: [0.25 * s, -1, 1.5, 2, -0.5, 0.125] })),
+  };
+}
+
+/** A program of `n` chained equations, distinct by a literal, so each `salt` is another cache entry. */
+export function chainProgram(n: number, salt = 0) {
+  const eqns = [];
+  let prev = 'x';
+  for (let i = 0; i < n; i++) {
+    const op = i % 2 === 0 ? 'add' : 'mul';
+    eqns.push({ op, in: [prev, { lit: i % 2 === 0 ? 0.5 + salt : 1.0001 }], out: `v${i}` });
+    prev = `v${i}`;
+  }
+  return {
+    format: 'program@1', name: `chain-${n}-${salt}`,
+    args: [{ name: 'x', role: 'activation', dtype: 'f32', shape: [4, 8] }],
+    eqns, results: [prev], state: {},
+  };
+}
+
+export const CHAIN_INPUTS = { x: { dtype: 'f32', shape: [4, 8], data: Array.from({ length: 32 }, (_, i) => i / 8) } };
+
+/** Awaits a promise that must reject with a typed error of `code`; returns the error. */
+export async function rejectsWith(p: Promise<unknown>, code: string): Promise<EngineError> {
+  try {
+    await p;
+  } catch (e) {
+    expect(e, String(e)).to.be.instanceOf(EngineError);
+    expect((e as EngineError).code, (e as Error).message).to.equal(code);
+    return e as EngineError;
+  }
+  expect.fail(`expected a ${code} rejection, but it resolved`);
+}
