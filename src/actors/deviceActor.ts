@@ -13,6 +13,7 @@ import type { DeviceKind } from '../devices/device.js';
 import type { FaultOptions } from '../devices/faults.js';
 import { openDevice } from '../devices/registry.js';
 import { Session } from '../engine/recording.js';
+import { LoadedArtifacts } from './loadedArtifacts.js';
 import type { StepOutput, TensorMap } from '../oracle/types.js';
 
 export interface ChaosOptions {
@@ -54,9 +55,11 @@ export interface OpenReply {
   readonly simulated: boolean;
 }
 
+/** Opens a session. Without `artifact` it opens only if `key` is already loaded, else answers `needArtifact`. */
 export interface OpenRequest {
+  readonly key: string;
   readonly target: string;
-  readonly artifact: Uint8Array;
+  readonly artifact?: Uint8Array;
   readonly weights: TensorMap;
   readonly state: TensorMap;
   readonly activations: readonly string[];
@@ -84,7 +87,8 @@ export function deviceApi(opts: DeviceActorOptions) {
     ...(opts.maxContexts !== undefined ? { maxContexts: opts.maxContexts } : {}),
     ...(opts.faults !== undefined ? { faults: opts.faults } : {}),
   });
-  const sessions = new Map<number, Session>();
+  const sessions = new Map<number, { session: Session; key: string }>();
+  const loadedArtifacts = new LoadedArtifacts(device);
   let next = 1;
   const chaos = opts.chaos;
   // Each incarnation draws its own sequence: a restarted actor replaying its predecessor's rolls would
@@ -92,16 +96,36 @@ export function deviceApi(opts: DeviceActorOptions) {
   const roll = chaos ? rng(chaos.seed + threadId * 0x9e3779b1) : () => 1;
   const plan = opts.plan;
 
+  function close(session: number): void {
+    const s = sessions.get(session);
+    if (!s) return;
+    sessions.delete(session);
+    s.session.close();
+    loadedArtifacts.release(s.key);
+  }
+
   return {
-    async open(req: OpenRequest): Promise<OpenReply> {
-      if (chaos?.failLoad && roll() < chaos.failLoad) throw new LoadFailed(device.name, 'injected load failure');
-      const s = await Session.open(device, { target: req.target, bytes: req.artifact }, req);
+    async open(req: OpenRequest): Promise<OpenReply | { readonly needArtifact: true }> {
+      let loaded = loadedArtifacts.acquire(req.key);
+      if (!loaded) {
+        if (req.artifact === undefined) return { needArtifact: true };
+        if (chaos?.failLoad && roll() < chaos.failLoad) throw new LoadFailed(device.name, 'injected load failure');
+        loaded = await loadedArtifacts.load(req.key, { target: req.target, bytes: req.artifact });
+      }
+      let session: Session;
+      try {
+        session = Session.open(device, loaded, req);
+      } catch (e) {
+        loadedArtifacts.release(req.key);
+        throw e;
+      }
       const id = next++;
-      sessions.set(id, s);
+      sessions.set(id, { session, key: req.key });
       return { session: id, device: device.name, simulated: device.simulated };
     },
-    async replay(session: number, activations: TensorMap, resultOrder: readonly string[], deadlineMs: number): Promise<StepOutput> {
-      const s = sessions.get(session);
+    /** Runs one step; `last` closes the session after it, saving the round trip of a close(). */
+    async replay(session: number, activations: TensorMap, resultOrder: readonly string[], deadlineMs: number, last = false): Promise<StepOutput> {
+      const s = sessions.get(session)?.session;
       if (!s) throw new LoadFailed(device.name, `session ${session} is not open on this device (it was restarted)`);
       if (chaos?.hang && roll() < chaos.hang) Atomics.wait(never, 0, 0);
       if (chaos?.crash && roll() < chaos.crash) process.exit(70);
@@ -110,12 +134,13 @@ export function deviceApi(opts: DeviceActorOptions) {
         if (plan.hang?.includes(n)) Atomics.wait(never, 0, 0);
         if (plan.crash?.includes(n)) process.exit(70);
       }
-      return s.replay(activations, resultOrder, deadlineMs);
+      try {
+        return await s.replay(activations, resultOrder, deadlineMs);
+      } finally {
+        if (last) close(session);
+      }
     },
-    close(session: number): void {
-      sessions.get(session)?.close();
-      sessions.delete(session);
-    },
+    close,
     live() { return { ...device.live(), sessions: sessions.size, poisoned: device.poisoned }; },
   };
 }

@@ -4,6 +4,7 @@
  * Every submitted job settles, with its results or a typed error, and close() leaves no worker running.
  */
 import { cpus } from 'node:os';
+import PQueue from 'p-queue';
 import { ActorCrashed, DeadlineExceeded, DevicePoisoned, EngineClosed, EngineError, LoadFailed } from '../errors.js';
 import type { ActorPool } from '../actors/pool.js';
 import { createPool } from '../actors/pool.js';
@@ -20,6 +21,7 @@ import { identityKey } from '../cache/identity.js';
 import { defaultCacheDir } from '../cache/defaultDir.js';
 import { CPU_COMPILER } from '../compiler/cpu.js';
 import type { DeviceKind } from '../devices/device.js';
+import { CPU_DEFAULT_CONTEXTS } from '../devices/cpuDevice.js';
 import type { FaultOptions } from '../devices/faults.js';
 import { decodeInputs } from '../ir/inputsCodec.js';
 import type { ProgramInputs, StepOutput, TensorMap } from '../oracle/types.js';
@@ -72,6 +74,15 @@ export interface CompileOutcome {
 
 const here = (p: string) => new URL(p, import.meta.url);
 
+/** How many planned programs the engine remembers (a warm job skips the planner's round trip). */
+const PLAN_MEMO = 256;
+
+/** A plan with the identity its artifact is cached under. */
+interface Planned extends PlanReply {
+  readonly identity: BlobIdentity;
+  readonly key: string;
+}
+
 export class Engine {
   readonly cacheDir: string;
   #opts: EngineOptions;
@@ -82,6 +93,8 @@ export class Engine {
   #oracle?: ActorPool<OracleTask, StepOutput[]>;
   #devices = new Map<DeviceKind, ActorSupervisor<DeviceApi>>();
   #inflight = new Set<Promise<unknown>>();
+  #plans = new Map<string, Planned>();
+  #queues = new Map<DeviceKind, PQueue>();
   #closed = false;
   #nextJob = 1;
 
@@ -134,38 +147,55 @@ export class Engine {
     return job;
   }
 
-  /** Plans and compiles one program into the cache without running it (the compile farm's job). */
-  async compileOnly(program: ProgramSource, target: string): Promise<CompileOutcome> {
-    if (this.#closed) throw new EngineClosed();
-    const planned = await this.#plannerActor().call('plan', [programJsonOf(program), target]);
-    const { key, hit } = await this.#artifact(planned, target);
-    return { key, hit };
-  }
 
-  async #artifact(planned: PlanReply, target: string, refused = false): Promise<{ key: string; hit: boolean; bytes: Uint8Array; ms: number; identity: BlobIdentity }> {
+  /** Plans a program, answering a program it planned before (same JSON, same target) from memory. */
+  async #plan(json: unknown, target: string): Promise<Planned> {
+    const memoKey = `${target}\u0000${JSON.stringify(json)}`;
+    const have = this.#plans.get(memoKey);
+    if (have) {
+      this.#plans.delete(memoKey);
+      this.#plans.set(memoKey, have); // most recently used last
+      return have;
+    }
+    const reply = await this.#plannerActor().call('plan', [json, target]);
     const identity: BlobIdentity = {
-      device: planned.plan.part,
+      device: reply.plan.part,
       compiler: CPU_COMPILER.name,
       compilerVersion: CPU_COMPILER.version,
       options: {},
-      region: { program: planned.programJson, eqns: planned.plan.regions.map((r) => r.eqns) },
+      region: { program: reply.programJson, eqns: reply.plan.regions.map((r) => r.eqns) },
     };
-    const key = identityKey(identity);
+    const planned: Planned = { ...reply, identity, key: identityKey(identity) };
+    this.#plans.set(memoKey, planned);
+    if (this.#plans.size > PLAN_MEMO) this.#plans.delete(this.#plans.keys().next().value!);
+    return planned;
+  }
+
+  /** The artifact of a planned program: from the blob cache, or compiled and stored there. */
+  async #artifact(planned: Planned, refused = false): Promise<{ hit: boolean; bytes: Uint8Array; ms: number }> {
     const cache = this.#cacheActor();
-    if (refused) await cache.call('invalidate', [identity]);
+    if (refused) await cache.call('invalidate', [planned.identity]);
     else {
-      const hit = await cache.call('get', [identity]);
-      if (hit !== null) return { key, hit: true, bytes: hit, ms: 0, identity };
+      const hit = await cache.call('get', [planned.identity]);
+      if (hit !== null) return { hit: true, bytes: hit, ms: 0 };
     }
     const t0 = performance.now();
-    const bytes = await this.#compilerPool().run({ target, programJson: planned.programJson });
+    const bytes = await this.#compilerPool().run({ target: planned.plan.target, programJson: planned.programJson });
     const ms = performance.now() - t0;
-    await cache.call('put', [identity, bytes]);
-    return { key, hit: false, bytes, ms, identity };
+    await cache.call('put', [planned.identity, bytes]);
+    return { hit: false, bytes, ms };
+  }
+
+  /** Plans and compiles one program into the cache without running it (the compile farm's job). */
+  async compileOnly(program: ProgramSource, target: string): Promise<CompileOutcome> {
+    if (this.#closed) throw new EngineClosed();
+    const planned = await this.#plan(programJsonOf(program), target);
+    const { hit } = await this.#artifact(planned);
+    return { key: planned.key, hit };
   }
 
   async #run(job: Job, spec: JobSpec): Promise<JobResult> {
-    const planned = await this.#plannerActor().call('plan', [programJsonOf(spec.program), spec.target]);
+    const planned = await this.#plan(programJsonOf(spec.program), spec.target);
     const target = planned.plan.target;
     job.stage('planned', { target, regions: planned.plan.regions.length });
     const inputs = decodeInputs(inputsJsonOf(spec.inputs), planned.checked, spec.steps);
@@ -174,65 +204,92 @@ export class Engine {
       : undefined;
     // The comparison is awaited below; a reference that fails first must not be an unhandled rejection.
     reference?.catch(() => undefined);
-
-    const art = await this.#artifact(planned, target);
-    if (art.hit) job.stage('cache-hit', { key: art.key });
-    else job.stage('compiled', { key: art.key, ms: art.ms });
-
-    const device = this.#deviceActor(planned.plan.target === 'cpu' ? 'cpu' : planned.plan.target);
-    const deadlineMs = spec.deadlineMs ?? this.#opts.deadlineMs ?? 30_000;
-    const program = planned.checked.program;
-    const openReq = (bytes: Uint8Array) => ({
-      target,
-      artifact: bytes,
-      weights: inputs.weights,
-      state: inputs.state,
-      activations: program.args.filter((a) => a.role === 'activation').map((a) => a.name),
-      stateArgs: program.args.filter((a) => a.role === 'state').map((a) => a.name),
-    });
-    let opened;
-    try {
-      opened = await device.call('open', [openReq(art.bytes)], { deadlineMs });
-    } catch (e) {
-      // A cached artifact the device refuses is recompiled and replaced, once.
-      if (!(e instanceof LoadFailed) || !art.hit) throw e;
-      const fresh = await this.#artifact(planned, target, true);
-      job.stage('compiled', { key: fresh.key, ms: fresh.ms });
-      opened = await device.call('open', [openReq(fresh.bytes)], { deadlineMs });
-    }
-    job.stage('loaded', { device: opened.device, simulated: opened.simulated });
-
-    const steps: StepOutput[] = [];
-    try {
-      for (let i = 0; i < inputs.steps.length; i++) {
-        const out = await this.#replay(device, opened.session, inputs.steps[i]!, program.results, deadlineMs);
-        steps.push(out);
-        job.stage('step', { index: i, results: out.results });
-      }
-    } finally {
-      if (device.state === 'ready') void device.call('close', [opened.session]).catch(() => undefined);
-    }
+    const kind: DeviceKind = target;
+    const device = this.#deviceActor(kind);
+    const queue = this.#queueOf(kind);
+    const steps = await queue.add(() => this.#session(job, planned, inputs, device, spec.deadlineMs ?? this.#opts.deadlineMs ?? 30_000));
 
     let verification;
     if (reference) {
-      verification = verifySteps(target, planned.checked, steps, await reference);
+      verification = verifySteps(target, planned.checked, steps.outputs, await reference);
       job.stage('verified', verification);
     }
-    const last = steps[steps.length - 1];
+    const last = steps.outputs[steps.outputs.length - 1];
     return {
       results: last?.results ?? {},
       state: last?.state ?? inputs.state,
-      steps: steps.map((s) => s.results),
+      steps: steps.outputs.map((s) => s.results),
       target,
-      simulated: opened.simulated,
-      cacheHit: art.hit,
+      simulated: steps.simulated,
+      cacheHit: steps.cacheHit,
       ...(verification ? { verification } : {}),
     };
   }
 
-  async #replay(device: ActorSupervisor<DeviceApi>, session: number, acts: TensorMap, results: readonly string[], deadlineMs: number): Promise<StepOutput> {
+  /** Opens a session on the device (fetching or compiling the artifact only if the device lacks it) and runs every step. */
+  async #session(job: Job, planned: Planned, inputs: ProgramInputs, device: ActorSupervisor<DeviceApi>, deadlineMs: number) {
+    const program = planned.checked.program;
+    const req = {
+      key: planned.key,
+      target: planned.plan.target,
+      weights: inputs.weights,
+      state: inputs.state,
+      activations: program.args.filter((a) => a.role === 'activation').map((a) => a.name),
+      stateArgs: program.args.filter((a) => a.role === 'state').map((a) => a.name),
+    };
+    let opened = await device.call('open', [req], { deadlineMs });
+    let cacheHit = true;
+    if ('needArtifact' in opened) {
+      const art = await this.#artifact(planned);
+      cacheHit = art.hit;
+      if (art.hit) job.stage('cache-hit', { key: planned.key });
+      else job.stage('compiled', { key: planned.key, ms: art.ms });
+      try {
+        opened = await device.call('open', [{ ...req, artifact: art.bytes }], { deadlineMs });
+      } catch (e) {
+        // A cached artifact the device refuses is recompiled and replaced, once.
+        if (!(e instanceof LoadFailed) || !art.hit) throw e;
+        const fresh = await this.#artifact(planned, true);
+        cacheHit = false;
+        job.stage('compiled', { key: planned.key, ms: fresh.ms });
+        opened = await device.call('open', [{ ...req, artifact: fresh.bytes }], { deadlineMs });
+      }
+    } else {
+      // The device still holds this artifact loaded: nothing to read or compile.
+      job.stage('cache-hit', { key: planned.key });
+    }
+    if ('needArtifact' in opened) throw new LoadFailed(device.name, 'the device asked again for an artifact it was given');
+    job.stage('loaded', { device: opened.device, simulated: opened.simulated });
+
+    const outputs: StepOutput[] = [];
+    let closed = false;
     try {
-      return await device.call('replay', [session, acts, results, deadlineMs], { deadlineMs });
+      for (let i = 0; i < inputs.steps.length; i++) {
+        const last = i === inputs.steps.length - 1;
+        const out = await this.#replay(device, opened.session, inputs.steps[i]!, program.results, deadlineMs, last);
+        closed = last;
+        outputs.push(out);
+        job.stage('step', { index: i, results: out.results });
+      }
+    } finally {
+      if (!closed && device.state === 'ready') void device.call('close', [opened.session]).catch(() => undefined);
+    }
+    return { outputs, simulated: opened.simulated, cacheHit };
+  }
+
+  #queueOf(kind: DeviceKind): PQueue {
+    let q = this.#queues.get(kind);
+    if (!q) {
+      // A session holds a hardware context at most, so sessions in flight stay within the device's count.
+      q = new PQueue({ concurrency: this.#opts.devices?.[kind]?.maxContexts ?? CPU_DEFAULT_CONTEXTS });
+      this.#queues.set(kind, q);
+    }
+    return q;
+  }
+
+  async #replay(device: ActorSupervisor<DeviceApi>, session: number, acts: TensorMap, results: readonly string[], deadlineMs: number, last: boolean): Promise<StepOutput> {
+    try {
+      return await device.call('replay', [session, acts, results, deadlineMs, last], { deadlineMs });
     } catch (e) {
       // The device's own timer may fire before ours: it is poisoned all the same, so recycle its actor.
       if (e instanceof DeadlineExceeded || e instanceof DevicePoisoned) device.recycle();

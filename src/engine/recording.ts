@@ -1,5 +1,5 @@
 /**
- * Load, record, replay. A session loads an artifact on a device, uploads the weights and the initial
+ * Record and replay. A session over an artifact loaded on a device uploads the weights and the initial
  * state once, and records the commands of one step (activation writes, the run, result read-backs);
  * replay runs that recording once per step with new activation contents. State is carried in place:
  * each state arg's input and output bind the same buffer, which the device reads before it writes.
@@ -8,7 +8,7 @@ import { InvalidInput } from '../errors.js';
 import { tensorFromBytes, tensorToBytes } from '../ir/bytes.js';
 import type { Tensor } from '../ir/tensor.js';
 import type { TensorMap, StepOutput } from '../oracle/types.js';
-import type { Artifact, ArenaId, ArtifactArg, Binding, BufferId, Device, LoadedArtifact } from '../devices/device.js';
+import type { ArenaId, ArtifactArg, Binding, BufferId, Device, LoadedArtifact } from '../devices/device.js';
 import { isArenaSlot } from '../devices/device.js';
 
 /** One recorded command of a step. */
@@ -59,9 +59,8 @@ export class Session {
     this.commands = commands;
   }
 
-  /** Loads `artifact`, uploads weights and initial state once, and records one step. */
-  static async open(device: Device, artifact: Artifact, init: SessionInit): Promise<Session> {
-    const loaded = await device.load(artifact);
+  /** Over a loaded artifact: uploads weights and initial state once, and records one step. */
+  static open(device: Device, loaded: LoadedArtifact, init: SessionInit): Session {
     const owned: (BufferId | ArenaId)[] = [];
     try {
       const acts = new Set(init.activations);
@@ -109,10 +108,7 @@ export class Session {
       }
       return new Session(device, loaded, commands, owned);
     } catch (e) {
-      if (!device.poisoned) {
-        for (const b of owned) device.free(b);
-        device.unload(loaded);
-      }
+      if (!device.poisoned) for (const b of owned) device.free(b);
       throw e;
     }
   }
@@ -142,11 +138,13 @@ export class Session {
     return { results: ordered, state };
   }
 
-  /** Frees the session's buffers and context; on a poisoned device they stay until the device drops. */
+  /**
+   * Frees the session's buffers; on a poisoned device they stay until the device drops. The loaded
+   * artifact is its owner's to unload: sessions of the same artifact share its context.
+   */
   close(): void {
     if (this.closed || this.device.poisoned) return;
     this.closed = true;
     for (const b of this.owned) this.device.free(b);
-    this.device.unload(this.loaded);
   }
 }
