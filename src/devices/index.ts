@@ -1,0 +1,9 @@
+/** The device layer: the Device interface, the CPU device, fault injection and openDevice. */
+export * from './device.js';
+export * from './abi.js';
+export * from './faults.js';
+export { DeviceMemory } from './memory.js';
+export { CpuDevice, CPU_DEFAULT_CONTEXTS } from './cpuDevice.js';
+export type { CpuDeviceOptions } from './cpuDevice.js';
+export { openDevice } from './registry.js';
+export type { OpenDeviceOptions } from './registry.js';
