@@ -1,26 +1,23 @@
-/** The compiler pool's task: one program (JSON form) for one target, to artifact bytes. */
-import { compileCpu } from '../compiler/cpu.js';
+/** The compiler pool's task: one unit of one program (JSON form) for one target, to artifact bytes. */
+import { backendOf } from '../compiler/index.js';
 import { parseProgram } from '../ir/codec.js';
 import { checkProgram } from '../ir/validate.js';
+import { planProgram } from '../planner/plan.js';
 import { resolveTarget } from '../targets/index.js';
 import { transfer } from './transfer.js';
 
 export interface CompileTask {
   readonly target: string;
   readonly programJson: unknown;
+  /** Which of the backend's units to compile. */
+  readonly unit: number;
 }
 
-/** Compiles one program; the result's buffer is transferred, not copied. */
+/** Compiles one unit; the result's buffer is transferred, not copied. */
 export function compileTask(task: CompileTask): Uint8Array {
   const t = resolveTarget(task.target);
   const checked = checkProgram(parseProgram(task.programJson));
-  switch (t.name) {
-    case 'cpu': {
-      const a = compileCpu(checked);
-      const out = a.bytes.byteOffset === 0 && a.bytes.byteLength === a.bytes.buffer.byteLength ? a.bytes : a.bytes.slice();
-      return transfer(out, [out.buffer as ArrayBuffer]);
-    }
-    case 'xdna2': case 'npu4':
-      throw new Error(`no compiler for ${t.name}`); // resolveTarget refuses these first
-  }
+  const bytes = backendOf(t.name).compile(checked, planProgram(checked, t), task.unit);
+  const out = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : bytes.slice();
+  return transfer(out, [out.buffer as ArrayBuffer]);
 }

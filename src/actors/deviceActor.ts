@@ -12,7 +12,8 @@ import { LoadFailed } from '../errors.js';
 import type { DeviceKind } from '../devices/device.js';
 import type { FaultOptions } from '../devices/faults.js';
 import { openDevice } from '../devices/registry.js';
-import { Session } from '../engine/recording.js';
+import type { Wiring } from '../compiler/wiring.js';
+import { Session, type SessionInit } from '../engine/recording.js';
 import { LoadedArtifacts } from './loadedArtifacts.js';
 import type { StepOutput, TensorMap } from '../oracle/types.js';
 
@@ -55,15 +56,20 @@ export interface OpenReply {
   readonly simulated: boolean;
 }
 
-/** Opens a session. Without `artifact` it opens only if `key` is already loaded, else answers `needArtifact`. */
-export interface OpenRequest {
+/** One artifact of a session: its cache key, its bytes when the device may lack it, its wiring. */
+export interface OpenUnit {
   readonly key: string;
-  readonly target: string;
   readonly artifact?: Uint8Array;
-  readonly weights: TensorMap;
-  readonly state: TensorMap;
-  readonly activations: readonly string[];
-  readonly stateArgs: readonly string[];
+  readonly wiring: Wiring;
+}
+
+/**
+ * Opens a session over a program's artifacts. A unit without `artifact` is taken from those the device
+ * holds loaded; when any is missing the answer is `needArtifacts` with their indices, and nothing opens.
+ */
+export interface OpenRequest extends SessionInit {
+  readonly target: string;
+  readonly units: readonly OpenUnit[];
 }
 
 /** A small deterministic generator (mulberry32), so chaos runs repeat from their seed. */
@@ -87,7 +93,7 @@ export function deviceApi(opts: DeviceActorOptions) {
     ...(opts.maxContexts !== undefined ? { maxContexts: opts.maxContexts } : {}),
     ...(opts.faults !== undefined ? { faults: opts.faults } : {}),
   });
-  const sessions = new Map<number, { session: Session; key: string }>();
+  const sessions = new Map<number, { session: Session; keys: readonly string[] }>();
   const loadedArtifacts = new LoadedArtifacts(device);
   let next = 1;
   const chaos = opts.chaos;
@@ -101,27 +107,33 @@ export function deviceApi(opts: DeviceActorOptions) {
     if (!s) return;
     sessions.delete(session);
     s.session.close();
-    loadedArtifacts.release(s.key);
+    for (const k of s.keys) loadedArtifacts.release(k);
   }
 
   return {
-    async open(req: OpenRequest): Promise<OpenReply | { readonly needArtifact: true }> {
-      let loaded = loadedArtifacts.acquire(req.key);
-      if (!loaded) {
-        if (req.artifact === undefined) return { needArtifact: true };
-        if (chaos?.failLoad && roll() < chaos.failLoad) throw new LoadFailed(device.name, 'injected load failure');
-        loaded = await loadedArtifacts.load(req.key, { target: req.target, bytes: req.artifact });
-      }
-      let session: Session;
+    async open(req: OpenRequest): Promise<OpenReply | { readonly needArtifacts: readonly number[] }> {
+      const missing = req.units.map((u, i) => (u.artifact === undefined && !loadedArtifacts.has(u.key) ? i : -1)).filter((i) => i >= 0);
+      if (missing.length > 0) return { needArtifacts: missing };
+      const taken: string[] = [];
       try {
-        session = Session.open(device, loaded, req);
+        const stages = [];
+        for (const u of req.units) {
+          let loaded = loadedArtifacts.acquire(u.key);
+          if (!loaded) {
+            if (chaos?.failLoad && roll() < chaos.failLoad) throw new LoadFailed(device.name, 'injected load failure');
+            loaded = await loadedArtifacts.load(u.key, { target: req.target, bytes: u.artifact! });
+          }
+          taken.push(u.key);
+          stages.push({ loaded, wiring: u.wiring });
+        }
+        const session = Session.open(device, stages, req);
+        const id = next++;
+        sessions.set(id, { session, keys: taken });
+        return { session: id, device: device.name, simulated: device.simulated };
       } catch (e) {
-        loadedArtifacts.release(req.key);
+        for (const k of taken) loadedArtifacts.release(k);
         throw e;
       }
-      const id = next++;
-      sessions.set(id, { session, key: req.key });
-      return { session: id, device: device.name, simulated: device.simulated };
     },
     /** Runs one step; `last` closes the session after it, saving the round trip of a close(). */
     async replay(session: number, activations: TensorMap, resultOrder: readonly string[], deadlineMs: number, last = false): Promise<StepOutput> {

@@ -13,6 +13,11 @@ export class LoadedArtifacts {
 
   constructor(private readonly device: Device) {}
 
+  /** True when `key` is loaded. */
+  has(key: string): boolean {
+    return this.#byKey.has(key);
+  }
+
   /** The loaded artifact of `key`, taking a reference, or undefined when it is not loaded. */
   acquire(key: string): LoadedArtifact | undefined {
     const e = this.#byKey.get(key);

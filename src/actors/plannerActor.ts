@@ -1,8 +1,13 @@
 /**
- * The planner actor: parses and validates a program, plans it for a target, and answers the checked
- * program with its plan. Pure functions over plain data, so it is cheap to run in its own worker.
+ * The planner actor: parses and validates a program, plans it for a target, splits it into the
+ * artifacts its backend compiles (each with its cache identity and key), and answers all of it.
+ * Pure functions over plain data, so it is cheap to run in its own worker.
  */
 import { UsageError } from '../errors.js';
+import type { BlobIdentity } from '../cache/identity.js';
+import { identityKey } from '../cache/identity.js';
+import { backendOf } from '../compiler/index.js';
+import type { Wiring } from '../compiler/wiring.js';
 import type { CheckedProgram } from '../ir/checked.js';
 import { parseProgram, programToJson } from '../ir/codec.js';
 import { checkProgram } from '../ir/validate.js';
@@ -10,19 +15,38 @@ import type { Plan } from '../planner/plan.js';
 import { planProgram } from '../planner/plan.js';
 import { resolveTarget } from '../targets/index.js';
 
+/** One artifact of a planned program: its cache identity and key, and its wiring. */
+export interface PlannedUnit {
+  readonly identity: BlobIdentity;
+  readonly key: string;
+  readonly wiring: Wiring;
+}
+
 export interface PlanReply {
   readonly checked: CheckedProgram;
   readonly plan: Plan;
-  /** The program in the format's JSON form, as compilers and cache identities take it. */
+  /** The program in the format's JSON form, as compilers take it. */
   readonly programJson: object;
+  readonly units: readonly PlannedUnit[];
 }
 
-/** Validates and plans one program (JSON form) for a target. */
+/** Validates, plans and splits one program (JSON form) for a target. */
 export function planJob(programJson: unknown, target: string): PlanReply {
   const t = resolveTarget(target);
+  const backend = backendOf(t.name);
   const checked = checkProgram(parseProgram(programJson));
   const plan = planProgram(checked, t);
-  return { checked, plan, programJson: programToJson(checked.program) };
+  const units = backend.units(checked, plan).map((u) => {
+    const identity: BlobIdentity = {
+      device: t.part,
+      compiler: backend.compiler.name,
+      compilerVersion: backend.compiler.version,
+      options: backend.options,
+      region: u.region,
+    };
+    return { identity, key: identityKey(identity), wiring: u.wiring };
+  });
+  return { checked, plan, programJson: programToJson(checked.program), units };
 }
 
 export const plannerApi = {

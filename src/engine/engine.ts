@@ -16,10 +16,7 @@ import type { CacheApi } from '../actors/cacheActor.js';
 import type { CompileTask } from '../actors/compileTask.js';
 import type { OracleTask } from '../actors/oracleTask.js';
 import type { ChaosOptions, DeviceApi, DeviceActorOptions, FaultPlan } from '../actors/deviceActor.js';
-import type { BlobIdentity } from '../cache/identity.js';
-import { identityKey } from '../cache/identity.js';
 import { defaultCacheDir } from '../cache/defaultDir.js';
-import { CPU_COMPILER } from '../compiler/cpu.js';
 import type { DeviceKind } from '../devices/device.js';
 import { CPU_DEFAULT_CONTEXTS } from '../devices/cpuDevice.js';
 import type { FaultOptions } from '../devices/faults.js';
@@ -68,7 +65,9 @@ export interface JobSpec {
 
 /** Summary of one program compiled by compileOnly (the farm's unit of work). */
 export interface CompileOutcome {
-  readonly key: string;
+  /** The cache keys of the program's artifacts. */
+  readonly keys: readonly string[];
+  /** True when every artifact was already in the cache. */
   readonly hit: boolean;
 }
 
@@ -77,11 +76,7 @@ const here = (p: string) => new URL(p, import.meta.url);
 /** How many planned programs the engine remembers (a warm job skips the planner's round trip). */
 const PLAN_MEMO = 256;
 
-/** A plan with the identity its artifact is cached under. */
-interface Planned extends PlanReply {
-  readonly identity: BlobIdentity;
-  readonly key: string;
-}
+
 
 export class Engine {
   readonly cacheDir: string;
@@ -93,7 +88,7 @@ export class Engine {
   #oracle?: ActorPool<OracleTask, StepOutput[]>;
   #devices = new Map<DeviceKind, ActorSupervisor<DeviceApi>>();
   #inflight = new Set<Promise<unknown>>();
-  #plans = new Map<string, Planned>();
+  #plans = new Map<string, PlanReply>();
   #queues = new Map<DeviceKind, PQueue>();
   #closed = false;
   #nextJob = 1;
@@ -149,7 +144,7 @@ export class Engine {
 
 
   /** Plans a program, answering a program it planned before (same JSON, same target) from memory. */
-  async #plan(json: unknown, target: string): Promise<Planned> {
+  async #plan(json: unknown, target: string): Promise<PlanReply> {
     const memoKey = `${target}\u0000${JSON.stringify(json)}`;
     const have = this.#plans.get(memoKey);
     if (have) {
@@ -157,41 +152,34 @@ export class Engine {
       this.#plans.set(memoKey, have); // most recently used last
       return have;
     }
-    const reply = await this.#plannerActor().call('plan', [json, target]);
-    const identity: BlobIdentity = {
-      device: reply.plan.part,
-      compiler: CPU_COMPILER.name,
-      compilerVersion: CPU_COMPILER.version,
-      options: {},
-      region: { program: reply.programJson, eqns: reply.plan.regions.map((r) => r.eqns) },
-    };
-    const planned: Planned = { ...reply, identity, key: identityKey(identity) };
+    const planned = await this.#plannerActor().call('plan', [json, target]);
     this.#plans.set(memoKey, planned);
     if (this.#plans.size > PLAN_MEMO) this.#plans.delete(this.#plans.keys().next().value!);
     return planned;
   }
 
-  /** The artifact of a planned program: from the blob cache, or compiled and stored there. */
-  async #artifact(planned: Planned, refused = false): Promise<{ hit: boolean; bytes: Uint8Array; ms: number }> {
+  /** Unit `i`'s artifact: from the blob cache, or compiled and stored there (`refused`: replace it). */
+  async #artifact(planned: PlanReply, i: number, refused = false): Promise<{ hit: boolean; bytes: Uint8Array; ms: number }> {
+    const unit = planned.units[i]!;
     const cache = this.#cacheActor();
-    if (refused) await cache.call('invalidate', [planned.identity]);
+    if (refused) await cache.call('invalidate', [unit.identity]);
     else {
-      const hit = await cache.call('get', [planned.identity]);
+      const hit = await cache.call('get', [unit.identity]);
       if (hit !== null) return { hit: true, bytes: hit, ms: 0 };
     }
     const t0 = performance.now();
-    const bytes = await this.#compilerPool().run({ target: planned.plan.target, programJson: planned.programJson });
+    const bytes = await this.#compilerPool().run({ target: planned.plan.target, programJson: planned.programJson, unit: i });
     const ms = performance.now() - t0;
-    await cache.call('put', [planned.identity, bytes]);
+    await cache.call('put', [unit.identity, bytes]);
     return { hit: false, bytes, ms };
   }
 
-  /** Plans and compiles one program into the cache without running it (the compile farm's job). */
+  /** Plans and compiles one program's artifacts into the cache without running it (the farm's job). */
   async compileOnly(program: ProgramSource, target: string): Promise<CompileOutcome> {
     if (this.#closed) throw new EngineClosed();
     const planned = await this.#plan(programJsonOf(program), target);
-    const { hit } = await this.#artifact(planned);
-    return { key: planned.key, hit };
+    const arts = await Promise.all(planned.units.map((_, i) => this.#artifact(planned, i)));
+    return { keys: planned.units.map((u) => u.key), hit: arts.every((a) => a.hit) };
   }
 
   async #run(job: Job, spec: JobSpec): Promise<JobResult> {
@@ -226,39 +214,48 @@ export class Engine {
     };
   }
 
-  /** Opens a session on the device (fetching or compiling the artifact only if the device lacks it) and runs every step. */
-  async #session(job: Job, planned: Planned, inputs: ProgramInputs, device: ActorSupervisor<DeviceApi>, deadlineMs: number) {
+  /** Opens a session on the device (fetching or compiling only the artifacts it lacks) and runs every step. */
+  async #session(job: Job, planned: PlanReply, inputs: ProgramInputs, device: ActorSupervisor<DeviceApi>, deadlineMs: number) {
     const program = planned.checked.program;
-    const req = {
-      key: planned.key,
+    const init = {
       target: planned.plan.target,
       weights: inputs.weights,
       state: inputs.state,
       activations: program.args.filter((a) => a.role === 'activation').map((a) => a.name),
-      stateArgs: program.args.filter((a) => a.role === 'state').map((a) => a.name),
+      stateNext: program.state,
+      results: program.results,
     };
-    let opened = await device.call('open', [req], { deadlineMs });
+    const bare = planned.units.map((u) => ({ key: u.key, wiring: u.wiring }));
+    let opened = await device.call('open', [{ ...init, units: bare }], { deadlineMs });
     let cacheHit = true;
-    if ('needArtifact' in opened) {
-      const art = await this.#artifact(planned);
-      cacheHit = art.hit;
-      if (art.hit) job.stage('cache-hit', { key: planned.key });
-      else job.stage('compiled', { key: planned.key, ms: art.ms });
+    if ('needArtifacts' in opened) {
+      const need = opened.needArtifacts;
+      const arts = await Promise.all(need.map((i) => this.#artifact(planned, i)));
+      const stage = (hit: boolean, ms: number) => {
+        if (hit) job.stage('cache-hit', { key: planned.units.map((u) => u.key).join(',') });
+        else job.stage('compiled', { key: planned.units.map((u) => u.key).join(','), ms });
+      };
+      cacheHit = arts.every((a) => a.hit);
+      stage(cacheHit, arts.reduce((n, a) => n + a.ms, 0));
+      const withBytes = (bytes: (Uint8Array | undefined)[]) => bare.map((u, i) => (bytes[i] ? { ...u, artifact: bytes[i] } : u));
+      const given: (Uint8Array | undefined)[] = [];
+      need.forEach((i, j) => { given[i] = arts[j]!.bytes; });
       try {
-        opened = await device.call('open', [{ ...req, artifact: art.bytes }], { deadlineMs });
+        opened = await device.call('open', [{ ...init, units: withBytes(given) }], { deadlineMs });
       } catch (e) {
-        // A cached artifact the device refuses is recompiled and replaced, once.
-        if (!(e instanceof LoadFailed) || !art.hit) throw e;
-        const fresh = await this.#artifact(planned, true);
+        // Cached artifacts the device refuses are recompiled and replaced, once.
+        if (!(e instanceof LoadFailed) || !cacheHit) throw e;
+        const fresh = await Promise.all(need.map((i) => this.#artifact(planned, i, true)));
+        need.forEach((i, j) => { given[i] = fresh[j]!.bytes; });
         cacheHit = false;
-        job.stage('compiled', { key: planned.key, ms: fresh.ms });
-        opened = await device.call('open', [{ ...req, artifact: fresh.bytes }], { deadlineMs });
+        stage(false, fresh.reduce((n, a) => n + a.ms, 0));
+        opened = await device.call('open', [{ ...init, units: withBytes(given) }], { deadlineMs });
       }
     } else {
-      // The device still holds this artifact loaded: nothing to read or compile.
-      job.stage('cache-hit', { key: planned.key });
+      // The device still holds every artifact loaded: nothing to read or compile.
+      job.stage('cache-hit', { key: planned.units.map((u) => u.key).join(',') });
     }
-    if ('needArtifact' in opened) throw new LoadFailed(device.name, 'the device asked again for an artifact it was given');
+    if ('needArtifacts' in opened) throw new LoadFailed(device.name, 'the device asked again for artifacts it was given');
     job.stage('loaded', { device: opened.device, simulated: opened.simulated });
 
     const outputs: StepOutput[] = [];

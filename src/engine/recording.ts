@@ -1,24 +1,43 @@
 /**
- * Record and replay. A session over an artifact loaded on a device uploads the weights and the initial
- * state once, and records the commands of one step (activation writes, the run, result read-backs);
- * replay runs that recording once per step with new activation contents. State is carried in place:
- * each state arg's input and output bind the same buffer, which the device reads before it writes.
+ * Record and replay. A session over the artifacts of a program (one per unit, loaded on one device)
+ * gives every program value that crosses an artifact boundary one buffer, uploads the weights and the
+ * initial state once, and records one step: activation writes (into one host arena at fixed offsets),
+ * the runs in order, copies of each state's next value into its state buffer, and result read-backs.
+ * Replay runs that recording once per step with new activation contents.
  */
 import { InvalidInput } from '../errors.js';
+import type { Wiring } from '../compiler/wiring.js';
 import { tensorFromBytes, tensorToBytes } from '../ir/bytes.js';
 import type { Tensor } from '../ir/tensor.js';
+import type { DType, Shape } from '../ir/types.js';
 import type { TensorMap, StepOutput } from '../oracle/types.js';
-import type { ArenaId, ArtifactArg, Binding, BufferId, Device, LoadedArtifact } from '../devices/device.js';
-import { isArenaSlot } from '../devices/device.js';
+import type { ArenaId, Binding, BufferId, Device, LoadedArtifact } from '../devices/device.js';
+import { byteSize, isArenaSlot } from '../devices/device.js';
+
+interface Slot { readonly value: string; readonly dtype: DType; readonly shape: Shape; readonly bytes: number; readonly at: Binding }
 
 /** One recorded command of a step. */
 export type Command =
-  | { readonly kind: 'write'; readonly arg: ArtifactArg; readonly to: Binding }
+  | { readonly kind: 'write'; readonly slot: Slot }
   | { readonly kind: 'run'; readonly loaded: LoadedArtifact; readonly bindings: Readonly<Record<string, Binding>> }
-  | { readonly kind: 'read'; readonly arg: ArtifactArg; readonly from: Binding; readonly as: 'result' | 'state'; readonly name: string };
+  | { readonly kind: 'copy'; readonly from: Slot; readonly to: Slot }
+  | { readonly kind: 'read'; readonly slot: Slot; readonly as: 'result' | 'state'; readonly name: string };
 
-const RESULT = 'result:';
-const STATE = 'state:';
+/** What a session needs to know of the program beyond its artifacts' wiring. */
+export interface SessionInit {
+  readonly weights: TensorMap;
+  readonly state: TensorMap;
+  readonly activations: readonly string[];
+  /** State arg → the value it takes after each step. */
+  readonly stateNext: Readonly<Record<string, string>>;
+  readonly results: readonly string[];
+}
+
+/** One loaded artifact and how its bindings map to program values. */
+export interface Stage {
+  readonly loaded: LoadedArtifact;
+  readonly wiring: Wiring;
+}
 
 function writeTo(device: Device, b: Binding, bytes: Uint8Array): void {
   if (isArenaSlot(b)) device.write(b.arena, b.offset, bytes);
@@ -29,84 +48,76 @@ function readFrom(device: Device, b: Binding, length: number): Uint8Array {
   return isArenaSlot(b) ? device.read(b.arena, b.offset, length) : device.read(b, 0, length);
 }
 
-function checkTensor(path: string, arg: ArtifactArg, t: Tensor | undefined): Tensor {
-  if (!t) throw new InvalidInput(path, `no tensor supplied for ${arg.name}`);
-  if (t.dtype !== arg.dtype || t.shape.length !== arg.shape.length || t.shape.some((d, i) => d !== arg.shape[i])) {
-    throw new InvalidInput(path, `${arg.name} must be ${arg.dtype}[${arg.shape.join(', ')}], got ${t.dtype}[${t.shape.join(', ')}]`);
+function checkTensor(path: string, slot: Slot, t: Tensor | undefined): Tensor {
+  if (!t) throw new InvalidInput(path, `no tensor supplied for ${slot.value}`);
+  if (t.dtype !== slot.dtype || t.shape.length !== slot.shape.length || t.shape.some((d, i) => d !== slot.shape[i])) {
+    throw new InvalidInput(path, `${slot.value} must be ${slot.dtype}[${slot.shape.join(', ')}], got ${t.dtype}[${t.shape.join(', ')}]`);
   }
   return t;
 }
 
-export interface SessionInit {
-  readonly weights: TensorMap;
-  readonly state: TensorMap;
-  /** Which program args are activations (the rest of the `in` args are weights or state). */
-  readonly activations: readonly string[];
-  readonly stateArgs: readonly string[];
-}
-
-/** A loaded artifact with its buffers and the recording of one step. */
+/** The artifacts of a program on one device, their buffers, and the recording of one step. */
 export class Session {
-  readonly commands: readonly Command[];
   private closed = false;
 
   private constructor(
     private readonly device: Device,
-    readonly loaded: LoadedArtifact,
-    commands: Command[],
-    private readonly owned: (BufferId | ArenaId)[],
-  ) {
-    this.commands = commands;
-  }
+    readonly commands: readonly Command[],
+    private readonly owned: readonly (BufferId | ArenaId)[],
+  ) {}
 
-  /** Over a loaded artifact: uploads weights and initial state once, and records one step. */
-  static open(device: Device, loaded: LoadedArtifact, init: SessionInit): Session {
+  /** Allocates and binds every value, uploads weights and initial state, and records one step. */
+  static open(device: Device, stages: readonly Stage[], init: SessionInit): Session {
     const owned: (BufferId | ArenaId)[] = [];
     try {
+      // Every value any artifact reads or writes, with its type, in first-seen order.
+      const types = new Map<string, { dtype: DType; shape: Shape }>();
+      for (const s of stages) for (const w of s.wiring) if (!types.has(w.value)) types.set(w.value, { dtype: w.dtype, shape: w.shape });
       const acts = new Set(init.activations);
-      const states = new Set(init.stateArgs);
-      const bindings: Record<string, Binding> = {};
+      const slots = new Map<string, Slot>();
+      const actValues = [...types.keys()].filter((v) => acts.has(v));
+      const arenaBytes = actValues.reduce((n, v) => n + byteSize(types.get(v)!.dtype, types.get(v)!.shape), 0);
       const commands: Command[] = [];
-      // Activations share one host arena at fixed offsets: the host rewrites them before every run.
-      const actArgs = loaded.args.filter((a) => a.direction === 'in' && acts.has(a.name));
-      const arenaBytes = actArgs.reduce((n, a) => n + a.bytes, 0);
       if (arenaBytes > 0) {
         const arena = device.allocArena(arenaBytes);
         owned.push(arena);
         let offset = 0;
-        for (const a of actArgs) {
-          const slot = { arena, offset };
-          bindings[a.name] = slot;
-          commands.push({ kind: 'write', arg: a, to: slot });
-          offset += a.bytes;
+        for (const v of actValues) {
+          const t = types.get(v)!;
+          const slot: Slot = { value: v, ...t, bytes: byteSize(t.dtype, t.shape), at: { arena, offset } };
+          slots.set(v, slot);
+          commands.push({ kind: 'write', slot });
+          offset += slot.bytes;
         }
       }
-      for (const a of loaded.args) {
-        if (a.direction === 'in' && acts.has(a.name)) continue;
-        if (a.name.startsWith(STATE)) continue; // bound below, in place
-        const buf = device.allocBuffer(a.bytes);
+      for (const [v, t] of types) {
+        if (slots.has(v)) continue;
+        const bytes = byteSize(t.dtype, t.shape);
+        const buf = device.allocBuffer(bytes);
         owned.push(buf);
-        bindings[a.name] = buf;
-        if (a.direction === 'in') {
-          const isState = states.has(a.name);
-          const t = checkTensor(`/${a.name}`, a, isState ? init.state[a.name] : init.weights[a.name]);
-          writeTo(device, buf, tensorToBytes(t));
-        }
+        const slot: Slot = { value: v, ...t, bytes, at: buf };
+        slots.set(v, slot);
+        const initial = Object.hasOwn(init.weights, v) ? init.weights[v] : Object.hasOwn(init.state, v) ? init.state[v] : undefined;
+        if (initial !== undefined || Object.hasOwn(init.stateNext, v)) writeTo(device, buf, tensorToBytes(checkTensor(`/${v}`, slot, initial)));
       }
-      for (const a of loaded.args) {
-        if (!a.name.startsWith(STATE)) continue;
-        const input = bindings[a.name.slice(STATE.length)];
-        if (input === undefined) throw new InvalidInput('', `state output ${a.name} has no input buffer`);
-        bindings[a.name] = input;
+      for (const s of stages) {
+        const bindings: Record<string, Binding> = {};
+        for (const w of s.wiring) bindings[w.binding] = slots.get(w.value)!.at;
+        commands.push({ kind: 'run', loaded: s.loaded, bindings });
       }
-      commands.push({ kind: 'run', loaded, bindings });
-      for (const a of loaded.args) {
-        if (a.direction !== 'out') continue;
-        const from = bindings[a.name]!;
-        if (a.name.startsWith(RESULT)) commands.push({ kind: 'read', arg: a, from, as: 'result', name: a.name.slice(RESULT.length) });
-        else commands.push({ kind: 'read', arg: a, from, as: 'state', name: a.name.slice(STATE.length) });
+      for (const [arg, next] of Object.entries(init.stateNext)) {
+        const to = slots.get(arg);
+        const from = slots.get(next);
+        if (!to || !from) throw new InvalidInput(`/${arg}`, `state ${arg} is not wired to any artifact`);
+        if (from !== to) commands.push({ kind: 'copy', from, to });
       }
-      return new Session(device, loaded, commands, owned);
+      for (const r of new Set(init.results)) {
+        const slot = slots.get(r);
+        if (!slot) throw new InvalidInput('', `result ${r} is not wired to any artifact`);
+        commands.push({ kind: 'read', slot, as: 'result', name: r });
+      }
+      for (const arg of Object.keys(init.stateNext)) commands.push({ kind: 'read', slot: slots.get(arg)!, as: 'state', name: arg });
+      return new Session(device, commands, owned);
     } catch (e) {
       if (!device.poisoned) for (const b of owned) device.free(b);
       throw e;
@@ -117,16 +128,23 @@ export class Session {
   async replay(activations: TensorMap, resultOrder: readonly string[], deadlineMs: number): Promise<StepOutput> {
     const results: Record<string, Tensor> = {};
     const state: Record<string, Tensor> = {};
+    const started = performance.now();
     for (const c of this.commands) {
       switch (c.kind) {
         case 'write':
-          writeTo(this.device, c.to, tensorToBytes(checkTensor(`/${c.arg.name}`, c.arg, activations[c.arg.name])));
+          writeTo(this.device, c.slot.at, tensorToBytes(checkTensor(`/${c.slot.value}`, c.slot, activations[c.slot.value])));
           break;
-        case 'run':
-          await this.device.run(c.loaded, c.bindings, { deadlineMs });
+        case 'run': {
+          // One deadline for the whole step: each run gets what is left of it.
+          const left = Math.max(1, deadlineMs - (performance.now() - started));
+          await this.device.run(c.loaded, c.bindings, { deadlineMs: deadlineMs === Infinity ? Infinity : left });
+          break;
+        }
+        case 'copy':
+          writeTo(this.device, c.to.at, readFrom(this.device, c.from.at, c.from.bytes));
           break;
         case 'read': {
-          const t = tensorFromBytes(c.arg.dtype, c.arg.shape, readFrom(this.device, c.from, c.arg.bytes));
+          const t = tensorFromBytes(c.slot.dtype, c.slot.shape, readFrom(this.device, c.slot.at, c.slot.bytes));
           if (c.as === 'result') results[c.name] = t;
           else state[c.name] = t;
           break;
@@ -140,7 +158,7 @@ export class Session {
 
   /**
    * Frees the session's buffers; on a poisoned device they stay until the device drops. The loaded
-   * artifact is its owner's to unload: sessions of the same artifact share its context.
+   * artifacts are their owner's to unload: sessions of the same artifact share its context.
    */
   close(): void {
     if (this.closed || this.device.poisoned) return;

@@ -32,15 +32,21 @@ describe('engine: soak with faults injected at random', function () {
             expect(EXPECTED.has(code), `unexpected ${code}: ${(e as Error).message}`).to.equal(true);
             count(code);
           }));
-        // Keep a few jobs in flight at once, as users do, without queueing all 300 behind one hang.
-        if (jobs.length % 8 === 0) await Promise.all(jobs.slice(-8));
+        // Keep a few jobs in flight at once, as users do, without queueing all 300 behind one hang; and
+        // like a user, wait out a device restart instead of spending every job on DevicePoisoned.
+        if (jobs.length % 8 === 0) {
+          await Promise.all(jobs.slice(-8));
+          const d = engine.device('cpu');
+          if (d.state === 'poisoned' || d.state === 'restarting') {
+            await new Promise<void>((resolve) => { const off = d.on('ready', () => { off(); resolve(); }); });
+          }
+        }
       }
       await Promise.all(jobs);
       const total = [...outcomes.values()].reduce((a, b) => a + b, 0);
       expect(total).to.equal(300);
-      // A poisoned device fails every job that reaches it until its replacement is ready, so the share of
-      // successes depends on timing; that most work still gets done is what is checked here.
-      expect(outcomes.get('ok') ?? 0, JSON.stringify([...outcomes])).to.be.greaterThan(50);
+      expect(outcomes.get('ok') ?? 0, JSON.stringify([...outcomes])).to.be.greaterThan(200);
+      console.log(`      soak outcomes: ${JSON.stringify(Object.fromEntries(outcomes))}`);
       // The faults really happened: a soak that injects nothing proves nothing.
       for (const code of ['ActorCrashed', 'DeadlineExceeded']) {
         expect(outcomes.get(code) ?? 0, `${code} in ${JSON.stringify([...outcomes])}`).to.be.greaterThan(0);
