@@ -14,6 +14,11 @@ export interface WiredArg {
   readonly direction: 'in' | 'out';
   readonly dtype: DType;
   readonly shape: Shape;
+  /**
+   * Where the artifact expects this tensor: at `offset` in its host arena `index` (of `arenaBytes`
+   * bytes). Without it the tensor is a buffer of its own.
+   */
+  readonly arena?: { readonly index: number; readonly offset: number; readonly arenaBytes: number };
 }
 
 export type Wiring = readonly WiredArg[];

@@ -6,7 +6,7 @@
  * Replay runs that recording once per step with new activation contents.
  */
 import { InvalidInput } from '../errors.js';
-import type { Wiring } from '../compiler/wiring.js';
+import type { WiredArg, Wiring } from '../compiler/wiring.js';
 import { tensorFromBytes, tensorToBytes } from '../ir/bytes.js';
 import type { Tensor } from '../ir/tensor.js';
 import type { DType, Shape } from '../ir/types.js';
@@ -66,57 +66,93 @@ export class Session {
     private readonly owned: readonly (BufferId | ArenaId)[],
   ) {}
 
-  /** Allocates and binds every value, uploads weights and initial state, and records one step. */
+  /**
+   * Allocates and binds every value, uploads weights and initial state, and records one step. Each value
+   * has a home: its arg's buffer, or the slot of the artifact that produced it. An artifact that wants
+   * a value elsewhere (at its own arena offset) gets a copy from the home before it runs.
+   */
   static open(device: Device, stages: readonly Stage[], init: SessionInit): Session {
     const owned: (BufferId | ArenaId)[] = [];
     try {
-      // Every value any artifact reads or writes, with its type, in first-seen order.
-      const types = new Map<string, { dtype: DType; shape: Shape }>();
-      for (const s of stages) for (const w of s.wiring) if (!types.has(w.value)) types.set(w.value, { dtype: w.dtype, shape: w.shape });
-      const acts = new Set(init.activations);
-      const slots = new Map<string, Slot>();
-      const actValues = [...types.keys()].filter((v) => acts.has(v));
-      const arenaBytes = actValues.reduce((n, v) => n + byteSize(types.get(v)!.dtype, types.get(v)!.shape), 0);
       const commands: Command[] = [];
+      const home = new Map<string, Slot>();
+      const acts = new Set(init.activations);
+      const isArg = (v: string) => acts.has(v) || Object.hasOwn(init.weights, v) || Object.hasOwn(init.state, v);
+      const typeOf = new Map<string, { dtype: DType; shape: Shape }>();
+      for (const s of stages) for (const w of s.wiring) if (!typeOf.has(w.value)) typeOf.set(w.value, { dtype: w.dtype, shape: w.shape });
+
+      // Activations share one host arena at fixed offsets: the host rewrites them before every step.
+      const actValues = [...typeOf.keys()].filter((v) => acts.has(v));
+      const arenaBytes = actValues.reduce((n, v) => n + byteSize(typeOf.get(v)!.dtype, typeOf.get(v)!.shape), 0);
       if (arenaBytes > 0) {
         const arena = device.allocArena(arenaBytes);
         owned.push(arena);
         let offset = 0;
         for (const v of actValues) {
-          const t = types.get(v)!;
+          const t = typeOf.get(v)!;
           const slot: Slot = { value: v, ...t, bytes: byteSize(t.dtype, t.shape), at: { arena, offset } };
-          slots.set(v, slot);
+          home.set(v, slot);
           commands.push({ kind: 'write', slot });
           offset += slot.bytes;
         }
       }
-      for (const [v, t] of types) {
-        if (slots.has(v)) continue;
+      const ownBuffer = (v: string, t: { dtype: DType; shape: Shape }): Slot => {
         const bytes = byteSize(t.dtype, t.shape);
         const buf = device.allocBuffer(bytes);
         owned.push(buf);
-        const slot: Slot = { value: v, ...t, bytes, at: buf };
-        slots.set(v, slot);
-        const initial = Object.hasOwn(init.weights, v) ? init.weights[v] : Object.hasOwn(init.state, v) ? init.state[v] : undefined;
-        if (initial !== undefined || Object.hasOwn(init.stateNext, v)) writeTo(device, buf, tensorToBytes(checkTensor(`/${v}`, slot, initial)));
+        return { value: v, ...t, bytes, at: buf };
+      };
+      // Weights and state live in buffers of their own, uploaded once.
+      for (const [v, t] of typeOf) {
+        if (home.has(v) || !isArg(v)) continue;
+        const slot = ownBuffer(v, t);
+        home.set(v, slot);
+        const initial = Object.hasOwn(init.weights, v) ? init.weights[v] : init.state[v];
+        writeTo(device, slot.at, tensorToBytes(checkTensor(`/${v}`, slot, initial)));
       }
       for (const s of stages) {
+        const arenas = new Map<number, ArenaId>();
+        const slotOf = (w: WiredArg): Slot | undefined => {
+          if (!w.arena) return undefined;
+          let a = arenas.get(w.arena.index);
+          if (a === undefined) {
+            a = device.allocArena(w.arena.arenaBytes);
+            owned.push(a);
+            arenas.set(w.arena.index, a);
+          }
+          return { value: w.value, dtype: w.dtype, shape: w.shape, bytes: byteSize(w.dtype, w.shape), at: { arena: a, offset: w.arena.offset } };
+        };
         const bindings: Record<string, Binding> = {};
-        for (const w of s.wiring) bindings[w.binding] = slots.get(w.value)!.at;
+        for (const w of s.wiring) {
+          const placed = slotOf(w);
+          if (w.direction === 'in') {
+            const from = home.get(w.value);
+            if (!from) throw new InvalidInput('', `${s.loaded.name} reads ${w.value} before anything writes it`);
+            if (placed) commands.push({ kind: 'copy', from, to: placed });
+            bindings[w.binding] = (placed ?? from).at;
+          } else {
+            // An output with no place of its own writes its value's home (a state written in place).
+            const slot = placed ?? home.get(w.value) ?? ownBuffer(w.value, w);
+            bindings[w.binding] = slot.at;
+            // A value is written once (SSA), so a second output of it (a result that is also a state's
+            // next value) shares the slot; an arg keeps its own home.
+            if (!isArg(w.value)) home.set(w.value, slot);
+          }
+        }
         commands.push({ kind: 'run', loaded: s.loaded, bindings });
       }
       for (const [arg, next] of Object.entries(init.stateNext)) {
-        const to = slots.get(arg);
-        const from = slots.get(next);
+        const to = home.get(arg);
+        const from = home.get(next);
         if (!to || !from) throw new InvalidInput(`/${arg}`, `state ${arg} is not wired to any artifact`);
         if (from !== to) commands.push({ kind: 'copy', from, to });
       }
       for (const r of new Set(init.results)) {
-        const slot = slots.get(r);
+        const slot = home.get(r);
         if (!slot) throw new InvalidInput('', `result ${r} is not wired to any artifact`);
         commands.push({ kind: 'read', slot, as: 'result', name: r });
       }
-      for (const arg of Object.keys(init.stateNext)) commands.push({ kind: 'read', slot: slots.get(arg)!, as: 'state', name: arg });
+      for (const arg of Object.keys(init.stateNext)) commands.push({ kind: 'read', slot: home.get(arg)!, as: 'state', name: arg });
       return new Session(device, commands, owned);
     } catch (e) {
       if (!device.poisoned) for (const b of owned) device.free(b);
