@@ -12,10 +12,21 @@ export function isTargetName(s: string): s is TargetName {
   return (TARGET_NAMES as readonly string[]).includes(s);
 }
 
-/** A target's answer for one equation: admitted, or refused with the stable dotted capability it lacks. */
+/**
+ * Why a target refuses an equation; the planner turns each kind into its typed error (the program
+ * format's error table): CapabilityMissing, MissingBound, MissingContract, NarrowingRange, IntegerToFloat.
+ */
+export type Refusal =
+  | { readonly kind: 'capability'; readonly capability: string }
+  | { readonly kind: 'missing-bound'; readonly step: number; readonly bound: string }
+  | { readonly kind: 'missing-contract' }
+  | { readonly kind: 'narrowing-range'; readonly value: number }
+  | { readonly kind: 'integer-to-float' };
+
+/** A target's answer for one equation: admitted, or refused with the reason. */
 export type Admission =
   | { readonly admitted: true }
-  | { readonly admitted: false; readonly capability: string };
+  | { readonly admitted: false; readonly refusal: Refusal };
 
 /** One row of an admission table: looks at the typed equation (dtypes, shapes, attributes). */
 export type AdmissionRule = (e: CheckedEqn) => Admission;
@@ -33,7 +44,7 @@ export interface Target {
 
 export const ADMIT: Admission = { admitted: true };
 
-/** A refusal naming the missing capability. */
+/** A refusal naming the missing capability (a stable dotted name). */
 export function refuse(capability: string): Admission {
-  return { admitted: false, capability };
+  return { admitted: false, refusal: { kind: 'capability', capability } };
 }
