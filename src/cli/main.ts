@@ -9,6 +9,7 @@ import { cacheCommand, type CacheSubcommand } from './cache.js';
 import { demoCommand } from './demo.js';
 import { farmCommand } from './farm.js';
 import { runCommand } from './run.js';
+import { sealCheckCommand, sealKeygenCommand, sealVerifyCommand, sealWriteCommand } from './seal.js';
 import { validateCommand } from './validate.js';
 import { EXIT, processIo, reportError, type Io } from './output.js';
 import { TARGET_NAMES } from '../targets/target.js';
@@ -77,6 +78,28 @@ export function buildCli(io: Io, done: (code: number) => void): Command {
       done(cacheCommand(sub as CacheSubcommand, o, (l) => io.out(l)));
     });
   }
+
+  const seal = cli.command('seal').description('signed, encrypted kernel sets');
+  seal.command('keygen').description('write an Ed25519 signing key pair and a kernel key')
+    .requiredOption('--out <dir-or-prefix>', 'a directory, or a file name prefix')
+    .option('--json', 'machine-readable output')
+    .action(wrap((o: { json?: boolean }) => o.json === true, (o: { out: string; json?: boolean }) => sealKeygenCommand(o, io)));
+  seal.command('write').description('seal a clear kernel set into a new directory and sign its manifest')
+    .argument('<set>', 'the clear set: layout.json and kernel files')
+    .requiredOption('--key <file>', 'the Ed25519 signing key (PKCS#8 PEM)')
+    .requiredOption('--kernel-key <file>', 'the 32-byte kernel key (64 hex digits or raw)')
+    .option('--out <dir>', 'where the sealed set goes (default SET.sealed; must not exist)')
+    .option('--json', 'machine-readable output')
+    .action(wrap((_s: string, o: { json?: boolean }) => o.json === true, (s: string, o: Parameters<typeof sealWriteCommand>[1]) => sealWriteCommand(s, o, io)));
+  seal.command('check').description('check that the manifest lists exactly the set\'s files with their digests (no key needed)')
+    .argument('<set>', 'a sealed set')
+    .option('--json', 'machine-readable output')
+    .action(wrap((_s: string, o: { json?: boolean }) => o.json === true, (s: string, o: { json?: boolean }) => sealCheckCommand(s, o, io)));
+  seal.command('verify').description('verify the manifest\'s signature, then check the set')
+    .argument('<set>', 'a sealed set')
+    .requiredOption('--pub <file>', 'the release public key (SPKI PEM)')
+    .option('--json', 'machine-readable output')
+    .action(wrap((_s: string, o: { json?: boolean }) => o.json === true, (s: string, o: { pub: string; json?: boolean }) => sealVerifyCommand(s, o, io)));
 
   cli.command('demo')
     .description('run the demo program through the actors on the CPU target (npm start)')
