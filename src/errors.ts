@@ -31,7 +31,10 @@ export type ErrorCode =
   | 'EngineClosed'
   | 'LoadFailed'
   | 'UsageError'
-  | 'CacheError';
+  | 'CacheError'
+  | 'Q4nxError'
+  | 'GgufError'
+  | 'SealError';
 
 /** A scalar as the wire writes it: numbers, or the strings JSON cannot write as numbers. */
 export type WireNumber = number | 'nan' | 'inf' | '-inf' | '-0';
@@ -282,6 +285,62 @@ export class CacheError extends EngineError {
   fields() { return { path: this.path, reason: this.reason }; }
 }
 
+/** Why a sealed kernel set (src/seal/) was refused; stable, so scripts can match on it. */
+export type SealReason =
+  | 'bad-magic' | 'unsupported-version' | 'truncated' | 'wrong-key-or-tampered'
+  | 'digest-mismatch' | 'size-mismatch' | 'missing-file' | 'extra-file' | 'not-a-file'
+  | 'no-manifest' | 'bad-manifest' | 'no-signature' | 'bad-signature' | 'no-public-key'
+  | 'bad-key' | 'bad-layout' | 'already-sealed' | 'out-exists' | 'not-a-directory';
+
+const SEAL_REASONS = {
+  'bad-magic': 'not a sealed container (no 1BPKCRYP magic)',
+  'unsupported-version': 'a sealed container of a version this build cannot open',
+  'truncated': 'truncated: shorter than a sealed container\'s header and tag',
+  'wrong-key-or-tampered': 'does not open with this kernel key: a wrong key, a changed byte, or a file moved from another name',
+  'digest-mismatch': 'sha256 differs from the one manifest.json lists',
+  'size-mismatch': 'size differs from the one manifest.json lists',
+  'missing-file': 'listed in manifest.json but missing from the set',
+  'extra-file': 'in the set but not listed in manifest.json',
+  'not-a-file': 'neither a regular file nor a directory (a symlink?)',
+  'no-manifest': 'missing: the set has no manifest',
+  'bad-manifest': 'not a well-formed, canonical manifest',
+  'no-signature': 'missing: the set is unsigned and a signature is required',
+  'bad-signature': 'does not verify over manifest.json\'s exact bytes with this public key',
+  'no-public-key': 'a signature is required but no public key was given',
+  'bad-key': 'not a usable key',
+  'bad-layout': 'not a JSON layout',
+  'already-sealed': 'already sealed; seal the clear source set instead',
+  'out-exists': 'already exists; it is not overwritten',
+  'not-a-directory': 'not a directory',
+} as const satisfies Record<SealReason, string>;
+
+/** A sealed kernel set, one of its files or a key is refused; `file`: the set-relative path, a key file, or null. */
+export class SealError extends EngineError {
+  readonly code = 'SealError' as const;
+  constructor(readonly file: string | null, readonly reason: SealReason, detail?: string) {
+    super(`sealed set${file === null ? '' : ` ${file}`}: ${SEAL_REASONS[reason]}${detail ? ` (${detail})` : ''}`);
+  }
+  fields() { return { file: this.file, reason: this.reason }; }
+}
+
+/** A Q4NX container or chunk is malformed: `tensor` names the tensor, or null for the container itself. */
+export class Q4nxError extends EngineError {
+  readonly code = 'Q4nxError' as const;
+  constructor(readonly tensor: string | null, readonly reason: string) {
+    super(`q4nx${tensor === null ? '' : ` tensor ${JSON.stringify(tensor)}`}: ${reason}`);
+  }
+  fields() { return { tensor: this.tensor, reason: this.reason }; }
+}
+
+/** A GGUF file breaks the format or a bound that keeps reading it safe: `offset` is the byte it is about. */
+export class GgufError extends EngineError {
+  readonly code = 'GgufError' as const;
+  constructor(readonly offset: number, readonly reason: string) {
+    super(`GGUF error at byte ${offset}: ${reason}`);
+  }
+  fields() { return { offset: this.offset, reason: this.reason }; }
+}
+
 function num(w: Record<string, unknown>, k: string): number {
   const v = w[k];
   if (typeof v === 'number') return v;
@@ -331,6 +390,9 @@ function rebuild(w: WireError): EngineError {
     case 'LoadFailed': return new LoadFailed(str(w, 'device'), str(w, 'detail'));
     case 'UsageError': return new UsageError(str(w, 'reason'));
     case 'CacheError': return new CacheError(str(w, 'path'), str(w, 'reason'));
+    case 'Q4nxError': return new Q4nxError(typeof w.tensor === 'string' ? w.tensor : null, str(w, 'reason'));
+    case 'GgufError': return new GgufError(num(w, 'offset'), str(w, 'reason'));
+    case 'SealError': return new SealError(w['file'] === null ? null : str(w, 'file'), str(w, 'reason') as SealReason);
   }
 }
 
