@@ -64,3 +64,48 @@ describe('engine: supervision of device actors with real workers', function () {
     expect((await engine.compileOnly(chainProgram(2, 1), 'cpu')).hit).to.equal(false);
   });
 });
+
+describe('device actor: a poisoned device keeps the failed run\'s buffers until it is dropped', function () {
+  this.timeout(30_000);
+
+  it('counts live buffers after a missed deadline, and none once the supervisor drops and restarts it', async () => {
+    const { superviseActor } = await import('../../src/actors/supervisor.js');
+    const { compileCpu } = await import('../../src/compiler/cpu.js');
+    const { wholeProgramWiring } = await import('../../src/compiler/wiring.js');
+    const { checkProgram } = await import('../../src/ir/validate.js');
+    const { parseProgram } = await import('../../src/ir/codec.js');
+    const { decodeInputs } = await import('../../src/ir/inputsCodec.js');
+    type Api = import('../../src/actors/deviceActor.js').DeviceApi;
+    const checked = checkProgram(parseProgram(STEP_PROGRAM));
+    const inputs = decodeInputs(stepInputs(1), checked);
+    // The device's own timer catches this hang (the thread stays free), so the worker answers, and
+    // its device, poisoned, still reports what it holds.
+    const actor = superviseActor<Api>({
+      name: 'device:cpu', entry: new URL('../../src/workers/device.worker.js', import.meta.url),
+      workerData: { kind: 'cpu', faults: { hangOnRun: 1, hangMode: 'async' } },
+      restart: { max: 3, windowMs: 60_000 }, poisonOnDeadline: true,
+    });
+    try {
+      const opened = await actor.call('open', [{
+        target: 'cpu', weights: inputs.weights, state: inputs.state, activations: ['x'],
+        stateNext: checked.program.state, results: checked.program.results,
+        units: [{ key: 'k', artifact: compileCpu(checked).bytes, wiring: wholeProgramWiring(checked) }],
+      }]);
+      if ('needArtifacts' in opened) throw new Error('the artifact was given');
+      await rejectsWith(actor.call('replay', [opened.session, inputs.steps[0]!, ['y'], 150, true], { deadlineMs: 10_000 }), 'DeadlineExceeded');
+      const held = await actor.call('live', []);
+      expect(held.poisoned).to.not.equal(null);
+      expect(held.buffers + held.arenas).to.be.greaterThan(0);
+      expect(held.bytes).to.be.greaterThan(0);
+      expect(held.contexts).to.equal(1);
+      const ready = new Promise<void>((resolve) => { const off = actor.on('ready', () => { off(); resolve(); }); });
+      actor.recycle();
+      await rejectsWith(actor.call('live', []), 'DevicePoisoned');
+      await ready;
+      const fresh = await actor.call('live', []);
+      expect(fresh).to.include({ buffers: 0, arenas: 0, bytes: 0, contexts: 0, poisoned: null });
+    } finally {
+      await actor.close();
+    }
+  });
+});
