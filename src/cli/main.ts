@@ -8,6 +8,8 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { cacheCommand, type CacheSubcommand } from './cache.js';
 import { demoCommand } from './demo.js';
 import { farmCommand } from './farm.js';
+import { registerGgufCommands } from './gguf.js';
+import { q4nxCheckCommand, q4nxDetectQ8Command } from './q4nx.js';
 import { runCommand } from './run.js';
 import { sealCheckCommand, sealKeygenCommand, sealVerifyCommand, sealWriteCommand } from './seal.js';
 import { validateCommand } from './validate.js';
@@ -78,6 +80,19 @@ export function buildCli(io: Io, done: (code: number) => void): Command {
       done(cacheCommand(sub as CacheSubcommand, o, (l) => io.out(l)));
     });
   }
+
+  registerGgufCommands(cli.command('gguf').description('GGUF model files'), io, wrap);
+
+  const q4nx = cli.command('q4nx').description('Q4NX model directories');
+  q4nx.command('check').description('read the container header only; name each quantized tensor\'s chunk kind')
+    .argument('<dir>', 'a model directory holding model.q4nx')
+    .option('--json', 'machine-readable output')
+    .action(wrap((_d: string, o: { json?: boolean }) => o.json === true, (d: string, o: { json?: boolean }) => q4nxCheckCommand(d, o, io)));
+  q4nx.command('detect-q8').description('decide each Q8 tensor\'s code layout from its data (or against a GGUF)')
+    .argument('<dir>', 'a model directory holding model.q4nx')
+    .option('--gguf <file>', 'a GGUF of the same model to correlate against')
+    .option('--json', 'machine-readable output')
+    .action(wrap((_d: string, o: { json?: boolean }) => o.json === true, (d: string, o: { json?: boolean; gguf?: string }) => q4nxDetectQ8Command(d, o, io)));
 
   const seal = cli.command('seal').description('signed, encrypted kernel sets');
   seal.command('keygen').description('write an Ed25519 signing key pair and a kernel key')

@@ -1,0 +1,150 @@
+/**
+ * A tiny Qwen3 as a GGUF: llama.cpp's tensor names and metadata keys, random weights from a seed, in
+ * any quantized type. Projections and the embedding take the chosen type; the 1-D norms stay F32, as
+ * llama.cpp's converters keep them. Dims are ne[0] first, so a projection is [in, out].
+ */
+import { InvalidInput } from '../../errors.js';
+import { QUANT_TYPES, quantTypeInfo, type QuantType } from '../gguf/ggmlTypes.js';
+import { quantize } from '../gguf/quantize.js';
+import { gv, type GgufValue } from '../gguf/types.js';
+import { writeGguf } from '../gguf/writer.js';
+
+/** The shape and type of a tiny Qwen3; every field has a default. */
+export interface TinyQwen3Options {
+  readonly type?: QuantType;
+  readonly layers?: number;
+  readonly hidden?: number;
+  readonly intermediate?: number;
+  readonly heads?: number;
+  readonly kvHeads?: number;
+  readonly headDim?: number;
+  readonly vocab?: number;
+  readonly contextLength?: number;
+  readonly ropeTheta?: number;
+  readonly rmsEps?: number;
+  readonly seed?: number;
+  /** No output.weight: the lm head is token_embd, as in Qwen3-0.6B. */
+  readonly tiedEmbeddings?: boolean;
+  readonly version?: 2 | 3;
+}
+
+/** One tensor of the tiny model: its f32 source values and the type it is stored in. */
+export interface TinyTensor {
+  readonly name: string;
+  readonly dims: readonly number[];
+  readonly type: QuantType;
+  readonly values: Float32Array;
+}
+
+/** The options with defaults filled in. */
+export type TinyQwen3Config = Required<TinyQwen3Options>;
+
+/** Fills in defaults: 2 layers, hidden 256, 4 heads of 64 (2 kv heads), ffn 512, vocab 320, Q8_0, tied. */
+export function tinyQwen3Config(o: TinyQwen3Options = {}): TinyQwen3Config {
+  return {
+    type: o.type ?? 'Q8_0', layers: o.layers ?? 2, hidden: o.hidden ?? 256, intermediate: o.intermediate ?? 512,
+    heads: o.heads ?? 4, kvHeads: o.kvHeads ?? 2, headDim: o.headDim ?? 64, vocab: o.vocab ?? 320,
+    contextLength: o.contextLength ?? 4096, ropeTheta: o.ropeTheta ?? 1_000_000, rmsEps: o.rmsEps ?? 1e-6,
+    seed: o.seed ?? 1, tiedEmbeddings: o.tiedEmbeddings ?? true, version: o.version ?? 3,
+  };
+}
+
+/** mulberry32: a small seeded generator, so the same seed gives the same model on every machine. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function check(c: TinyQwen3Config): void {
+  if (!QUANT_TYPES.includes(c.type)) throw new InvalidInput('/type', `unknown type ${String(c.type)}`);
+  const block = quantTypeInfo(c.type).blockSize;
+  for (const [k, v] of Object.entries(c)) {
+    if (k !== 'seed' && typeof v === 'number' && !(v > 0)) throw new InvalidInput(`/${k}`, `${k} must be positive, got ${v}`);
+  }
+  // Every projection's ne[0] is one of these, so each must hold whole blocks.
+  for (const [k, v] of [['hidden', c.hidden], ['intermediate', c.intermediate], ['heads * headDim', c.heads * c.headDim]] as const) {
+    if (v % block !== 0) throw new InvalidInput(`/${k}`, `${k} = ${v} is not a multiple of the ${c.type} block size ${block}`);
+  }
+  if (c.heads % c.kvHeads !== 0) throw new InvalidInput('/kvHeads', `${c.heads} heads do not split into ${c.kvHeads} kv groups`);
+}
+
+/** The tensors of a tiny Qwen3, with their f32 source values (before quantization). */
+export function tinyQwen3Tensors(opts: TinyQwen3Options = {}): TinyTensor[] {
+  const c = tinyQwen3Config(opts);
+  check(c);
+  const rand = rng(c.seed);
+  // Uniform in [-a, a] with the variance of N(0, std^2): enough for tests, and bounded for f16 scales.
+  const matrix = (name: string, dims: [number, number], std: number): TinyTensor => {
+    const a = std * Math.sqrt(3);
+    const values = Float32Array.from({ length: dims[0] * dims[1] }, () => (rand() * 2 - 1) * a);
+    return { name, dims, type: c.type, values };
+  };
+  const norm = (name: string, n: number): TinyTensor =>
+    ({ name, dims: [n], type: 'F32', values: Float32Array.from({ length: n }, () => 1 + (rand() * 2 - 1) * 0.1) });
+  const q = c.heads * c.headDim;
+  const kv = c.kvHeads * c.headDim;
+  const out: TinyTensor[] = [matrix('token_embd.weight', [c.hidden, c.vocab], 0.02)];
+  for (let l = 0; l < c.layers; l++) {
+    const p = `blk.${l}.`;
+    out.push(
+      norm(`${p}attn_norm.weight`, c.hidden),
+      matrix(`${p}attn_q.weight`, [c.hidden, q], 0.02),
+      matrix(`${p}attn_k.weight`, [c.hidden, kv], 0.02),
+      matrix(`${p}attn_v.weight`, [c.hidden, kv], 0.02),
+      matrix(`${p}attn_output.weight`, [q, c.hidden], 0.02),
+      norm(`${p}attn_q_norm.weight`, c.headDim),
+      norm(`${p}attn_k_norm.weight`, c.headDim),
+      norm(`${p}ffn_norm.weight`, c.hidden),
+      matrix(`${p}ffn_gate.weight`, [c.hidden, c.intermediate], 0.02),
+      matrix(`${p}ffn_up.weight`, [c.hidden, c.intermediate], 0.02),
+      matrix(`${p}ffn_down.weight`, [c.intermediate, c.hidden], 0.02),
+    );
+  }
+  out.push(norm('output_norm.weight', c.hidden));
+  if (!c.tiedEmbeddings) out.push(matrix('output.weight', [c.hidden, c.vocab], 0.02));
+  return out;
+}
+
+/** llama.cpp's llama_ftype of a file whose every matrix has this type (the K-quants as their _S mixes). */
+const FILE_TYPE: Record<QuantType, number> = { F32: 0, F16: 1, Q4_0: 2, Q4_1: 3, Q8_0: 7, Q4_K: 14, Q5_K: 16, Q6_K: 18, BF16: 32 };
+
+/** The metadata of a tiny Qwen3, as llama.cpp's converter names it. */
+export function tinyQwen3Metadata(opts: TinyQwen3Options = {}): Map<string, GgufValue> {
+  const c = tinyQwen3Config(opts);
+  const tokens = Array.from({ length: c.vocab }, (_, i) => (i === c.vocab - 1 ? '<|im_end|>' : `t${i}`));
+  return new Map<string, GgufValue>([
+    ['general.architecture', gv.str('qwen3')],
+    ['general.name', gv.str(`tiny-qwen3-${c.type}`)],
+    ['general.file_type', gv.u32(FILE_TYPE[c.type])],
+    ['qwen3.block_count', gv.u32(c.layers)],
+    ['qwen3.context_length', gv.u32(c.contextLength)],
+    ['qwen3.embedding_length', gv.u32(c.hidden)],
+    ['qwen3.feed_forward_length', gv.u32(c.intermediate)],
+    ['qwen3.attention.head_count', gv.u32(c.heads)],
+    ['qwen3.attention.head_count_kv', gv.u32(c.kvHeads)],
+    ['qwen3.attention.key_length', gv.u32(c.headDim)],
+    ['qwen3.attention.value_length', gv.u32(c.headDim)],
+    ['qwen3.rope.freq_base', gv.f32(c.ropeTheta)],
+    ['qwen3.attention.layer_norm_rms_epsilon', gv.f32(c.rmsEps)],
+    ['tokenizer.ggml.model', gv.str('gpt2')],
+    ['tokenizer.ggml.pre', gv.str('qwen2')],
+    ['tokenizer.ggml.tokens', gv.strings(tokens)],
+    ['tokenizer.ggml.token_type', gv.numbers('i32', tokens.map((_, i) => (i === c.vocab - 1 ? 3 : 1)))],
+    ['tokenizer.ggml.eos_token_id', gv.u32(c.vocab - 1)],
+    ['tokenizer.ggml.padding_token_id', gv.u32(c.vocab - 1)],
+    ['tokenizer.ggml.add_bos_token', gv.bool(false)],
+  ]);
+}
+
+/** A tiny Qwen3 GGUF file with random weights in `type`. */
+export function tinyQwen3Gguf(opts: TinyQwen3Options = {}): Uint8Array {
+  const c = tinyQwen3Config(opts);
+  const tensors = tinyQwen3Tensors(c).map((t) => ({ name: t.name, dims: t.dims, type: t.type, data: quantize(t.type, t.values) }));
+  return writeGguf({ version: c.version, metadata: tinyQwen3Metadata(c), tensors });
+}
