@@ -8,8 +8,8 @@
  * process assigns in the same order), so a failing soak run can be replayed.
  */
 import { threadId } from 'node:worker_threads';
-import { LoadFailed } from '../errors.js';
-import type { DeviceKind } from '../devices/device.js';
+import { LoadFailed, NoDevice } from '../errors.js';
+import type { Device, DeviceKind } from '../devices/device.js';
 import type { FaultOptions } from '../devices/faults.js';
 import { openDevice } from '../devices/registry.js';
 import type { Wiring } from '../compiler/wiring.js';
@@ -41,8 +41,12 @@ export interface FaultPlan {
   readonly crash?: readonly number[];
 }
 
+/** Which device serves a kind: the hardware, its simulator, or the hardware when present (default). */
+export type DeviceMode = 'auto' | 'native' | 'simulated';
+
 export interface DeviceActorOptions {
   readonly kind: DeviceKind;
+  readonly mode?: DeviceMode;
   readonly plan?: FaultPlan;
   readonly name?: string;
   readonly maxContexts?: number;
@@ -72,6 +76,28 @@ export interface OpenRequest extends SessionInit {
   readonly units: readonly OpenUnit[];
 }
 
+/**
+ * Opens the device: the hardware when mode is 'native'; its simulator when 'simulated'; 'auto' (the
+ * default) takes the hardware when this machine has it and the simulator when it answers NoDevice. The
+ * CPU is no simulator: it computes the oracle's results itself, in every mode.
+ */
+function openWith(opts: DeviceActorOptions): Device {
+  const base = {
+    ...(opts.name !== undefined ? { name: opts.name } : {}),
+    ...(opts.maxContexts !== undefined ? { maxContexts: opts.maxContexts } : {}),
+    ...(opts.faults !== undefined ? { faults: opts.faults } : {}),
+  };
+  const mode = opts.mode ?? 'auto';
+  if (opts.kind === 'cpu' || mode === 'native') return openDevice(opts.kind, base);
+  if (mode === 'simulated') return openDevice(opts.kind, { ...base, simulate: true });
+  try {
+    return openDevice(opts.kind, base);
+  } catch (e) {
+    if (!(e instanceof NoDevice)) throw e;
+    return openDevice(opts.kind, { ...base, simulate: true });
+  }
+}
+
 /** A small deterministic generator (mulberry32), so chaos runs repeat from their seed. */
 function rng(seed: number): () => number {
   let a = seed >>> 0;
@@ -88,11 +114,7 @@ const never = new Int32Array(new SharedArrayBuffer(4));
 
 /** The device API served to the engine. */
 export function deviceApi(opts: DeviceActorOptions) {
-  const device = openDevice(opts.kind, {
-    ...(opts.name !== undefined ? { name: opts.name } : {}),
-    ...(opts.maxContexts !== undefined ? { maxContexts: opts.maxContexts } : {}),
-    ...(opts.faults !== undefined ? { faults: opts.faults } : {}),
-  });
+  const device = openWith(opts);
   const sessions = new Map<number, { session: Session; keys: readonly string[] }>();
   const loadedArtifacts = new LoadedArtifacts(device);
   let next = 1;

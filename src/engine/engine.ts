@@ -15,7 +15,7 @@ import type { PlannerApi, PlanReply } from '../actors/plannerActor.js';
 import type { CacheApi } from '../actors/cacheActor.js';
 import type { CompileTask } from '../actors/compileTask.js';
 import type { OracleTask } from '../actors/oracleTask.js';
-import type { ChaosOptions, DeviceApi, DeviceActorOptions, FaultPlan } from '../actors/deviceActor.js';
+import type { ChaosOptions, DeviceApi, DeviceActorOptions, DeviceMode, FaultPlan } from '../actors/deviceActor.js';
 import { defaultCacheDir } from '../cache/defaultDir.js';
 import type { DeviceKind } from '../devices/device.js';
 import { CPU_DEFAULT_CONTEXTS } from '../devices/cpuDevice.js';
@@ -29,6 +29,8 @@ import { inputsJsonOf, programJsonOf, type ProgramSource } from './inputs.js';
 import { verifySteps } from './verify.js';
 
 export interface DeviceConfig {
+  /** The hardware, its simulator, or the hardware when this machine has it (default 'auto'). */
+  readonly mode?: DeviceMode;
   readonly faults?: FaultOptions;
   readonly chaos?: ChaosOptions;
   readonly plan?: FaultPlan;
