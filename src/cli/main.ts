@@ -10,6 +10,8 @@ import { demoCommand } from './demo.js';
 import { farmCommand } from './farm.js';
 import { registerGgufCommands } from './gguf.js';
 import { q4nxCheckCommand, q4nxDetectQ8Command } from './q4nx.js';
+import { matrixCommand } from './matrix.js';
+import { planCommand } from './plan.js';
 import { runCommand } from './run.js';
 import { sealCheckCommand, sealKeygenCommand, sealVerifyCommand, sealWriteCommand } from './seal.js';
 import { validateCommand } from './validate.js';
@@ -60,6 +62,19 @@ export function buildCli(io: Io, done: (code: number) => void): Command {
     .option('--cache-dir <dir>', 'blob cache directory')
     .option('--json', 'machine-readable output: { "results": {...}, "state": {...} } with b64 tensors')
     .action(wrap((_f: string, o: { json?: boolean }) => o.json === true, (f: string, o: Parameters<typeof runCommand>[1]) => runCommand(f, o, io)));
+
+  cli.command('plan')
+    .description('show what a target admits and refuses of a program, its regions and contexts')
+    .argument('<program>', 'program JSON file')
+    .addOption(new Option('--target <target>', 'target').choices(TARGET_NAMES).makeOptionMandatory())
+    .option('--json', 'machine-readable output')
+    .action(wrap((_f: string, o: { json?: boolean }) => o.json === true, (f: string, o: { target: string; json?: boolean }) => planCommand(f, o, io)));
+
+  cli.command('matrix')
+    .description('the feature matrix of a target, generated from its admission table')
+    .addOption(new Option('--target <target>', 'target').choices(TARGET_NAMES).makeOptionMandatory())
+    .addOption(new Option('--format <format>', 'output format').choices(['md', 'json']).default('md'))
+    .action(wrap((o: { format?: string }) => o.format === 'json', (o: { target: string; format: 'md' | 'json' }) => matrixCommand(o, io)));
 
   cli.command('farm')
     .description('compile every program under a directory into the blob cache, in parallel')

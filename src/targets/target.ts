@@ -4,6 +4,7 @@
  */
 import type { CheckedEqn } from '../ir/checked.js';
 import type { OpName } from '../ops/rule.js';
+import type { OpContract } from './contract.js';
 
 export const TARGET_NAMES = ['cpu', 'xdna2', 'npu4'] as const;
 export type TargetName = (typeof TARGET_NAMES)[number];
@@ -23,9 +24,12 @@ export type Refusal =
   | { readonly kind: 'narrowing-range'; readonly value: number }
   | { readonly kind: 'integer-to-float' };
 
-/** A target's answer for one equation: admitted, or refused with the reason. */
+/**
+ * A target's answer for one equation: admitted (with the numerical contract the target publishes for
+ * it, when it is not the oracle itself), or refused with the reason.
+ */
 export type Admission =
-  | { readonly admitted: true }
+  | { readonly admitted: true; readonly contract?: OpContract }
   | { readonly admitted: false; readonly refusal: Refusal };
 
 /** One row of an admission table: looks at the typed equation (dtypes, shapes, attributes). */
@@ -43,6 +47,11 @@ export interface Target {
 }
 
 export const ADMIT: Admission = { admitted: true };
+
+/** Admits an equation under a numerical contract. */
+export function admit(contract: OpContract): Admission {
+  return { admitted: true, contract };
+}
 
 /** A refusal naming the missing capability (a stable dotted name). */
 export function refuse(capability: string): Admission {

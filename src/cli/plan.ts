@@ -1,0 +1,119 @@
+/**
+ * `npu-offload plan PROGRAM.json --target T [--json]`: every equation admitted (with its contract) or
+ * refused (every refusal at once, each as its typed error's code and fields), the regions the program
+ * splits into, the hardware contexts they need, and the program's numerics class and tolerances.
+ * Exit 0 when the whole program plans, 1 when anything is refused (the report is printed either way).
+ */
+import { planRegions } from '../compiler/aie/regions.js';
+import type { AieUsage } from '../compiler/aie/artifact.js';
+import type { EngineError } from '../errors.js';
+import { ContextLimit, RegionLimit } from '../errors.js';
+import type { CheckedProgram } from '../ir/checked.js';
+import { checkProgram } from '../ir/validate.js';
+import { tolName, type Tolerance } from '../numerics/compare.js';
+import { planReport } from '../planner/report.js';
+import { planningTarget } from '../planner/targets.js';
+import { describeContract } from '../targets/contract.js';
+import type { Target } from '../targets/target.js';
+import { XDNA2_BOUNDS } from '../targets/xdna2Contracts.js';
+import { readProgram } from './files.js';
+import type { Io } from './output.js';
+import { EXIT, errorJson } from './output.js';
+
+export interface PlanOptions {
+  readonly target: string;
+  readonly json?: boolean;
+}
+
+/** One region as the report prints it; `usage` and `closedBy` only where the compiler models them. */
+export interface RegionSummary {
+  readonly index: number;
+  readonly eqns: readonly number[];
+  readonly usage?: AieUsage;
+  readonly closedBy?: string;
+}
+
+interface Regions {
+  readonly regions: RegionSummary[];
+  readonly limit?: RegionLimit;
+  readonly contexts: { readonly needed: number; readonly max: number | null };
+}
+
+// Regions exist only for a program admitted whole: a refused equation has no core to place.
+function regionsOf(checked: CheckedProgram, target: Target, admitted: boolean): Regions {
+  if (!admitted) return { regions: [], contexts: { needed: 0, max: target.name === 'xdna2' ? XDNA2_BOUNDS.contexts : null } };
+  if (target.name !== 'xdna2') {
+    // The CPU runs the whole program as one artifact and holds any number of them.
+    return { regions: [{ index: 0, eqns: checked.eqns.map((e) => e.index) }], contexts: { needed: 1, max: null } };
+  }
+  try {
+    const plans = planRegions(checked, { bounds: XDNA2_BOUNDS });
+    const regions = plans.map((r) => ({ index: r.index, eqns: [...r.eqns], usage: r.usage, closedBy: r.closedBy }));
+    return { regions, contexts: { needed: regions.length, max: XDNA2_BOUNDS.contexts } };
+  } catch (e) {
+    if (e instanceof RegionLimit) return { regions: [], limit: e, contexts: { needed: 0, max: XDNA2_BOUNDS.contexts } };
+    throw e;
+  }
+}
+
+// Derived tolerances carry many digits; three are what a person compares.
+function tolText(t: Tolerance): string {
+  const p = (v: number) => (v === 0 ? '0' : v < 1e-3 ? v.toExponential(2).replace(/\.?0+e/, 'e') : String(Number(v.toPrecision(3))));
+  return t.kind === 'absrel' ? `abs ${p(t.abs)} + rel ${p(t.rel)}` : tolName(t);
+}
+
+function fields(e: EngineError): string {
+  return Object.entries(e.fields()).filter(([k]) => k !== 'eqn').map(([k, v]) => `${k}=${typeof v === 'string' ? JSON.stringify(v) : String(v)}`).join(' ');
+}
+
+function regionLine(r: RegionSummary): string {
+  const span = r.eqns.length === 0 ? 'no equations' : `eqns ${r.eqns[0]}-${r.eqns[r.eqns.length - 1]}`;
+  if (r.usage === undefined) return `  region ${r.index}: ${span}`;
+  const u = r.usage;
+  return `  region ${r.index}: ${span}, ${u.tiles} tiles, streams ${u.streamsIn} in / ${u.streamsOut} out, ${u.streamsPerTile} per tile, ${u.tileLocalBytes} tile-local bytes (closed by ${r.closedBy ?? 'end'})`;
+}
+
+/** Plans one program file on a target and prints the report; returns the exit code. */
+export function planCommand(file: string, opts: PlanOptions, io: Io): number {
+  const target = planningTarget(opts.target);
+  const checked = checkProgram(readProgram(file));
+  const report = planReport(checked, target);
+  const refused: EngineError[] = [...report.refused];
+  const { regions, limit, contexts } = regionsOf(checked, target, refused.length === 0);
+  if (limit !== undefined) refused.push(limit);
+  if (contexts.max !== null && contexts.needed > contexts.max) refused.push(new ContextLimit(contexts.needed, contexts.max));
+  const names = new Map(checked.eqns.map((e) => [e.index, e.op]));
+  const n = report.numerics;
+
+  if (opts.json) {
+    io.out(JSON.stringify({
+      program: checked.program.name,
+      target: target.name,
+      part: target.part,
+      admitted: report.admitted.map((a) => ({ eqn: a.eqn, op: a.op, contract: a.contract ?? null })),
+      refused: refused.map((e) => errorJson(e).error),
+      regions,
+      contexts,
+      numerics: { class: n.numericsClass, tolerance: n.tolerance, assumptions: n.assumptions },
+    }));
+    return refused.length === 0 ? EXIT.ok : EXIT.refused;
+  }
+
+  io.out(`plan: program ${JSON.stringify(checked.program.name)} on ${target.name} (${target.part}): ${refused.length === 0 ? 'admitted' : `${refused.length} refusal${refused.length === 1 ? '' : 's'}`}`);
+  io.out(`admitted (${report.admitted.length} of ${checked.eqns.length}):`);
+  for (const a of report.admitted) io.out(`  eqn ${a.eqn} ${a.op}: ${a.contract ? describeContract(a.contract) : 'exact (the oracle itself)'}`);
+  io.out(`refused (${refused.length}):`);
+  for (const e of refused) {
+    const at = 'eqn' in e && typeof e.eqn === 'number' ? `eqn ${e.eqn} ${names.get(e.eqn) ?? ''}: ` : '';
+    io.out(`  ${at}${e.code} ${fields(e)}`.trimEnd());
+  }
+  io.out(`regions (${regions.length})${regions.length === 0 ? ': none until every equation is admitted and fits a region' : ':'}`);
+  for (const r of regions) io.out(regionLine(r));
+  io.out(`contexts: ${contexts.needed}${contexts.max === null ? ' (no bound on this target)' : ` of ${contexts.max}`}`);
+  io.out(`numerics: ${n.numericsClass}`);
+  for (const [r, t] of Object.entries(n.tolerance)) {
+    io.out(`  result ${r}: ${tolText(t)}`);
+    for (const a of n.assumptions[r] ?? []) io.out(`    assumes ${a}`);
+  }
+  return refused.length === 0 ? EXIT.ok : EXIT.refused;
+}
