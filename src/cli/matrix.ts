@@ -1,7 +1,7 @@
 /** `npu-offload matrix --target T [--format md|json]`: what a target admits, from its admission table only. */
 import { UsageError } from '../errors.js';
 import { featureMatrix, matrixJson, matrixMarkdown } from '../planner/matrix.js';
-import { planningTarget } from '../planner/targets.js';
+import { resolveTarget } from '../targets/index.js';
 import type { Io } from './output.js';
 import { EXIT } from './output.js';
 
@@ -15,7 +15,7 @@ export interface MatrixOptions {
 export function matrixCommand(opts: MatrixOptions, io: Io): number {
   const format = opts.format ?? 'md';
   if (format !== 'md' && format !== 'json') throw new UsageError(`--format is md or json, not ${JSON.stringify(format)}`);
-  const m = featureMatrix(planningTarget(opts.target));
+  const m = featureMatrix(resolveTarget(opts.target));
   io.out(format === 'md' ? matrixMarkdown(m) : matrixJson(m));
   return EXIT.ok;
 }

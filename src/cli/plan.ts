@@ -12,7 +12,7 @@ import type { CheckedProgram } from '../ir/checked.js';
 import { checkProgram } from '../ir/validate.js';
 import { tolName, type Tolerance } from '../numerics/compare.js';
 import { planReport } from '../planner/report.js';
-import { planningTarget } from '../planner/targets.js';
+import { resolveTarget } from '../targets/index.js';
 import { describeContract } from '../targets/contract.js';
 import type { Target } from '../targets/target.js';
 import { XDNA2_BOUNDS } from '../targets/xdna2Contracts.js';
@@ -75,7 +75,7 @@ function regionLine(r: RegionSummary): string {
 
 /** Plans one program file on a target and prints the report; returns the exit code. */
 export function planCommand(file: string, opts: PlanOptions, io: Io): number {
-  const target = planningTarget(opts.target);
+  const target = resolveTarget(opts.target);
   const checked = checkProgram(readProgram(file));
   const report = planReport(checked, target);
   const refused: EngineError[] = [...report.refused];

@@ -1,15 +1,17 @@
 /** The compilers by target. */
-import { NoDevice } from '../errors.js';
 import type { TargetName } from '../targets/target.js';
+import { XDNA2_BACKEND } from './aie/backend.js';
 import type { Backend } from './backend.js';
 import { CPU_BACKEND } from './cpuBackend.js';
+import { NPU4_BACKEND } from './openvino/backend.js';
 export type { Backend, CompilerId, UnitPlan } from './backend.js';
 export type { WiredArg, Wiring } from './wiring.js';
 
-/** The backend of a target; NoDevice for a target this build cannot compile for yet. */
+/** The backend that compiles for a target. */
 export function backendOf(target: TargetName): Backend {
   switch (target) {
     case 'cpu': return CPU_BACKEND;
-    case 'xdna2': case 'npu4': throw new NoDevice(target, 'this build has no compiler for it yet');
+    case 'xdna2': return XDNA2_BACKEND;
+    case 'npu4': return NPU4_BACKEND;
   }
 }
