@@ -8,11 +8,10 @@ import { fileURLToPath } from 'node:url';
 const root = new URL('../', import.meta.url);
 const dist = new URL(process.env.NPU_OFFLOAD_DIST ?? 'dist/', root);
 const { featureMatrixDoc } = await import(new URL('src/planner/matrix.js', dist).href);
-const { CPU_TARGET } = await import(new URL('src/targets/cpu.js', dist).href);
-const { XDNA2_TARGET } = await import(new URL('src/targets/xdna2.js', dist).href);
+const { TARGET_NAMES, resolveTarget } = await import(new URL('src/targets/index.js', dist).href);
 
 const file = fileURLToPath(new URL('docs/FEATURE_MATRIX.md', root));
-const text = featureMatrixDoc([CPU_TARGET, XDNA2_TARGET]);
+const text = featureMatrixDoc(TARGET_NAMES.map((n) => resolveTarget(n)));
 if (process.argv.includes('--check')) {
   let old = '';
   try { old = readFileSync(file, 'utf8'); } catch { /* a missing file is stale */ }
