@@ -114,9 +114,17 @@ const never = new Int32Array(new SharedArrayBuffer(4));
 
 /** The device API served to the engine. */
 export function deviceApi(opts: DeviceActorOptions) {
-  const device = openWith(opts);
+  // Opened on first use, not at start: a machine without the device answers its calls NoDevice instead
+  // of crashing the worker into a restart loop.
+  let opened: { device: Device; loadedArtifacts: LoadedArtifacts } | undefined;
+  const open = () => {
+    if (!opened) {
+      const d = openWith(opts);
+      opened = { device: d, loadedArtifacts: new LoadedArtifacts(d) };
+    }
+    return opened;
+  };
   const sessions = new Map<number, { session: Session; keys: readonly string[] }>();
-  const loadedArtifacts = new LoadedArtifacts(device);
   let next = 1;
   const chaos = opts.chaos;
   // Each incarnation draws its own sequence: a restarted actor replaying its predecessor's rolls would
@@ -129,11 +137,12 @@ export function deviceApi(opts: DeviceActorOptions) {
     if (!s) return;
     sessions.delete(session);
     s.session.close();
-    for (const k of s.keys) loadedArtifacts.release(k);
+    for (const k of s.keys) opened?.loadedArtifacts.release(k);
   }
 
   return {
     async open(req: OpenRequest): Promise<OpenReply | { readonly needArtifacts: readonly number[] }> {
+      const { device, loadedArtifacts } = open();
       const missing = req.units.map((u, i) => (u.artifact === undefined && !loadedArtifacts.has(u.key) ? i : -1)).filter((i) => i >= 0);
       if (missing.length > 0) return { needArtifacts: missing };
       const taken: string[] = [];
@@ -160,7 +169,7 @@ export function deviceApi(opts: DeviceActorOptions) {
     /** Runs one step; `last` closes the session after it, saving the round trip of a close(). */
     async replay(session: number, activations: TensorMap, resultOrder: readonly string[], deadlineMs: number, last = false): Promise<StepOutput> {
       const s = sessions.get(session)?.session;
-      if (!s) throw new LoadFailed(device.name, `session ${session} is not open on this device (it was restarted)`);
+      if (!s) throw new LoadFailed(open().device.name, `session ${session} is not open on this device (it was restarted)`);
       if (chaos?.hang && roll() < chaos.hang) Atomics.wait(never, 0, 0);
       if (chaos?.crash && roll() < chaos.crash) process.exit(70);
       if (plan) {
@@ -175,7 +184,10 @@ export function deviceApi(opts: DeviceActorOptions) {
       }
     },
     close,
-    live() { return { ...device.live(), sessions: sessions.size, poisoned: device.poisoned }; },
+    live() {
+      const { device } = open();
+      return { ...device.live(), sessions: sessions.size, poisoned: device.poisoned };
+    },
   };
 }
 export type DeviceApi = ReturnType<typeof deviceApi>;

@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { cacheCommand, type CacheSubcommand } from './cache.js';
+import { contractsCommand } from './contracts.js';
 import { demoCommand } from './demo.js';
 import { farmCommand } from './farm.js';
 import { registerGgufCommands } from './gguf.js';
@@ -75,6 +76,15 @@ export function buildCli(io: Io, done: (code: number) => void): Command {
     .addOption(new Option('--target <target>', 'target').choices(TARGET_NAMES).makeOptionMandatory())
     .addOption(new Option('--format <format>', 'output format').choices(['md', 'json']).default('md'))
     .action(wrap((o: { format?: string }) => o.format === 'json', (o: { target: string; format: 'md' | 'json' }) => matrixCommand(o, io)));
+
+  cli.command('contracts')
+    .description('run every admitted op on the target\'s device over the edges of its domain and report the worst error against its contract')
+    .addOption(new Option('--target <target>', 'target').choices(['xdna2']).makeOptionMandatory())
+    .option('--op <op>', 'one op only')
+    .option('--seed <n>', 'seed of the random bulk', intArg('--seed'))
+    .option('--bulk <n>', 'random elements per op', intArg('--bulk'))
+    .option('--json', 'machine-readable output')
+    .action(wrap((o: { json?: boolean }) => o.json === true, (o: Parameters<typeof contractsCommand>[0]) => contractsCommand(o, io)));
 
   cli.command('farm')
     .description('compile every program under a directory into the blob cache, in parallel')

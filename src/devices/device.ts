@@ -91,6 +91,11 @@ export interface Device {
   readonly poisoned: { readonly since: string } | null;
   /** Runs that reached the driver; a refused dispatch is not counted. */
   readonly runs: number;
+  /**
+   * The largest F32 magnitude the device's narrowed arithmetic was measured on (an FP16 device: 65504).
+   * When set, the session checks F32 weights at upload, inputs before and results after each replay.
+   */
+  readonly narrowing?: { readonly maxMagnitude: number };
   /** Loads an artifact into a hardware context; ContextLimit past maxContexts, LoadFailed when it cannot. */
   load(artifact: Artifact): Promise<LoadedArtifact>;
   /** Allocates a zeroed device buffer of `bytes` bytes. */

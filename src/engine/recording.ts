@@ -4,8 +4,17 @@
  * initial state once, and records one step: activation writes (into one host arena at fixed offsets),
  * the runs in order, copies of each state's next value into its state buffer, and result read-backs.
  * Replay runs that recording once per step with new activation contents.
+ *
+ * Range checks (docs: "Intel NPU"). A device that declares `narrowing` computes F32 values in a
+ * narrower format whose contract holds only within `maxMagnitude`, so the session checks every F32 value
+ * once, where the host sees it: a weight at upload (NarrowingRangeUpload, before any replay exists; no
+ * replay reads it again, nor the copies that move it); activations and state that no command of the
+ * recording has written before each replay (NarrowingRangeInput, and nothing runs); every F32 value a
+ * run writes right after that run (NarrowingRangeResult), which is also how a value a later command reads
+ * (a state's next value, another artifact's output) is checked. A NaN is out of range too. A device
+ * without `narrowing` (the CPU) gets none of this.
  */
-import { InvalidInput } from '../errors.js';
+import { InvalidInput, NarrowingRangeInput, NarrowingRangeResult, NarrowingRangeUpload } from '../errors.js';
 import type { WiredArg, Wiring } from '../compiler/wiring.js';
 import { tensorFromBytes, tensorToBytes } from '../ir/bytes.js';
 import type { Tensor } from '../ir/tensor.js';
@@ -31,6 +40,25 @@ export interface SessionInit {
   /** State arg → the value it takes after each step. */
   readonly stateNext: Readonly<Record<string, string>>;
   readonly results: readonly string[];
+}
+
+/** The range checks of a narrowing device (see the file's doc): what is checked where. */
+interface RangeChecks {
+  readonly max: number;
+  /** F32 state homes by arg: checked before a replay unless the last replay's result checks covered them. */
+  readonly state: readonly { readonly arg: string; readonly slot: Slot }[];
+  /** Per run command: the F32 values it writes, checked as results right after it. */
+  readonly outputs: ReadonlyMap<Command, readonly Slot[]>;
+}
+
+/** The index and value of the first element of an F32 tensor beyond `max` or NaN, as the device sees it. */
+function firstOutOfRange(data: Float64Array, max: number): { index: number; value: number } | undefined {
+  for (let i = 0; i < data.length; i++) {
+    // The device holds the f32 value, so a host f64 that rounds into range is in range.
+    const v = Math.fround(data[i]!);
+    if (Number.isNaN(v) || Math.abs(v) > max) return { index: i, value: v };
+  }
+  return undefined;
 }
 
 /** One loaded artifact and how its bindings map to program values. */
@@ -59,11 +87,14 @@ function checkTensor(path: string, slot: Slot, t: Tensor | undefined): Tensor {
 /** The artifacts of a program on one device, their buffers, and the recording of one step. */
 export class Session {
   private closed = false;
+  // State args whose current contents no result check has covered (all of them before the first replay).
+  private stateUnchecked = true;
 
   private constructor(
     private readonly device: Device,
     readonly commands: readonly Command[],
     private readonly owned: readonly (BufferId | ArenaId)[],
+    private readonly ranges: RangeChecks | undefined,
   ) {}
 
   /**
@@ -73,6 +104,8 @@ export class Session {
    */
   static open(device: Device, stages: readonly Stage[], init: SessionInit): Session {
     const owned: (BufferId | ArenaId)[] = [];
+    const max = device.narrowing?.maxMagnitude;
+    const outputs = new Map<Command, Slot[]>();
     try {
       const commands: Command[] = [];
       const home = new Map<string, Slot>();
@@ -107,8 +140,13 @@ export class Session {
         if (home.has(v) || !isArg(v)) continue;
         const slot = ownBuffer(v, t);
         home.set(v, slot);
-        const initial = Object.hasOwn(init.weights, v) ? init.weights[v] : init.state[v];
-        writeTo(device, slot.at, tensorToBytes(checkTensor(`/${v}`, slot, initial)));
+        const isWeight = Object.hasOwn(init.weights, v);
+        const initial = checkTensor(`/${v}`, slot, isWeight ? init.weights[v] : init.state[v]);
+        if (max !== undefined && isWeight && slot.dtype === 'f32') {
+          const bad = firstOutOfRange(initial.data, max);
+          if (bad) throw new NarrowingRangeUpload(v, bad.index, bad.value);
+        }
+        writeTo(device, slot.at, tensorToBytes(initial));
       }
       for (const s of stages) {
         const arenas = new Map<number, ArenaId>();
@@ -123,6 +161,7 @@ export class Session {
           return { value: w.value, dtype: w.dtype, shape: w.shape, bytes: byteSize(w.dtype, w.shape), at: { arena: a, offset: w.arena.offset } };
         };
         const bindings: Record<string, Binding> = {};
+        const written: Slot[] = [];
         for (const w of s.wiring) {
           const placed = slotOf(w);
           if (w.direction === 'in') {
@@ -134,12 +173,15 @@ export class Session {
             // An output with no place of its own writes its value's home (a state written in place).
             const slot = placed ?? home.get(w.value) ?? ownBuffer(w.value, w);
             bindings[w.binding] = slot.at;
+            if (w.dtype === 'f32') written.push({ ...slot, value: w.value });
             // A value is written once (SSA), so a second output of it (a result that is also a state's
             // next value) shares the slot; an arg keeps its own home.
             if (!isArg(w.value)) home.set(w.value, slot);
           }
         }
-        commands.push({ kind: 'run', loaded: s.loaded, bindings });
+        const run: Command = { kind: 'run', loaded: s.loaded, bindings };
+        commands.push(run);
+        outputs.set(run, written);
       }
       for (const [arg, next] of Object.entries(init.stateNext)) {
         const to = home.get(arg);
@@ -153,7 +195,12 @@ export class Session {
         commands.push({ kind: 'read', slot, as: 'result', name: r });
       }
       for (const arg of Object.keys(init.stateNext)) commands.push({ kind: 'read', slot: home.get(arg)!, as: 'state', name: arg });
-      return new Session(device, commands, owned);
+      const ranges: RangeChecks | undefined = max === undefined ? undefined : {
+        max,
+        state: Object.keys(init.stateNext).map((arg) => ({ arg, slot: home.get(arg)! })).filter((s) => s.slot.dtype === 'f32'),
+        outputs,
+      };
+      return new Session(device, commands, owned, ranges);
     } catch (e) {
       if (!device.poisoned) for (const b of owned) device.free(b);
       throw e;
@@ -165,6 +212,7 @@ export class Session {
     const results: Record<string, Tensor> = {};
     const state: Record<string, Tensor> = {};
     const started = performance.now();
+    if (this.ranges) this.checkInputs(this.ranges, activations);
     for (const c of this.commands) {
       switch (c.kind) {
         case 'write':
@@ -174,6 +222,7 @@ export class Session {
           // One deadline for the whole step: each run gets what is left of it.
           const left = Math.max(1, deadlineMs - (performance.now() - started));
           await this.device.run(c.loaded, c.bindings, { deadlineMs: deadlineMs === Infinity ? Infinity : left });
+          if (this.ranges) this.checkResults(this.ranges, c);
           break;
         }
         case 'copy':
@@ -187,9 +236,38 @@ export class Session {
         }
       }
     }
+    // Every state's next value came from a run whose results were checked (or is its unchanged input).
+    this.stateUnchecked = false;
     const ordered: Record<string, Tensor> = {};
     for (const r of resultOrder) ordered[r] = results[r]!;
     return { results: ordered, state };
+  }
+
+  // Checks the step's F32 activations and the state no checked result wrote, before anything is
+  // written or run, so a refused replay leaves the device as it was.
+  private checkInputs(ranges: RangeChecks, activations: TensorMap): void {
+    for (const c of this.commands) {
+      if (c.kind !== 'write' || c.slot.dtype !== 'f32') continue;
+      const t = checkTensor(`/${c.slot.value}`, c.slot, activations[c.slot.value]);
+      const bad = firstOutOfRange(t.data, ranges.max);
+      if (bad) throw new NarrowingRangeInput(c.slot.value, bad.index, bad.value);
+    }
+    if (this.stateUnchecked) {
+      for (const { arg, slot } of ranges.state) {
+        const bad = firstOutOfRange(tensorFromBytes('f32', slot.shape, readFrom(this.device, slot.at, slot.bytes)).data, ranges.max);
+        if (bad) throw new NarrowingRangeInput(arg, bad.index, bad.value);
+      }
+    }
+    // From here the replay writes the state; until it completes, its contents are unchecked again.
+    this.stateUnchecked = true;
+  }
+
+  // Checks the F32 values a run wrote, before any later command reads them.
+  private checkResults(ranges: RangeChecks, run: Command): void {
+    for (const slot of ranges.outputs.get(run) ?? []) {
+      const bad = firstOutOfRange(tensorFromBytes('f32', slot.shape, readFrom(this.device, slot.at, slot.bytes)).data, ranges.max);
+      if (bad) throw new NarrowingRangeResult(slot.value, bad.index, bad.value);
+    }
   }
 
   /**

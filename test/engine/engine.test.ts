@@ -57,9 +57,22 @@ describe('engine: jobs on the CPU target through the actors', function () {
     expect((i as InvalidInput).path).to.match(/x/);
   });
 
-  it('refuses targets this build cannot run with a typed error, never a fake result', async () => {
-    await rejectsWith(engine.submit({ program: STEP_PROGRAM, target: 'xdna2', inputs: stepInputs(1) }).result, 'NoDevice');
+  it('runs an NPU target on its simulator, labelled as one, when the machine has no such hardware', async () => {
+    const r = await engine.submit({ program: STEP_PROGRAM, target: 'xdna2', inputs: stepInputs(2), steps: 2, verify: true }).result;
+    expect(r.simulated).to.equal(true);
+    expect(r.target).to.equal('xdna2');
+    expect(r.verification?.pass).to.equal(true);
     await rejectsWith(engine.submit({ program: STEP_PROGRAM, target: 'gpu', inputs: stepInputs(1) }).result, 'UsageError');
+  });
+
+  it('answers NoDevice when asked for NPU hardware this machine does not have', async () => {
+    const native = createEngine({ cacheDir: tmp.dir, devices: { xdna2: { mode: 'native' }, npu4: { mode: 'native' } } });
+    try {
+      await rejectsWith(native.submit({ program: STEP_PROGRAM, target: 'xdna2', inputs: stepInputs(1) }).result, 'NoDevice');
+      await rejectsWith(native.submit({ program: STEP_PROGRAM, target: 'npu4', inputs: stepInputs(1) }).result, 'NoDevice');
+    } finally {
+      await native.close();
+    }
   });
 
   it('fails the oracle errors of a run as typed errors', async () => {

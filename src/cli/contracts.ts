@@ -1,0 +1,53 @@
+/**
+ * `npu-offload contracts --target xdna2 [--op OP] [--json]`: runs every op the target admits on the
+ * simulated core over edge inputs and a random bulk, and reports per op the worst error against its
+ * contract and whether it passes (src/devices/xdna2/contracts.ts says what is compared with what).
+ */
+import { runContracts } from '../devices/xdna2/contracts.js';
+import type { ContractReport } from '../devices/xdna2/contracts.js';
+import { UsageError } from '../errors.js';
+import type { Io } from './output.js';
+import { EXIT } from './output.js';
+
+export interface ContractsOptions {
+  readonly target: string;
+  readonly op?: string;
+  readonly json?: boolean;
+  /** The random bulk's seed (default 1), so a failure can be replayed. */
+  readonly seed?: number;
+  /** Random elements per op (default 100000). */
+  readonly bulk?: number;
+}
+
+function num(v: number): string {
+  if (Object.is(v, -0)) return '-0';
+  return !Number.isFinite(v) || (Number.isInteger(v) && Math.abs(v) < 1e6) ? String(v) : v.toPrecision(4);
+}
+
+function line(r: ContractReport): string {
+  const w = r.worst;
+  const worst = w === null ? 'nothing in the domain' : `worst error ${num(w.error)} = ${num(w.ratio)} of its bound ${num(w.bound)}`;
+  return `${r.pass ? 'pass' : 'FAIL'}  ${r.op.padEnd(10)} ${r.contract}; ${worst}; ${r.inDomain}/${r.elements} in domain, ${r.failures} failures (vs ${r.reference})`;
+}
+
+/** Verifies a target's contracts; exit 0 when every op passes, 1 when one fails. */
+export function contractsCommand(opts: ContractsOptions, io: Io): number {
+  if (opts.target !== 'xdna2') throw new UsageError(`contracts are verified for --target xdna2 only, got ${JSON.stringify(opts.target)}`);
+  const reports = runContracts({
+    target: 'xdna2',
+    ...(opts.op !== undefined ? { op: opts.op } : {}),
+    ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
+    ...(opts.bulk !== undefined ? { bulk: opts.bulk } : {}),
+  });
+  const pass = reports.every((r) => r.pass);
+  if (opts.json) io.out(JSON.stringify({ target: opts.target, simulated: true, pass, reports }));
+  else {
+    io.out(`contracts of ${opts.target} on the simulated core (${reports.length} op${reports.length === 1 ? '' : 's'}):`);
+    for (const r of reports) {
+      io.out(`  ${line(r)}`);
+      for (const n of r.notes) io.out(`        ${n}`);
+    }
+    io.out(pass ? 'every op is within its contract' : `${reports.filter((r) => !r.pass).length} op(s) break their contract`);
+  }
+  return pass ? EXIT.ok : EXIT.refused;
+}
