@@ -187,7 +187,7 @@ export class Engine {
   async #run(job: Job, spec: JobSpec): Promise<JobResult> {
     const planned = await this.#plan(programJsonOf(spec.program), spec.target);
     const target = planned.plan.target;
-    job.stage('planned', { target, regions: planned.plan.regions.length });
+    job.stage('planned', { target, regions: planned.units.length });
     const inputs = decodeInputs(inputsJsonOf(spec.inputs), planned.checked, spec.steps);
     const reference = spec.verify === true
       ? this.#oraclePool().run({ programJson: planned.programJson, inputs })

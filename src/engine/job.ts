@@ -35,6 +35,7 @@ export interface JobResult {
 }
 
 export interface JobEvents {
+  /** `regions`: the artifacts the program compiles to, one hardware context each. */
   planned: (e: { target: TargetName; regions: number }) => void;
   'cache-hit': (e: { key: string }) => void;
   compiled: (e: { key: string; ms: number }) => void;

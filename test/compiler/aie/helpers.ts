@@ -61,6 +61,35 @@ export function freshAdds(n: number): CheckedProgram {
   return check(p);
 }
 
+/** `n` fresh activations read two per add (and one by a neg when n is odd), every value a result. */
+export function freshReads(n: number): CheckedProgram {
+  const p = program(`reads-${n}`);
+  const xs = Array.from({ length: n }, (_, i) => p.activation(`x${i}`, 'f32', [2, 8]));
+  const outs = [];
+  for (let i = 0; i + 1 < n; i += 2) outs.push(p.add(xs[i]!, xs[i + 1]!));
+  if (n % 2 === 1) outs.push(p.neg(xs[n - 1]!));
+  p.results(...outs);
+  return check(p);
+}
+
+/** A chain of `n` negations of one activation, every one a result: one stream in, n out. */
+export function drainedChain(n: number): CheckedProgram {
+  const p = program(`chain-${n}`);
+  let v = p.activation('x', 'f32', [2, 8]);
+  const outs = [];
+  for (let i = 0; i < n; i++) outs.push((v = p.neg(v)));
+  p.results(...outs);
+  return check(p);
+}
+
+/** One core reading `n` host operands (a row kernel multiplying them). */
+export function wideCore(n: number): CheckedProgram {
+  const p = program(`wide-${n}`);
+  const xs = Array.from({ length: n }, (_, i) => p.activation(`x${i}`, 'f32', [2, 8]));
+  p.results(...p.rowKernel(xs, (b, ...vs) => vs.slice(1).reduce((acc, v) => b.mul(acc, v), vs[0]!)));
+  return check(p);
+}
+
 /** Runs `f`; expects an EngineError with `code` and these fields. */
 export function expectRefusal(f: () => unknown, code: string, fields: Record<string, unknown>): void {
   let caught: unknown;

@@ -6,45 +6,16 @@ import { AIE_BOUNDS } from '../../../src/compiler/aie/bounds.js';
 import { AieArtifactError, decodeAieArtifact, linkRegion } from '../../../src/compiler/aie/link.js';
 import { regionManifest } from '../../../src/compiler/aie/manifest.js';
 import { planRegions } from '../../../src/compiler/aie/regions.js';
-import { program } from '../../../src/ir/builder.js';
 import type { CheckedProgram } from '../../../src/ir/checked.js';
 import type { RegionLimitName } from '../../../src/errors.js';
-import { check, expectRefusal, negChain } from './helpers.js';
+import { check, drainedChain, expectRefusal, freshReads, negChain, wideCore } from './helpers.js';
+import { program } from '../../../src/ir/builder.js';
 
 /** The one-region manifest of a program, planned under `bounds` (looser ones build designs past the real bounds). */
 function manifestOf(c: CheckedProgram, bounds: AieBounds = AIE_BOUNDS): AieManifest {
   const rs = planRegions(c, { bounds });
   expect(rs).to.have.length(1);
   return regionManifest(c, rs[0]!);
-}
-
-/** `n` fresh activations read two per add (and one by a neg when n is odd), every value a result. */
-function freshReads(n: number): CheckedProgram {
-  const p = program(`reads-${n}`);
-  const xs = Array.from({ length: n }, (_, i) => p.activation(`x${i}`, 'f32', [2, 8]));
-  const outs = [];
-  for (let i = 0; i + 1 < n; i += 2) outs.push(p.add(xs[i]!, xs[i + 1]!));
-  if (n % 2 === 1) outs.push(p.neg(xs[n - 1]!));
-  p.results(...outs);
-  return check(p);
-}
-
-/** A chain of `n` negations of one activation, every one a result: one stream in, n out. */
-function drainedChain(n: number): CheckedProgram {
-  const p = program(`chain-${n}`);
-  let v = p.activation('x', 'f32', [2, 8]);
-  const outs = [];
-  for (let i = 0; i < n; i++) outs.push((v = p.neg(v)));
-  p.results(...outs);
-  return check(p);
-}
-
-/** One core reading `n` host operands (a row kernel multiplying them). */
-function wideCore(n: number): CheckedProgram {
-  const p = program(`wide-${n}`);
-  const xs = Array.from({ length: n }, (_, i) => p.activation(`x${i}`, 'f32', [2, 8]));
-  p.results(...p.rowKernel(xs, (b, ...vs) => vs.slice(1).reduce((acc, v) => b.mul(acc, v), vs[0]!)));
-  return check(p);
 }
 
 const cases: { limit: RegionLimitName; key: keyof AieBounds; at: () => CheckedProgram; past: () => CheckedProgram; needed: number }[] = [
