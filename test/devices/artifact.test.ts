@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { CapabilityMissing, LoadFailed, NoDevice } from '../../src/errors.js';
-import { CPU_COMPILER, compileCpu, crc32, loadCpuArtifact } from '../../src/compiler/cpu.js';
+import { CPU_COMPILER, compileCpu, loadCpuArtifact } from '../../src/compiler/cpu.js';
+import { crc32 } from '../../src/compiler/frame.js';
 import { programToJson } from '../../src/ir/codec.js';
 import { CpuDevice, openDevice } from '../../src/devices/index.js';
 import { ADD_EXP, artifactOf, checked, rejection, thrown } from './helpers.js';

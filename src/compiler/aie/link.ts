@@ -6,7 +6,7 @@
  * AieArtifactError, a plain Error the device wraps in its own LoadFailed.
  */
 import { RegionLimit } from '../../errors.js';
-import { crc32 } from '../cpu.js';
+import { frame, unframe } from '../frame.js';
 import type { AieManifest, AieUsage } from './artifact.js';
 import { AIE_ARTIFACT_MAGIC, AIE_ARTIFACT_VERSION, aieJsonReplacer, aieJsonReviver } from './artifact.js';
 import type { AieBounds } from './bounds.js';
@@ -15,7 +15,6 @@ import { breachOf } from './regions.js';
 import type { Toolchain } from './toolchain.js';
 import { findToolchain, linkWithAiecc } from './toolchain.js';
 
-const HEADER_BYTES = 20;
 
 /** A damaged or foreign AIE artifact. */
 export class AieArtifactError extends Error {
@@ -54,29 +53,14 @@ export function checkBounds(m: AieManifest, bounds: AieBounds = AIE_BOUNDS): Aie
 
 /** The artifact bytes of a manifest (no checks: link() checks first). */
 export function encodeAieArtifact(m: AieManifest): Uint8Array {
-  const payload = new TextEncoder().encode(JSON.stringify(m, aieJsonReplacer));
-  const bytes = new Uint8Array(HEADER_BYTES + payload.length);
-  bytes.set(new TextEncoder().encode(AIE_ARTIFACT_MAGIC), 0);
-  const view = new DataView(bytes.buffer);
-  view.setUint32(8, AIE_ARTIFACT_VERSION, true);
-  view.setUint32(12, payload.length, true);
-  view.setUint32(16, crc32(payload), true);
-  bytes.set(payload, HEADER_BYTES);
-  return bytes;
+  return frame(AIE_ARTIFACT_MAGIC, AIE_ARTIFACT_VERSION, new TextEncoder().encode(JSON.stringify(m, aieJsonReplacer)));
 }
 
 /** Reads artifact bytes back into their manifest; AieArtifactError on any damage. */
 export function decodeAieArtifact(bytes: Uint8Array): AieManifest {
-  if (!(bytes instanceof Uint8Array)) throw new AieArtifactError('the artifact is not bytes');
-  if (bytes.length < HEADER_BYTES) throw new AieArtifactError(`${bytes.length} bytes, shorter than the ${HEADER_BYTES}-byte header`);
-  if (new TextDecoder().decode(bytes.subarray(0, 8)) !== AIE_ARTIFACT_MAGIC) throw new AieArtifactError('bad magic');
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const version = view.getUint32(8, true);
-  if (version !== AIE_ARTIFACT_VERSION) throw new AieArtifactError(`format version ${version}, this build reads ${AIE_ARTIFACT_VERSION}`);
-  const length = view.getUint32(12, true);
-  if (length !== bytes.length - HEADER_BYTES) throw new AieArtifactError(`the header says ${length} manifest bytes, the artifact holds ${bytes.length - HEADER_BYTES}`);
-  const payload = bytes.subarray(HEADER_BYTES);
-  if (crc32(payload) !== view.getUint32(16, true)) throw new AieArtifactError('the manifest does not match its checksum');
+  const framed = unframe(bytes, AIE_ARTIFACT_MAGIC, AIE_ARTIFACT_VERSION, 'an XDNA2 artifact');
+  if ('problem' in framed) throw new AieArtifactError(framed.problem);
+  const payload = framed.payload;
   let m: unknown;
   try {
     m = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(payload), aieJsonReviver);

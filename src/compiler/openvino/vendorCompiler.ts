@@ -23,7 +23,7 @@ import { VendorCompilerError } from '../../errors.js';
 import type { DType, Shape } from '../../ir/types.js';
 import { f16ToBits, roundF16 } from '../../numerics/float16.js';
 import type { Wiring } from '../wiring.js';
-import { crc32 } from '../cpu.js';
+import { frame } from '../frame.js';
 import type { IrLayer, IrModel } from './irModel.js';
 import { irEdgeInto, irParameters, irResults } from './irModel.js';
 import { IrReadError, readIr } from './irReader.js';
@@ -32,7 +32,6 @@ import { IrReadError, readIr } from './irReader.js';
 export const VENDOR_COMPILER = { name: 'npu-driver-compiler-sim', version: '1.38.0' } as const;
 export const VPU_BLOB_MAGIC = 'NPUOVPU1';
 export const VPU_BLOB_VERSION = 1;
-export const VPU_HEADER_BYTES = 20;
 
 /** The element types the driver carries: FP16 compute, F32 at the graph's boundary, I32 indices, booleans. */
 export type NpuPrecision = 'f32' | 'f16' | 'i32' | 'bool';
@@ -135,14 +134,7 @@ export function encodeBlob(graph: BlobGraph, constants: Uint8Array): Uint8Array 
   new DataView(payload.buffer).setUint32(0, json.length, true);
   payload.set(json, 4);
   payload.set(constants, 4 + padded);
-  const bytes = new Uint8Array(VPU_HEADER_BYTES + payload.length);
-  bytes.set(new TextEncoder().encode(VPU_BLOB_MAGIC), 0);
-  const view = new DataView(bytes.buffer);
-  view.setUint32(8, VPU_BLOB_VERSION, true);
-  view.setUint32(12, payload.length, true);
-  view.setUint32(16, crc32(payload), true);
-  bytes.set(payload, VPU_HEADER_BYTES);
-  return bytes;
+  return frame(VPU_BLOB_MAGIC, VPU_BLOB_VERSION, payload);
 }
 
 /** Applies a Miscompile to an argument table: the one field of the one argument it names goes wrong. */

@@ -5,9 +5,9 @@
  * another compiler version built, or a graph that does not hang together.
  */
 import { LoadFailed } from '../../errors.js';
-import { crc32 } from '../../compiler/cpu.js';
+import { unframe } from '../../compiler/frame.js';
 import type { BlobGraph, CompiledBlob, ExpectedArg, GraphArg, GraphNode, GraphOp, NpuPrecision } from '../../compiler/openvino/vendorCompiler.js';
-import { GRAPH_OPS, VENDOR_COMPILER, VPU_BLOB_MAGIC, VPU_BLOB_VERSION, VPU_HEADER_BYTES } from '../../compiler/openvino/vendorCompiler.js';
+import { GRAPH_OPS, VENDOR_COMPILER, VPU_BLOB_MAGIC, VPU_BLOB_VERSION } from '../../compiler/openvino/vendorCompiler.js';
 import { DTYPES, numel } from '../../ir/types.js';
 
 const PRECISIONS: readonly string[] = ['f32', 'f16', 'i32', 'bool'] satisfies readonly NpuPrecision[];
@@ -34,17 +34,11 @@ const isInts = (v: unknown): v is number[] => Array.isArray(v) && v.every((d) =>
 /** Decodes and checks a blob; LoadFailed(device, detail) for anything the driver refuses. */
 export function decodeBlob(bytes: Uint8Array, device: string): CompiledBlob {
   const fail = (detail: string): never => { throw new LoadFailed(device, detail); };
-  if (!(bytes instanceof Uint8Array)) fail('the blob is not bytes');
-  if (bytes.length < VPU_HEADER_BYTES + 4) fail(`the blob is ${bytes.length} bytes, shorter than its header`);
-  if (new TextDecoder().decode(bytes.subarray(0, 8)) !== VPU_BLOB_MAGIC) fail('not an NPU blob (bad magic)');
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const version = view.getUint32(8, true);
-  if (version !== VPU_BLOB_VERSION) fail(`blob format version ${version}, this driver reads ${VPU_BLOB_VERSION}`);
-  const length = view.getUint32(12, true);
-  if (length !== bytes.length - VPU_HEADER_BYTES) fail(`the header says ${length} payload bytes, the blob holds ${bytes.length - VPU_HEADER_BYTES}`);
-  const payload = bytes.subarray(VPU_HEADER_BYTES);
-  if (crc32(payload) !== view.getUint32(16, true)) fail('the payload does not match its checksum');
-  const jsonLength = view.getUint32(VPU_HEADER_BYTES, true);
+  const framed = unframe(bytes, VPU_BLOB_MAGIC, VPU_BLOB_VERSION, 'an NPU blob');
+  if ('problem' in framed) return fail(framed.problem);
+  const payload = framed.payload;
+  if (payload.length < 4) fail('the blob has no graph');
+  const jsonLength = new DataView(payload.buffer, payload.byteOffset, payload.byteLength).getUint32(0, true);
   const padded = (jsonLength + 3) & ~3;
   if (4 + padded > payload.length) fail('the graph runs past the end of the blob');
   let json: unknown;
