@@ -16,6 +16,7 @@ import type { Wiring } from '../compiler/wiring.js';
 import { Session, type SessionInit } from '../engine/recording.js';
 import { LoadedArtifacts } from './loadedArtifacts.js';
 import type { StepOutput, TensorMap } from '../oracle/types.js';
+import { mulberry32 } from '../numerics/random.js';
 
 export interface ChaosOptions {
   readonly seed: number;
@@ -98,17 +99,6 @@ function openWith(opts: DeviceActorOptions): Device {
   }
 }
 
-/** A small deterministic generator (mulberry32), so chaos runs repeat from their seed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const never = new Int32Array(new SharedArrayBuffer(4));
 
@@ -129,7 +119,7 @@ export function deviceApi(opts: DeviceActorOptions) {
   const chaos = opts.chaos;
   // Each incarnation draws its own sequence: a restarted actor replaying its predecessor's rolls would
   // crash at the same point for ever.
-  const roll = chaos ? rng(chaos.seed + threadId * 0x9e3779b1) : () => 1;
+  const roll = chaos ? mulberry32(chaos.seed + threadId * 0x9e3779b1) : () => 1;
   const plan = opts.plan;
 
   function close(session: number): void {

@@ -5,18 +5,9 @@
  * nothing crashes) and a large random bulk, from a seeded generator so a failure can be replayed.
  */
 import { F32_MAX, F32_MIN_NORMAL, bitsOf, fromBits } from './f32.js';
+import { mulberry32 } from '../../numerics/random.js';
 
-/** A small seeded generator (mulberry32): uniform in [0, 1). */
-export function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export const rng = mulberry32;
 
 // The next f32 pattern away from zero, and toward it (x nonzero).
 const up = (x: number) => fromBits((bitsOf(x) + 1) >>> 0);

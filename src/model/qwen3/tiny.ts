@@ -8,6 +8,7 @@ import { QUANT_TYPES, quantTypeInfo, type QuantType } from '../gguf/ggmlTypes.js
 import { quantize } from '../gguf/quantize.js';
 import { gv, type GgufValue } from '../gguf/types.js';
 import { writeGguf } from '../gguf/writer.js';
+import { mulberry32 } from '../../numerics/random.js';
 
 /** The shape and type of a tiny Qwen3; every field has a default. */
 export interface TinyQwen3Options {
@@ -49,17 +50,6 @@ export function tinyQwen3Config(o: TinyQwen3Options = {}): TinyQwen3Config {
   };
 }
 
-/** mulberry32: a small seeded generator, so the same seed gives the same model on every machine. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function check(c: TinyQwen3Config): void {
   if (!QUANT_TYPES.includes(c.type)) throw new InvalidInput('/type', `unknown type ${String(c.type)}`);
@@ -78,7 +68,7 @@ function check(c: TinyQwen3Config): void {
 export function tinyQwen3Tensors(opts: TinyQwen3Options = {}): TinyTensor[] {
   const c = tinyQwen3Config(opts);
   check(c);
-  const rand = rng(c.seed);
+  const rand = mulberry32(c.seed);
   // Uniform in [-a, a] with the variance of N(0, std^2): enough for tests, and bounded for f16 scales.
   const matrix = (name: string, dims: [number, number], std: number): TinyTensor => {
     const a = std * Math.sqrt(3);
