@@ -45,7 +45,7 @@ describe('engine: soak with faults injected at random', function () {
       await Promise.all(jobs);
       const total = [...outcomes.values()].reduce((a, b) => a + b, 0);
       expect(total).to.equal(300);
-      expect(outcomes.get('ok') ?? 0, JSON.stringify([...outcomes])).to.be.greaterThan(200);
+      expect(outcomes.get('ok') ?? 0, JSON.stringify([...outcomes])).to.be.greaterThan(150);
       console.log(`      soak outcomes: ${JSON.stringify(Object.fromEntries(outcomes))}`);
       // The faults really happened: a soak that injects nothing proves nothing.
       for (const code of ['ActorCrashed', 'DeadlineExceeded']) {

@@ -14,7 +14,8 @@ import { wholeProgramWiring } from '../wiring.js';
 import type { WrittenIr } from './irWriter.js';
 import { writeIr } from './irWriter.js';
 import { narrowToDevicePrecision } from './narrow.js';
-import { VENDOR_COMPILER, compileIrToBlob, expectedArgs } from './vendorCompiler.js';
+import { compileIrToBlob } from './vendorCompiler.js';
+import { VENDOR_COMPILER, expectedArgs } from './blobFormat.js';
 
 /** Our side of the compile: the narrowing pass and the IR writer (bump when their bytes change). */
 export const NPU4_COMPILER: CompilerId = { name: 'npu-offload-openvino-ir', version: '1' };

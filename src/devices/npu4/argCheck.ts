@@ -6,7 +6,7 @@
  * reshaped an argument is an ArgumentMismatch at load.
  */
 import { ArgumentMismatch } from '../../errors.js';
-import type { ExpectedArg, GraphArg } from '../../compiler/openvino/vendorCompiler.js';
+import type { ExpectedArg, GraphArg } from '../../compiler/openvino/blobFormat.js';
 
 const DIRECTION = { in: 'parameter', out: 'result' } as const;
 

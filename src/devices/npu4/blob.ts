@@ -6,8 +6,8 @@
  */
 import { LoadFailed } from '../../errors.js';
 import { unframe } from '../../compiler/frame.js';
-import type { BlobGraph, CompiledBlob, ExpectedArg, GraphArg, GraphNode, GraphOp, NpuPrecision } from '../../compiler/openvino/vendorCompiler.js';
-import { GRAPH_OPS, VENDOR_COMPILER, VPU_BLOB_MAGIC, VPU_BLOB_VERSION } from '../../compiler/openvino/vendorCompiler.js';
+import type { BlobGraph, CompiledBlob, ExpectedArg, GraphArg, GraphNode, GraphOp, NpuPrecision } from '../../compiler/openvino/blobFormat.js';
+import { GRAPH_OPS, VENDOR_COMPILER, VPU_BLOB_MAGIC, VPU_BLOB_VERSION } from '../../compiler/openvino/blobFormat.js';
 import { DTYPES, numel } from '../../ir/types.js';
 
 const PRECISIONS: readonly string[] = ['f32', 'f16', 'i32', 'bool'] satisfies readonly NpuPrecision[];

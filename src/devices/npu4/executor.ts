@@ -5,7 +5,7 @@
 import type { Tensor } from '../../ir/tensor.js';
 import { numel } from '../../ir/types.js';
 import { f16FromBits } from '../../numerics/float16.js';
-import type { CompiledBlob, GraphAttrs, GraphNode, NpuPrecision } from '../../compiler/openvino/vendorCompiler.js';
+import type { CompiledBlob, GraphAttrs, GraphNode, NpuPrecision } from '../../compiler/openvino/blobFormat.js';
 import { binary, convert, convertElement, matmul, reduce, unary } from './fp16Kernels.js';
 import { broadcast, concat, gather, range, reshape, scatterNdUpdate, slice, transpose } from './movement.js';
 

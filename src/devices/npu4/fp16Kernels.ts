@@ -16,7 +16,7 @@ import type { Tensor } from '../../ir/tensor.js';
 import { numel } from '../../ir/types.js';
 import { roundF16 } from '../../numerics/float16.js';
 import { forEachIndex, stridesOf } from '../../ops/common.js';
-import type { GraphNode, NpuPrecision } from '../../compiler/openvino/vendorCompiler.js';
+import type { GraphNode, NpuPrecision } from '../../compiler/openvino/blobFormat.js';
 
 export type BinaryOp = 'Add' | 'Subtract' | 'Multiply' | 'Divide' | 'Maximum' | 'GreaterEqual';
 export type UnaryOp = 'Exp' | 'Negative' | 'Sqrt';

@@ -7,7 +7,7 @@
 import type { Tensor } from '../../ir/tensor.js';
 import { numel } from '../../ir/types.js';
 import { forEachIndex, stridesOf } from '../../ops/common.js';
-import type { GraphNode } from '../../compiler/openvino/vendorCompiler.js';
+import type { GraphNode } from '../../compiler/openvino/blobFormat.js';
 import { convertElement } from './fp16Kernels.js';
 
 /** A new tensor of the node's dims whose element at each output index is `src.data[from(idx)]`. */

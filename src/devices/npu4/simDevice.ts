@@ -13,7 +13,7 @@
 import { tensorFromBytes, tensorToBytes } from '../../ir/bytes.js';
 import type { Tensor } from '../../ir/tensor.js';
 import { F16_MAX } from '../../numerics/float16.js';
-import type { CompiledBlob } from '../../compiler/openvino/vendorCompiler.js';
+import type { CompiledBlob } from '../../compiler/openvino/blobFormat.js';
 import type { DeviceBaseOptions, Decoded } from '../base.js';
 import { DeviceBase } from '../base.js';
 import type { ArtifactArg, Bindings, LoadedArtifact } from '../device.js';

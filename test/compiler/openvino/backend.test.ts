@@ -6,7 +6,8 @@ import { planProgram } from '../../../src/planner/plan.js';
 import { wholeProgramWiring } from '../../../src/compiler/wiring.js';
 import { NPU4_BACKEND, NPU4_COMPILER, irOf, npu4Backend } from '../../../src/compiler/openvino/backend.js';
 import { readIr } from '../../../src/compiler/openvino/irReader.js';
-import { VENDOR_COMPILER, compileIrToBlob } from '../../../src/compiler/openvino/vendorCompiler.js';
+import { compileIrToBlob } from '../../../src/compiler/openvino/vendorCompiler.js';
+import { VENDOR_COMPILER } from '../../../src/compiler/openvino/blobFormat.js';
 import { NPU4_TARGET, npu4Target } from '../../../src/targets/npu4.js';
 import { representative } from './programs.js';
 
