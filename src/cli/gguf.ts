@@ -2,13 +2,22 @@
  * `npu-offload gguf info FILE` prints a GGUF's version, metadata and tensors, reading only its header;
  * `npu-offload gguf check-config FILE CONFIG` runs the declared-scale guard against a config.json:
  * exit 1 when a critical scale is dropped, 0 otherwise (warnings are printed, not fatal).
+ * `gguf pack`, `gguf verify` and `gguf check-stamp` convert a qwen3 GGUF into a Q4NX model directory,
+ * check it, and check a cached directory's stamp (docs/MODELS.md).
  * Malformed files and missing paths are thrown as typed errors for the caller's reporter.
  */
 import type { Command } from 'commander';
-import { InvalidInput } from '../errors.js';
+import { SingleBar, Presets } from 'cli-progress';
+import { InvalidInput, UsageError } from '../errors.js';
 import { openGguf } from '../model/gguf/reader.js';
 import { scanDeclaredScales } from '../model/gguf/scaleGuard.js';
 import type { GgufFile, GgufValue } from '../model/gguf/types.js';
+import { architectureOf } from '../model/pack/config.js';
+import { packCached } from '../model/pack/cache.js';
+import { packGguf, type PackProgress } from '../model/pack/pack.js';
+import { verifyLines } from '../model/pack/report.js';
+import { checkStamp, sourceIdentity } from '../model/pack/stamp.js';
+import { DEFAULT_MIN_COSINE, verifyPack } from '../model/pack/verify.js';
 import { readText } from './files.js';
 import { EXIT, type Io } from './output.js';
 
@@ -98,10 +107,103 @@ export function ggufCheckConfigCommand(ggufPath: string, configPath: string, opt
   return ok ? EXIT.ok : EXIT.refused;
 }
 
+/** The flags of `gguf pack`. */
+export interface GgufPackOptions {
+  readonly tokenizer?: string;
+  readonly cache?: boolean;
+  readonly force?: boolean;
+  readonly json?: boolean;
+  /** Show the progress bar (default: when stderr is a terminal and not --json). */
+  readonly progress?: boolean;
+}
+
+/** The flags of `gguf verify`. */
+export interface GgufVerifyOptions { readonly json?: boolean; readonly minCosine?: string | number; readonly progress?: boolean }
+
+/** The flags of `gguf check-stamp`. */
+export interface GgufCheckStampOptions { readonly gguf?: string; readonly json?: boolean }
+
+const MB = 2 ** 20;
+
+/** A cli-progress bar over source bytes on stderr, or null when it is not wanted. */
+function progressBar(label: string, show: boolean): { onProgress: (p: PackProgress) => void; stop: () => void } | null {
+  if (!show) return null;
+  const bar = new SingleBar({ format: `${label} {bar} {percentage}% | {mb}/{totalMb} MB | {index}/{count} {tensor}`, stream: process.stderr, hideCursor: true }, Presets.shades_classic);
+  let started = false;
+  return {
+    onProgress: (p) => {
+      const payload = { mb: (p.doneBytes / MB).toFixed(1), totalMb: (p.totalBytes / MB).toFixed(1), index: p.tensorIndex + 1, count: p.tensorCount, tensor: p.tensor };
+      if (!started) { bar.start(p.totalBytes, p.doneBytes, payload); started = true; } else bar.update(p.doneBytes, payload);
+    },
+    stop: () => { if (started) bar.stop(); },
+  };
+}
+
+const wantBar = (o: { json?: boolean; progress?: boolean }): boolean => o.progress ?? (!o.json && process.stderr.isTTY === true);
+
+/** Packs a qwen3 GGUF into OUTDIR, or into its cache slot with --cache; exit 1 on a refusal. */
+export function ggufPackCommand(path: string, outDir: string | undefined, opts: GgufPackOptions, io: Io): number {
+  if ((outDir === undefined) === (opts.cache !== true)) throw new UsageError('gguf pack needs an output directory or --cache, not both');
+  if (opts.cache !== true && opts.tokenizer === undefined) throw new UsageError('gguf pack OUTDIR needs --tokenizer DIR (the directory holding tokenizer.json)');
+  const bar = progressBar('pack', wantBar(opts));
+  const progress = bar === null ? {} : { onProgress: bar.onProgress };
+  const tok = opts.tokenizer === undefined ? {} : { tokenizer: opts.tokenizer };
+  try {
+    if (opts.cache === true) {
+      const r = packCached(path, { ...tok, ...progress });
+      bar?.stop();
+      if (!opts.json) for (const w of r.warnings) io.err(`warning: ${w}`);
+      if (opts.json) io.out(JSON.stringify({ dir: r.dir, hit: r.hit, reasons: r.reasons, pack: r.pack, warnings: r.warnings }));
+      else if (r.hit) io.out(`cache hit: ${r.dir}`);
+      else io.out(`cache ${r.reasons[0] === 'not cached yet' ? 'miss' : `rebuild (${r.reasons.join('; ')})`}: packed ${r.pack!.tensors} tensors into ${r.dir} in ${r.pack!.ms} ms`);
+      return EXIT.ok;
+    }
+    const r = packGguf(path, outDir!, { ...tok, ...progress, force: opts.force === true });
+    bar?.stop();
+    if (opts.json) io.out(JSON.stringify(r));
+    else {
+      for (const w of r.warnings) io.err(`warning: ${w}`);
+      io.out(`packed ${r.tensors} tensors (${(r.sourceBytes / MB).toFixed(1)} MB of GGUF, ${(r.outputBytes / MB).toFixed(1)} MB of model.q4nx) into ${r.dir} in ${r.ms} ms`);
+    }
+    return EXIT.ok;
+  } finally {
+    bar?.stop();
+  }
+}
+
+/** Verifies a packed directory against its GGUF; exit 0 when every tensor passes, 1 otherwise. */
+export function ggufVerifyCommand(path: string, dir: string, opts: GgufVerifyOptions, io: Io): number {
+  const minCosine = opts.minCosine === undefined ? DEFAULT_MIN_COSINE : Number(opts.minCosine);
+  if (!(minCosine >= -1 && minCosine <= 1)) throw new UsageError(`--min-cosine must be a number in [-1, 1], got ${String(opts.minCosine)}`);
+  const bar = progressBar('verify', wantBar(opts));
+  let report;
+  try {
+    report = verifyPack(path, dir, { minCosine, ...(bar === null ? {} : { onProgress: bar.onProgress }) });
+  } finally {
+    bar?.stop();
+  }
+  if (opts.json) io.out(JSON.stringify(report, (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? String(v) : v)));
+  else for (const l of verifyLines(report)) io.out(l);
+  return report.ok ? EXIT.ok : EXIT.refused;
+}
+
+/** Checks a cached directory's repack-stamp.txt: exit 0 current, 1 stale, 2 cannot tell. */
+export function ggufCheckStampCommand(dir: string, opts: GgufCheckStampOptions, io: Io): number {
+  let want = {};
+  if (opts.gguf !== undefined) {
+    const f = openGguf(opts.gguf);
+    try { want = { architecture: architectureOf(f.metadata), source: sourceIdentity(opts.gguf) }; } finally { f.close(); }
+  }
+  const v = checkStamp(dir, want);
+  if (opts.json) io.out(JSON.stringify({ status: v.status, reasons: v.reasons, stamp: v.stamp }));
+  else io.out(v.status === 'current' ? `current: ${dir}` : `${v.status === 'stale' ? 'stale' : 'cannot tell'}: ${v.reasons.join('; ')}`);
+  return v.status === 'current' ? EXIT.ok : v.status === 'stale' ? EXIT.refused : 2;
+}
+
 /** main.ts's error wrapper: runs `fn`, reports a thrown error as JSON when `json(...)` says so. */
 export type GgufWrap = <A extends unknown[]>(json: (...a: A) => boolean, fn: (...a: A) => number | Promise<number>) => (...a: A) => Promise<void>;
 
-/** Adds `info` and `check-config` to the `gguf` command group. */
+/** Adds `info`, `check-config`, `pack`, `verify` and `check-stamp` to the `gguf` command group. */
 export function registerGgufCommands(gguf: Command, io: Io, wrap: GgufWrap): void {
   gguf.command('info')
     .description("print a GGUF's version, metadata and tensors (reads the header only)")
@@ -116,4 +218,28 @@ export function registerGgufCommands(gguf: Command, io: Io, wrap: GgufWrap): voi
     .option('--json', 'machine-readable output')
     .action(wrap((_f: string, _c: string, o: GgufCheckConfigOptions) => o.json === true,
       (f: string, c: string, o: GgufCheckConfigOptions) => ggufCheckConfigCommand(f, c, o, io)));
+  gguf.command('pack')
+    .description('convert a qwen3 GGUF into a Q4NX model directory (model.q4nx, config.json, tokenizer.json)')
+    .argument('<file>', 'GGUF file')
+    .argument('[outdir]', 'the model directory to write (or use --cache)')
+    .option('--tokenizer <dir>', 'directory holding the tokenizer.json to copy')
+    .option('--cache', 'pack into the repack cache (reused while its stamp and config scan pass)')
+    .option('--force', 'replace a non-empty output directory')
+    .option('--json', 'machine-readable output')
+    .action(wrap((_f: string, _d: string | undefined, o: GgufPackOptions) => o.json === true,
+      (f: string, d: string | undefined, o: GgufPackOptions) => ggufPackCommand(f, d, o, io)));
+  gguf.command('verify')
+    .description('decode every tensor of a packed directory and compare it with the GGUF')
+    .argument('<file>', 'GGUF file')
+    .argument('<dir>', 'model directory written by gguf pack')
+    .option('--min-cosine <x>', `cosine a requantized tensor must reach (default ${DEFAULT_MIN_COSINE})`)
+    .option('--json', 'machine-readable output')
+    .action(wrap((_f: string, _d: string, o: GgufVerifyOptions) => o.json === true,
+      (f: string, d: string, o: GgufVerifyOptions) => ggufVerifyCommand(f, d, o, io)));
+  gguf.command('check-stamp')
+    .description("check a cached directory's repack-stamp.txt: exit 0 current, 1 stale, 2 cannot tell")
+    .argument('<dir>', 'cached model directory')
+    .option('--gguf <file>', 'also require the stamp to name this GGUF as it is now')
+    .option('--json', 'machine-readable output')
+    .action(wrap((_d: string, o: GgufCheckStampOptions) => o.json === true, (d: string, o: GgufCheckStampOptions) => ggufCheckStampCommand(d, o, io)));
 }

@@ -1,0 +1,114 @@
+/**
+ * The Hugging Face config.json of a packed qwen3, derived from the GGUF's metadata alone (so the cache
+ * can re-derive it on every hit without reading a weight). The keys are those E5/E6 write and FLM's
+ * runtime reads (/work/shared/Q4NX_LAYOUT.md, "config.json and header metadata").
+ */
+import { InvalidInput } from '../../errors.js';
+import { numericValue, type GgufFile, type GgufMetadata } from '../gguf/types.js';
+import type { PlanDims } from './plan.js';
+
+/** The architectures `gguf pack` converts. */
+export const PACK_ARCHITECTURES: readonly string[] = ['qwen3'];
+
+/** The architecture a GGUF declares (general.architecture), or '' when it declares none. */
+export function architectureOf(metadata: GgufMetadata): string {
+  const v = metadata.get('general.architecture');
+  return v?.type === 'string' ? v.value : '';
+}
+
+/** Refuses a GGUF whose architecture the packer does not convert. */
+export function requirePackable(metadata: GgufMetadata): string {
+  const arch = architectureOf(metadata);
+  if (!PACK_ARCHITECTURES.includes(arch)) {
+    throw new InvalidInput('/metadata/general.architecture', `architecture ${arch === '' ? '(none)' : JSON.stringify(arch)} cannot be packed: gguf pack converts ${PACK_ARCHITECTURES.join(', ')} only`);
+  }
+  return arch;
+}
+
+/** The shortest decimal that reads back as the same f32, so an f32 1e-6 prints as 1e-6, not 9.99999997e-7. */
+export function shortestF32(x: number): number {
+  if (!Number.isFinite(x) || Math.fround(x) !== x) return x;
+  for (let p = 1; p <= 9; p++) {
+    const y = Number(x.toPrecision(p));
+    if (Math.fround(y) === x) return y;
+  }
+  return x;
+}
+
+function num(m: GgufMetadata, key: string, fallback?: number): number {
+  const v = m.get(key);
+  const n = numericValue(v);
+  if (n === undefined) {
+    if (fallback !== undefined && v === undefined) return fallback;
+    throw new InvalidInput(`/metadata/${key}`, v === undefined ? 'the qwen3 GGUF does not declare it' : `is a ${v.type}, not a number`);
+  }
+  return v?.type === 'f32' ? shortestF32(n) : n;
+}
+
+function positive(m: GgufMetadata, key: string, fallback?: number): number {
+  const n = num(m, key, fallback);
+  if (!(Number.isSafeInteger(n) && n > 0)) throw new InvalidInput(`/metadata/${key}`, `${n} is not a positive integer`);
+  return n;
+}
+
+/** The dimensions a qwen3 GGUF declares, checked for consistency. */
+export function qwen3Dims(m: GgufMetadata): PlanDims {
+  const p = 'qwen3.';
+  const hidden = positive(m, `${p}embedding_length`);
+  const heads = positive(m, `${p}attention.head_count`);
+  const kvHeads = positive(m, `${p}attention.head_count_kv`, heads);
+  const headDim = positive(m, `${p}attention.key_length`, hidden / heads);
+  if (heads % kvHeads !== 0) throw new InvalidInput(`/metadata/${p}attention.head_count_kv`, `${heads} heads do not split into ${kvHeads} kv groups`);
+  return {
+    layers: positive(m, `${p}block_count`), hidden, intermediate: positive(m, `${p}feed_forward_length`),
+    qDim: heads * headDim, kvDim: kvHeads * headDim, headDim,
+  };
+}
+
+/** The config.json of a packed qwen3 GGUF (`source`: the GGUF's file name, recorded in q4nx_source). */
+export function qwen3Config(f: GgufFile, source: string, converter: string): Record<string, unknown> {
+  const m = f.metadata;
+  const d = qwen3Dims(m);
+  const p = 'qwen3.';
+  const embd = f.tensor('token_embd.weight');
+  if (embd === undefined || embd.dims.length !== 2) throw new InvalidInput('/tensors/token_embd.weight', 'the qwen3 GGUF has no 2-D token_embd.weight');
+  const config: Record<string, unknown> = {
+    architectures: ['Qwen3ForCausalLM'],
+    model_type: 'qwen3',
+    hidden_size: d.hidden,
+    intermediate_size: d.intermediate,
+    num_hidden_layers: d.layers,
+    num_attention_heads: d.qDim / d.headDim,
+    num_key_value_heads: d.kvDim / d.headDim,
+    head_dim: d.headDim,
+    // The runtime (E9) takes the vocab from the embedding's rows; the config says the same.
+    vocab_size: embd.dims[1],
+    max_position_embeddings: positive(m, `${p}context_length`),
+    rope_theta: num(m, `${p}rope.freq_base`, 1_000_000),
+    rms_norm_eps: num(m, `${p}attention.layer_norm_rms_epsilon`, 1e-6),
+    hidden_act: 'silu',
+    attention_bias: false,
+    tie_word_embeddings: f.tensor('output.weight') === undefined,
+    torch_dtype: 'bfloat16',
+  };
+  const bos = numericValue(m.get('tokenizer.ggml.bos_token_id'));
+  if (bos !== undefined) config['bos_token_id'] = bos;
+  const eos = numericValue(m.get('tokenizer.ggml.eos_token_id'));
+  if (eos !== undefined) config['eos_token_id'] = eos;
+  const rope = ropeScaling(m);
+  if (rope !== null) config['rope_scaling'] = rope;
+  config['q4nx_source'] = { converter, gguf: source };
+  return config;
+}
+
+/** HF's rope_scaling from the GGUF's rope.scaling.* keys, or null when none (or "none") is declared. */
+function ropeScaling(m: GgufMetadata): Record<string, unknown> | null {
+  const type = m.get('qwen3.rope.scaling.type');
+  if (type?.type !== 'string' || type.value === 'none') return null;
+  const out: Record<string, unknown> = { rope_type: type.value, type: type.value };
+  const factor = numericValue(m.get('qwen3.rope.scaling.factor'));
+  if (factor !== undefined) out['factor'] = shortestF32(factor);
+  const orig = numericValue(m.get('qwen3.rope.scaling.original_context_length'));
+  if (orig !== undefined) out['original_max_position_embeddings'] = orig;
+  return out;
+}

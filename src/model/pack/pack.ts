@@ -1,0 +1,161 @@
+/**
+ * `gguf pack`: a qwen3 GGUF to a model directory (model.q4nx, config.json, tokenizer.json). Everything
+ * is written into a sibling temp directory and renamed into place at the end, so a failure (the
+ * declared-scale guard, a bad tensor, a full disk) leaves no half-written directory behind. The guard
+ * runs before any byte is written: config.json derives from metadata alone.
+ */
+import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { InvalidInput, UsageError } from '../../errors.js';
+import { openGguf } from '../gguf/reader.js';
+import { scanDeclaredScales } from '../gguf/scaleGuard.js';
+import type { GgufFile } from '../gguf/types.js';
+import { logicalShapeKey } from '../q4nx/chunks.js';
+import { qwen3Config, qwen3Dims, requirePackable } from './config.js';
+import { convertTensor } from './convert.js';
+import { FileReader } from './fileRange.js';
+import { converterLabel } from './identity.js';
+import { planQwen3, storedShape, type PlannedTensor } from './plan.js';
+import { Q4nxStreamWriter } from './q4nxStream.js';
+
+/** Progress of a pack: source bytes converted so far, of the total, and the tensor being converted. */
+export interface PackProgress {
+  readonly doneBytes: number;
+  readonly totalBytes: number;
+  readonly tensor: string;
+  readonly tensorIndex: number;
+  readonly tensorCount: number;
+}
+
+/** Options of packGguf. */
+export interface PackOptions {
+  /** A directory holding tokenizer.json (or the tokenizer.json file itself). */
+  readonly tokenizer?: string;
+  /** Replace an existing non-empty output directory. */
+  readonly force?: boolean;
+  readonly onProgress?: (p: PackProgress) => void;
+  /** Extra files written into the directory before it is renamed into place (the cache's stamp). */
+  readonly extraFiles?: Readonly<Record<string, string>>;
+}
+
+/** What packGguf wrote. */
+export interface PackResult {
+  readonly dir: string;
+  readonly tensors: number;
+  readonly sourceBytes: number;
+  readonly outputBytes: number;
+  readonly ms: number;
+  /** Non-fatal findings of the declared-scale guard. */
+  readonly warnings: readonly string[];
+}
+
+/** The derived pieces of a pack, from metadata only: the plan, config.json and the guard's findings. */
+export interface PackPlan {
+  readonly architecture: string;
+  readonly tensors: readonly PlannedTensor[];
+  readonly config: Record<string, unknown>;
+  readonly warnings: readonly string[];
+}
+
+/** Plans a pack from an opened GGUF's header; refuses a non-qwen3 model or a dropped critical scale. */
+export function planPack(f: GgufFile, ggufPath: string): PackPlan {
+  const architecture = requirePackable(f.metadata);
+  const tensors = planQwen3(f, qwen3Dims(f.metadata));
+  const config = qwen3Config(f, basename(ggufPath), converterLabel());
+  const { fatal, warnings } = scanDeclaredScales(f.metadata, config);
+  if (fatal.length > 0) {
+    throw new InvalidInput('config.json', `declared-scale guard: ${fatal.join('; ')}`);
+  }
+  return { architecture, tensors, config, warnings };
+}
+
+/** The tokenizer.json a --tokenizer argument names (a directory holding it, or the file). */
+export function tokenizerFile(arg: string): string {
+  let isDir = false;
+  try { isDir = statSync(arg).isDirectory(); } catch { throw new UsageError(`--tokenizer ${arg}: no such file or directory`); }
+  const file = isDir ? join(arg, 'tokenizer.json') : arg;
+  if (!existsSync(file)) throw new UsageError(`--tokenizer ${arg}: there is no tokenizer.json in it`);
+  return file;
+}
+
+function isNonEmptyDir(p: string): boolean {
+  try { return readdirSync(p).length > 0; } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    if ((e as NodeJS.ErrnoException).code === 'ENOTDIR') throw new UsageError(`${p} exists and is not a directory`);
+    throw e;
+  }
+}
+
+const tag = (): string => `${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
+
+/** Moves a finished temp directory to `dir`, replacing what is there. */
+export function swapInto(tmp: string, dir: string): void {
+  if (!existsSync(dir)) { renameSync(tmp, dir); return; }
+  const old = `${dir}.old-${tag()}`;
+  renameSync(dir, old);
+  renameSync(tmp, dir);
+  rmSync(old, { recursive: true, force: true });
+}
+
+function writeModel(ggufPath: string, plan: PackPlan, tmp: string, onProgress?: (p: PackProgress) => void): { source: number; output: number } {
+  const meta: Record<string, string> = { format: 'q4nx', source: basename(ggufPath), converter: converterLabel() };
+  for (const t of plan.tensors) if (t.store === 'q4_1') meta[logicalShapeKey(t.name)] = `${t.rows},${t.cols}`;
+  const w = new Q4nxStreamWriter(join(tmp, 'model.q4nx'), plan.tensors.map((t) => ({ name: t.name, dtype: t.store === 'q4_1' ? 'I8' : 'BF16', shape: storedShape(t) })), meta);
+  const reader = new FileReader(ggufPath);
+  const totalBytes = plan.tensors.reduce((s, t) => s + t.source.byteSize, 0);
+  let doneBytes = 0;
+  let output = 0;
+  try {
+    plan.tensors.forEach((t, i) => {
+      onProgress?.({ doneBytes, totalBytes, tensor: t.name, tensorIndex: i, tensorCount: plan.tensors.length });
+      convertTensor(reader, t, (b, src) => {
+        w.write(b);
+        output += b.length;
+        doneBytes += src;
+        onProgress?.({ doneBytes, totalBytes, tensor: t.name, tensorIndex: i, tensorCount: plan.tensors.length });
+      });
+    });
+    w.finish();
+  } catch (e) {
+    w.abort();
+    throw e;
+  } finally {
+    reader.close();
+  }
+  return { source: totalBytes, output };
+}
+
+/** Packs a qwen3 GGUF into a model directory `outDir`; nothing is left behind when it fails. */
+export function packGguf(ggufPath: string, outDir: string, opts: PackOptions = {}): PackResult {
+  const started = performance.now();
+  const dir = resolve(outDir);
+  const tokenizer = opts.tokenizer === undefined ? null : tokenizerFile(opts.tokenizer);
+  if (opts.force !== true && isNonEmptyDir(dir)) throw new UsageError(`${outDir} exists and is not empty (use --force to replace it)`);
+  const f = openGguf(ggufPath);
+  try {
+    const plan = planPack(f, ggufPath);
+    mkdirSync(dirname(dir), { recursive: true });
+    const tmp = `${dir}.partial-${tag()}`;
+    mkdirSync(tmp);
+    try {
+      const sizes = writeModel(ggufPath, plan, tmp, opts.onProgress);
+      writeFileSync(join(tmp, 'config.json'), JSON.stringify(plan.config, null, 2) + '\n');
+      if (tokenizer !== null) {
+        copyFileSync(tokenizer, join(tmp, 'tokenizer.json'));
+        const extra = join(dirname(tokenizer), 'tokenizer_config.json');
+        if (existsSync(extra)) copyFileSync(extra, join(tmp, 'tokenizer_config.json'));
+      }
+      for (const [name, text] of Object.entries(opts.extraFiles ?? {})) writeFileSync(join(tmp, name), text);
+      swapInto(tmp, dir);
+      return {
+        dir, tensors: plan.tensors.length, sourceBytes: sizes.source, outputBytes: sizes.output,
+        ms: Math.round(performance.now() - started), warnings: plan.warnings,
+      };
+    } catch (e) {
+      rmSync(tmp, { recursive: true, force: true });
+      throw e;
+    }
+  } finally {
+    f.close();
+  }
+}
