@@ -1,8 +1,9 @@
 /**
- * Opens a device by kind. The CPU is always here. The XDNA2 is the native addon over XRT when this
- * build has one (none yet, so NoDevice), or its simulator when asked for by `simulate: true`, which
- * always says so (`simulated: true`). The Intel NPU is the same: NoDevice until its Level Zero addon
- * lands, its simulator (Npu4SimDevice) when asked for.
+ * Opens a device by kind. The CPU is always here. The XDNA2 is the native addon over XRT and the Intel
+ * NPU the one over Level Zero (src/devices/native.ts): NoDevice when this build has no addon, when the
+ * driver finds no device (its answer in the detail), and for now even when it finds one, since load
+ * and run are not written yet. Their simulators serve when asked for by `simulate: true`, and always
+ * say so (`simulated: true`).
  */
 import { NoDevice } from '../errors.js';
 import { CpuDevice } from './cpuDevice.js';
@@ -10,6 +11,7 @@ import type { Device, DeviceKind } from './device.js';
 import type { FaultOptions } from './faults.js';
 import { Xdna2SimDevice } from './xdna2/simDevice.js';
 import { Npu4SimDevice } from './npu4/simDevice.js';
+import { openNative } from './native.js';
 
 export interface OpenDeviceOptions {
   readonly faults?: FaultOptions;
@@ -30,16 +32,15 @@ export function openDevice(kind: DeviceKind, opts: OpenDeviceOptions = {}): Devi
         ...(opts.faults !== undefined ? { faults: opts.faults } : {}),
       });
     case 'xdna2':
-      // Real hardware takes this place when the XRT addon lands; a simulator is only ever asked for.
-      if (!opts.simulate) throw new NoDevice(kind, 'no native addon in this build (pass simulate: true for the simulator)');
+      // The hardware unless the simulator is asked for: it is never substituted here ('auto' mode does that).
+      if (!opts.simulate) return openNative(kind);
       return new Xdna2SimDevice({
         ...(opts.name !== undefined ? { name: opts.name } : {}),
         ...(opts.maxContexts !== undefined ? { maxContexts: opts.maxContexts } : {}),
         ...(opts.faults !== undefined ? { faults: opts.faults } : {}),
       });
     case 'npu4':
-      // The Level Zero addon takes this place when it lands; the simulator is only ever asked for.
-      if (!opts.simulate) throw new NoDevice(kind, 'no native addon in this build (pass simulate: true for the simulator)');
+      if (!opts.simulate) return openNative(kind);
       return new Npu4SimDevice({
         ...(opts.name !== undefined ? { name: opts.name } : {}),
         ...(opts.maxContexts !== undefined ? { maxContexts: opts.maxContexts } : {}),
