@@ -79,7 +79,7 @@ export function buildCli(io: Io, done: (code: number) => void): Command {
 
   cli.command('contracts')
     .description('run every admitted op on the target\'s device over the edges of its domain and report the worst error against its contract')
-    .addOption(new Option('--target <target>', 'target').choices(['xdna2']).makeOptionMandatory())
+    .addOption(new Option('--target <target>', 'target').choices(['xdna2', 'npu4']).makeOptionMandatory())
     .option('--op <op>', 'one op only')
     .option('--seed <n>', 'seed of the random bulk', intArg('--seed'))
     .option('--bulk <n>', 'random elements per op', intArg('--bulk'))

@@ -19,9 +19,14 @@ import type { RegionPlan } from './regions.js';
 import { planRegions } from './regions.js';
 import { findToolchain } from './toolchain.js';
 
+// Compiling unit after unit of one checked program plans its regions once, not once per unit.
+const planned = new WeakMap<CheckedProgram, { bounds: AieBounds; regions: RegionPlan[] }>();
+
 /** The regions of a program, refusing more than the device's hardware contexts with ContextLimit. */
 export function aieRegions(checked: CheckedProgram, bounds: AieBounds = AIE_BOUNDS): RegionPlan[] {
-  const regions = planRegions(checked, { bounds });
+  const have = planned.get(checked);
+  const regions = have?.bounds === bounds ? have.regions : planRegions(checked, { bounds });
+  planned.set(checked, { bounds, regions });
   if (regions.length > bounds.contexts) throw new ContextLimit(regions.length, bounds.contexts);
   return regions;
 }

@@ -74,6 +74,6 @@ describe('xdna2 contracts: the contracts command', () => {
   });
 
   it('refuses another target as a usage error', () => {
-    expect(() => contractsCommand({ target: 'npu4' }, io().io)).to.throw(UsageError);
+    expect(() => contractsCommand({ target: 'cpu' }, io().io)).to.throw(UsageError);
   });
 });

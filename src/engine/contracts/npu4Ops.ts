@@ -14,11 +14,11 @@ import type { DType, Shape } from '../../ir/types.js';
 import { isFloat, numel } from '../../ir/types.js';
 import { checkProgram } from '../../ir/validate.js';
 import type { TensorMap } from '../../oracle/types.js';
-import type { Gen, PairGen } from './contractsCases.js';
+import type { Gen, PairGen } from './npu4Cases.js';
 import {
   ADD_EDGES, ALL_F16, COMPARE_EDGES, COMPARE_PROFILES, DIV_EDGES, DIV_PROFILES, EXP_EDGES, EXP_PROFILES, FINITE_F16, MAX, MUL_EDGES,
   MUL_PROFILES, UNARY_EDGES, addProfiles, cycled, f32Pair, f32Tensor, indices, mag, oneOf, uni, unaryProfiles,
-} from './contractsCases.js';
+} from './npu4Cases.js';
 
 /** One replay of a contract program and how its results are judged (see the file's doc). */
 export interface ContractCase {

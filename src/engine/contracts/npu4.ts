@@ -15,22 +15,23 @@
 import { UsageError } from '../../errors.js';
 import type { Backend } from '../../compiler/backend.js';
 import { NPU4_BACKEND } from '../../compiler/openvino/backend.js';
-import { Session } from '../../engine/recording.js';
+import { Session } from '../recording.js';
 import type { CheckedProgram } from '../../ir/checked.js';
 import { runStep } from '../../oracle/index.js';
 import type { TensorMap } from '../../oracle/types.js';
 import { planProgram } from '../../planner/plan.js';
-import type { Npu4Target } from '../../targets/npu4.js';
-import type { Device } from '../device.js';
-import { rng } from './contractsCases.js';
-import type { ContractCase, Npu4ContractOp } from './contractsOps.js';
-import { NPU4_CONTRACT_CASES, NPU4_CONTRACT_OPS } from './contractsOps.js';
-import type { CaseReport, CaseRun, Npu4ContractReport } from './contractsTally.js';
-import { isRangeRefusal, judgeCase, narrowedInputs, opReport } from './contractsTally.js';
-import { Npu4SimDevice } from './simDevice.js';
+import type { NarrowingContract } from '../../targets/npu4.js';
+import { NPU4_CONTRACT } from '../../targets/npu4.js';
+import type { Device } from '../../devices/device.js';
+import { rng } from './npu4Cases.js';
+import type { ContractCase, Npu4ContractOp } from './npu4Ops.js';
+import { NPU4_CONTRACT_CASES, NPU4_CONTRACT_OPS } from './npu4Ops.js';
+import type { CaseReport, CaseRun, Npu4ContractReport } from './npu4Tally.js';
+import { isRangeRefusal, judgeCase, narrowedInputs, opReport } from './npu4Tally.js';
+import { Npu4SimDevice } from '../../devices/npu4/simDevice.js';
 
-export type { CaseReport, Npu4ContractReport } from './contractsTally.js';
-export { NPU4_CONTRACT_OPS } from './contractsOps.js';
+export type { CaseReport, Npu4ContractReport } from './npu4Tally.js';
+export { NPU4_CONTRACT_OPS } from './npu4Ops.js';
 
 export interface Npu4ContractOptions {
   readonly target: 'npu4';
@@ -42,8 +43,6 @@ export interface Npu4ContractOptions {
   readonly bulk?: number;
   /** A fresh device per op (default the simulated NPU4); a negative control passes a faulty one. */
   readonly device?: () => Device;
-  /** The backend that compiles each program (default NPU4_BACKEND, with its contract). */
-  readonly backend?: Backend;
 }
 
 // Generous: one replay of the largest case takes milliseconds; a deadline only guards against a hang.
@@ -77,21 +76,14 @@ async function runCase(session: Session, c: ContractCase): Promise<CaseRun> {
   }
 }
 
-/** The contract a backend's target records; a target without one has nothing to verify. */
-function contractOf(backend: Backend): { normwise: number; maxMagnitude: number } {
-  const t = backend.target as Partial<Npu4Target>;
-  if (t.name !== 'npu4' || !t.contract) throw new UsageError(`the backend's target ${backend.target.name} records no narrowing contract to verify`);
-  return t.contract;
-}
-
 /** Runs every verified op (or `op`) through the backend onto the device and checks it against the contract. */
 export async function runNpu4Contracts(opts: Npu4ContractOptions): Promise<Npu4ContractReport[]> {
   if (opts.target !== 'npu4') throw new UsageError(`npu4 contracts are verified for the npu4 target, not ${String(opts.target)}`);
   if (opts.op !== undefined && !(NPU4_CONTRACT_OPS as readonly string[]).includes(opts.op)) {
     throw new UsageError(`npu4 verifies no op ${JSON.stringify(opts.op)}: choose one of ${NPU4_CONTRACT_OPS.join(', ')}`);
   }
-  const backend = opts.backend ?? NPU4_BACKEND;
-  const contract = contractOf(backend);
+  const backend = NPU4_BACKEND;
+  const contract = NPU4_CONTRACT;
   const bulk = opts.bulk ?? 65_536;
   const seed = opts.seed ?? 1;
   const makeDevice = opts.device ?? (() => new Npu4SimDevice({ name: 'npu4-contracts' }));
@@ -105,7 +97,7 @@ export async function runNpu4Contracts(opts: Npu4ContractOptions): Promise<Npu4C
 
 interface OpRun {
   readonly backend: Backend;
-  readonly contract: { normwise: number; maxMagnitude: number };
+  readonly contract: NarrowingContract;
   readonly bulk: number;
   readonly seed: number;
   readonly makeDevice: () => Device;

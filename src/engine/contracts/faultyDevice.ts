@@ -8,8 +8,8 @@
  */
 import { tensorFromBytes, tensorToBytes } from '../../ir/bytes.js';
 import { isFloat } from '../../ir/types.js';
-import type { ArenaId, Artifact, Bindings, BufferId, Device, LiveResources, LoadedArtifact, RunOptions } from '../device.js';
-import { isArenaSlot } from '../device.js';
+import type { ArenaId, Artifact, Bindings, BufferId, Device, LiveResources, LoadedArtifact, RunOptions } from '../../devices/device.js';
+import { isArenaSlot } from '../../devices/device.js';
 
 export interface KernelFault {
   /** The graph whose kernel is wrong: its program's name (contract programs are `npu4-contract-<op>`). */
