@@ -25,12 +25,26 @@ export interface PlanOptions {
   readonly json?: boolean;
 }
 
-/** One region as the report prints it; `usage` and `closedBy` only where the compiler models them. */
+/** A host arena of a region and the tensors at their offsets in it. */
+export interface ArenaSummary {
+  readonly name: string;
+  readonly direction: 'in' | 'out';
+  readonly bytes: number;
+  readonly tensors: readonly { readonly value: string; readonly offset: number; readonly bytes: number }[];
+}
+
+/**
+ * One region as the report prints it; `usage`, `closedBy`, `tiles` and `arenas` only where the compiler
+ * models them (the XDNA2's regions).
+ */
 export interface RegionSummary {
   readonly index: number;
   readonly eqns: readonly number[];
   readonly usage?: AieUsage;
   readonly closedBy?: string;
+  /** Each equation's compute tile, [column, row]. */
+  readonly tiles?: readonly { readonly eqn: number; readonly tile: readonly [number, number] }[];
+  readonly arenas?: readonly ArenaSummary[];
 }
 
 interface Regions {
@@ -48,7 +62,14 @@ function regionsOf(checked: CheckedProgram, target: Target, admitted: boolean): 
   }
   try {
     const plans = planRegions(checked, { bounds: XDNA2_BOUNDS });
-    const regions = plans.map((r) => ({ index: r.index, eqns: [...r.eqns], usage: r.usage, closedBy: r.closedBy }));
+    const regions = plans.map((r): RegionSummary => ({
+      index: r.index, eqns: [...r.eqns], usage: r.usage, closedBy: r.closedBy,
+      tiles: r.cores.map((c) => ({ eqn: c.eqn, tile: c.tile })),
+      arenas: r.arenas.map((a, i) => ({
+        name: a.name, direction: a.direction, bytes: a.bytes,
+        tensors: r.args.filter((g) => g.arena === i).map((g) => ({ value: g.name, offset: g.offset, bytes: g.bytes })),
+      })),
+    }));
     return { regions, contexts: { needed: regions.length, max: XDNA2_BOUNDS.contexts } };
   } catch (e) {
     if (e instanceof RegionLimit) return { regions: [], limit: e, contexts: { needed: 0, max: XDNA2_BOUNDS.contexts } };
@@ -70,7 +91,12 @@ function regionLine(r: RegionSummary): string {
   const span = r.eqns.length === 0 ? 'no equations' : `eqns ${r.eqns[0]}-${r.eqns[r.eqns.length - 1]}`;
   if (r.usage === undefined) return `  region ${r.index}: ${span}`;
   const u = r.usage;
-  return `  region ${r.index}: ${span}, ${u.tiles} tiles, streams ${u.streamsIn} in / ${u.streamsOut} out, ${u.streamsPerTile} per tile, ${u.tileLocalBytes} tile-local bytes (closed by ${r.closedBy ?? 'end'})`;
+  const lines = [`  region ${r.index}: ${span}, ${u.tiles} tiles, streams ${u.streamsIn} in / ${u.streamsOut} out, ${u.streamsPerTile} per tile, ${u.tileLocalBytes} tile-local bytes (closed by ${r.closedBy ?? 'end'})`];
+  if (r.tiles) lines.push(`    tiles: ${r.tiles.map((t) => `eqn ${t.eqn} [${t.tile.join(', ')}]`).join(', ')}`);
+  for (const a of r.arenas ?? []) {
+    lines.push(`    arena ${a.name} (${a.direction}, ${a.bytes} bytes): ${a.tensors.map((t) => `${t.value} @${t.offset}`).join(', ')}`);
+  }
+  return lines.join('\n');
 }
 
 /** Plans one program file on a target and prints the report; returns the exit code. */

@@ -16,7 +16,11 @@ interface PlanJson {
   program: string; target: string; part: string;
   admitted: { eqn: number; op: string; contract: { error: { kind: string } } | null }[];
   refused: Record<string, unknown>[];
-  regions: { index: number; eqns: number[]; usage?: { tiles: number } }[];
+  regions: {
+    index: number; eqns: number[]; usage?: { tiles: number };
+    tiles?: { eqn: number; tile: [number, number] }[];
+    arenas?: { name: string; direction: string; bytes: number; tensors: { value: string; offset: number; bytes: number }[] }[];
+  }[];
   contexts: { needed: number; max: number | null };
   numerics: { class: string; tolerance: Record<string, unknown> };
 }
@@ -49,6 +53,18 @@ describe('plan command', () => {
     expect(doc.refused).to.deep.equal([]);
     expect(doc.regions.map((r) => r.eqns)).to.deep.equal([[0, 1, 2]]);
     expect(doc.regions[0]!.usage?.tiles).to.equal(3);
+    // One compute tile per equation, all distinct; every host tensor at its own arena offset.
+    const tiles = doc.regions[0]!.tiles!.map((t) => t.tile.join(','));
+    expect(doc.regions[0]!.tiles!.map((t) => t.eqn)).to.deep.equal([0, 1, 2]);
+    expect(new Set(tiles).size).to.equal(3);
+    for (const a of doc.regions[0]!.arenas!) {
+      const spans = a.tensors.map((t) => [t.offset, t.offset + t.bytes] as const).sort((x, y) => x[0] - y[0]);
+      spans.forEach(([lo, hi], i) => {
+        expect(hi).to.be.at.most(a.bytes);
+        if (i > 0) expect(lo).to.be.at.least(spans[i - 1]![1]);
+      });
+    }
+    expect(doc.regions[0]!.arenas!.flatMap((a) => a.tensors.map((t) => t.value))).to.include.members(['x']);
     expect(doc.contexts).to.deep.equal({ needed: 1, max: 16 });
     expect(doc.numerics.class).to.equal('Contract');
     expect(doc.numerics.tolerance['s']).to.have.property('kind', 'absrel');
