@@ -46,3 +46,15 @@ export type { BlobIdentity } from './cache/index.js';
 export { openDevice } from './devices/registry.js';
 export type { Device, DeviceKind } from './devices/device.js';
 export type { FaultOptions } from './devices/faults.js';
+
+export { resolveTarget, CPU_TARGET, XDNA2_TARGET, NPU4_TARGET } from './targets/index.js';
+export type { Admission, Refusal, Target } from './targets/target.js';
+export { planProgram, refusalsOf } from './planner/plan.js';
+export type { Plan } from './planner/plan.js';
+export { featureMatrix } from './planner/matrix.js';
+
+/** The model tools and sealed kernel sets, each under its own name. */
+export * as gguf from './model/gguf/index.js';
+export * as q4nx from './model/q4nx/index.js';
+export * as pack from './model/pack/index.js';
+export * as seal from './seal/index.js';

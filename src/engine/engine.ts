@@ -78,8 +78,6 @@ const here = (p: string) => new URL(p, import.meta.url);
 /** How many planned programs the engine remembers (a warm job skips the planner's round trip). */
 const PLAN_MEMO = 256;
 
-
-
 export class Engine {
   readonly cacheDir: string;
   #opts: EngineOptions;
@@ -143,7 +141,6 @@ export class Engine {
     void p.finally(() => this.#inflight.delete(p));
     return job;
   }
-
 
   /** Plans a program, answering a program it planned before (same JSON, same target) from memory. */
   async #plan(json: unknown, target: string): Promise<PlanReply> {
