@@ -5,7 +5,8 @@
  * 1. Planning and compiling against program size: chains of 10 to 320 admitted equations (add, mul,
  *    exp over [4, 64] f32), timed through checkProgram + planProgram + XDNA2_BACKEND.units (the regions)
  *    + compiling every unit, as ms per program and ms per equation. The growth is called linear when the
- *    per-equation time at 320 is within a factor of 2 of the time at 10.
+ *    per-equation time at 320 is at most twice the time at 10 (a fixed cost per program makes the
+ *    smallest programs the dearest per equation).
  * 2. The simulator's throughput: one compiled region of elementwise ops over a [256, 1024] f32
  *    activation, replayed through a Session, as millions of elements per second (an element through
  *    every op of the region counts once per op, and once through the whole region).
@@ -71,10 +72,9 @@ function compileScaling(): void {
       + ` [check ${check!.toFixed(2)}, plan ${plan!.toFixed(2)}, regions ${regions!.toFixed(2)}, compile ${compile!.toFixed(2)} ms]`);
   }
   const ratio = perEqn[perEqn.length - 1]! / perEqn[0]!;
-  const verdict = ratio <= LINEAR_FACTOR && ratio >= 1 / LINEAR_FACTOR ? 'linear' : 'NOT linear';
-  console.log(`  per-equation time at ${SIZES[SIZES.length - 1]} vs ${SIZES[0]} equations: x${ratio.toFixed(2)} -> ${verdict} (within a factor of ${LINEAR_FACTOR})`);
-  // compile(checked, plan, unit) plans the regions again for every unit, so compiling all of them is
-  // units x regions; the 16-context limit caps it (a chain past ~500 equations is ContextLimit).
+  // A fixed cost per program makes small programs dearer per equation, so a falling ratio is linear too.
+  const verdict = ratio <= LINEAR_FACTOR ? 'linear' : 'NOT linear';
+  console.log(`  per-equation time at ${SIZES[SIZES.length - 1]} vs ${SIZES[0]} equations: x${ratio.toFixed(2)} -> ${verdict} (per-equation time grows by at most x${LINEAR_FACTOR})`);
 }
 
 /** A session over every region of `checked` on a fresh simulated XDNA2. */

@@ -1,15 +1,23 @@
 /**
- * `npu-offload contracts --target xdna2|npu4 [--op OP] [--json]`: runs every op the target admits on
- * its simulated device over edge inputs and a random bulk, and reports per op the worst error against
- * its contract and whether it passes. The XDNA2 has a contract per op (src/devices/xdna2/contracts.ts
- * says what is compared with what); the NPU4 has one narrowing contract, a normwise bound on each
- * narrowed graph, verified per op through the whole compile pipeline (src/devices/npu4/contracts.ts).
+ * `npu-offload contracts --target xdna2|npu4 [--op OP] [--workers N] [--json]`: runs every op the
+ * target admits, compiled by its backend, on its simulated device over edge inputs and a random bulk,
+ * and reports per op the worst error against its contract and whether it passes. The XDNA2 has a
+ * contract per op (src/devices/xdna2/contracts.ts says what is compared with what); the NPU4 has one
+ * narrowing contract, a normwise bound on each narrowed graph (src/engine/contracts/npu4.ts).
+ *
+ * The device replays on this thread while the oracle's references are computed in parallel by a pool
+ * of oracle workers (src/workers/oracle.worker.ts), which is destroyed before the command returns, so
+ * the process can exit.
  */
-import { runContracts } from '../devices/xdna2/contracts.js';
-import type { ContractReport } from '../devices/xdna2/contracts.js';
+import type { OracleTask } from '../actors/oracleTask.js';
+import { createPool } from '../actors/pool.js';
 import { runNpu4Contracts } from '../engine/contracts/npu4.js';
 import type { Npu4ContractReport } from '../engine/contracts/npu4.js';
+import type { ReferenceOracle } from '../engine/contracts/reference.js';
+import { runXdna2Contracts } from '../engine/contracts/xdna2.js';
+import type { ContractReport } from '../engine/contracts/xdna2.js';
 import { UsageError } from '../errors.js';
+import type { StepOutput } from '../oracle/types.js';
 import type { Io } from './output.js';
 import { EXIT } from './output.js';
 
@@ -21,7 +29,14 @@ export interface ContractsOptions {
   readonly seed?: number;
   /** Random elements per op (default 100000 on xdna2, 65536 on npu4). */
   readonly bulk?: number;
+  /** Oracle workers computing the references (default 2). */
+  readonly workers?: number;
 }
+
+/** Default oracle workers: the device keeps the main thread, two workers keep up with it. */
+export const CONTRACT_WORKERS = 2;
+// A reference task takes milliseconds; a deadline only guards against a hung worker.
+const REFERENCE_DEADLINE_MS = 300_000;
 
 function num(v: number): string {
   if (Object.is(v, -0)) return '-0';
@@ -40,14 +55,8 @@ function npu4Line(r: Npu4ContractReport): string {
   return `${r.pass ? 'pass' : 'FAIL'}  ${r.op.padEnd(20)} ${r.contract}${w}${exact}; ${r.inDomain}/${r.cases} cases in domain, ${r.elements} result elements, ${r.failures} failures`;
 }
 
-/** The npu4 branch: asynchronous, since it compiles, loads and replays through a session. */
-async function npu4Contracts(opts: ContractsOptions, io: Io): Promise<number> {
-  const reports = await runNpu4Contracts({
-    target: 'npu4',
-    ...(opts.op !== undefined ? { op: opts.op } : {}),
-    ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
-    ...(opts.bulk !== undefined ? { bulk: opts.bulk } : {}),
-  });
+/** The npu4 report. */
+function npu4Report(reports: readonly Npu4ContractReport[], opts: ContractsOptions, io: Io): boolean {
   const pass = reports.every((r) => r.pass);
   if (opts.json) io.out(JSON.stringify({ target: opts.target, simulated: true, pass, reports }));
   else {
@@ -59,28 +68,46 @@ async function npu4Contracts(opts: ContractsOptions, io: Io): Promise<number> {
     }
     io.out(pass ? 'every op is within the narrowing contract' : `${reports.filter((r) => !r.pass).length} op(s) break the narrowing contract`);
   }
-  return pass ? EXIT.ok : EXIT.refused;
+  return pass;
 }
 
-/** Verifies a target's contracts; exit 0 when every op passes, 1 when one fails (npu4: a promise of it). */
-export function contractsCommand(opts: ContractsOptions, io: Io): number | Promise<number> {
-  if (opts.target === 'npu4') return npu4Contracts(opts, io);
-  if (opts.target !== 'xdna2') throw new UsageError(`contracts are verified for --target xdna2 or npu4 only, got ${JSON.stringify(opts.target)}`);
-  const reports = runContracts({
-    target: 'xdna2',
-    ...(opts.op !== undefined ? { op: opts.op } : {}),
-    ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
-    ...(opts.bulk !== undefined ? { bulk: opts.bulk } : {}),
-  });
+/** The xdna2 report. */
+function xdna2Report(reports: readonly ContractReport[], opts: ContractsOptions, io: Io): boolean {
   const pass = reports.every((r) => r.pass);
   if (opts.json) io.out(JSON.stringify({ target: opts.target, simulated: true, pass, reports }));
   else {
-    io.out(`contracts of ${opts.target} on the simulated core (${reports.length} op${reports.length === 1 ? '' : 's'}):`);
+    io.out(`contracts of ${opts.target} on the simulated device, each op compiled by the XDNA2 backend (${reports.length} op${reports.length === 1 ? '' : 's'}):`);
     for (const r of reports) {
       io.out(`  ${line(r)}`);
       for (const n of r.notes) io.out(`        ${n}`);
     }
     io.out(pass ? 'every op is within its contract' : `${reports.filter((r) => !r.pass).length} op(s) break their contract`);
   }
-  return pass ? EXIT.ok : EXIT.refused;
+  return pass;
+}
+
+/** Verifies a target's contracts, the references on an oracle pool; resolves 0 when every op passes, 1 when one fails. */
+export async function contractsCommand(opts: ContractsOptions, io: Io): Promise<number> {
+  if (opts.target !== 'xdna2' && opts.target !== 'npu4') throw new UsageError(`contracts are verified for --target xdna2 or npu4 only, got ${JSON.stringify(opts.target)}`);
+  const workers = opts.workers ?? CONTRACT_WORKERS;
+  if (!Number.isInteger(workers) || workers < 1) throw new UsageError(`--workers must be at least 1, got ${String(workers)}`);
+  const pool = createPool<OracleTask, StepOutput[]>({
+    name: 'oracle', entry: new URL('../workers/oracle.worker.js', import.meta.url), workers, restart: { max: 2, windowMs: 60_000 },
+  });
+  const oracle: ReferenceOracle = (task) => pool.run(task, { deadlineMs: REFERENCE_DEADLINE_MS });
+  const common = {
+    oracle,
+    ...(opts.op !== undefined ? { op: opts.op } : {}),
+    ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
+    ...(opts.bulk !== undefined ? { bulk: opts.bulk } : {}),
+  };
+  try {
+    const pass = opts.target === 'npu4'
+      ? npu4Report(await runNpu4Contracts({ target: 'npu4', ...common }), opts, io)
+      : xdna2Report(await runXdna2Contracts({ target: 'xdna2', ...common }), opts, io);
+    return pass ? EXIT.ok : EXIT.refused;
+  } finally {
+    // No worker may outlive the command: a live thread would keep the process from exiting.
+    await pool.destroy();
+  }
 }

@@ -83,6 +83,7 @@ export function buildCli(io: Io, done: (code: number) => void): Command {
     .option('--op <op>', 'one op only')
     .option('--seed <n>', 'seed of the random bulk', intArg('--seed'))
     .option('--bulk <n>', 'random elements per op', intArg('--bulk'))
+    .option('--workers <n>', 'oracle workers computing the references in parallel (default 2)', intArg('--workers'))
     .option('--json', 'machine-readable output')
     .action(wrap((o: { json?: boolean }) => o.json === true, (o: Parameters<typeof contractsCommand>[0]) => contractsCommand(o, io)));
 

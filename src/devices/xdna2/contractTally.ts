@@ -1,11 +1,8 @@
 /**
- * The bookkeeping of contract verification: the one-equation oracle runs, and the per-op tally of
- * checks that becomes a ContractReport (worst element, failures, pass).
+ * The bookkeeping of XDNA2 contract verification: the per-op tally of element checks that becomes a
+ * ContractReport (worst element, failures, pass). It judges numbers only, so it knows nothing of where
+ * they were computed (src/engine/contracts/xdna2.ts runs the device and the oracle).
  */
-import type { Tensor } from '../../ir/tensor.js';
-import { parseProgram } from '../../ir/codec.js';
-import { checkProgram } from '../../ir/validate.js';
-import { runStep } from '../../oracle/index.js';
 import type { OpContract } from '../../targets/contract.js';
 import { withinContract } from '../../targets/contract.js';
 
@@ -40,20 +37,6 @@ export interface ContractReport {
   readonly pass: boolean;
   /** What else was checked, and the first few extra failures. */
   readonly notes: readonly string[];
-}
-
-/** Runs one equation of `op` over `ins` (named a, b, ...) on the CPU oracle; returns its first result. */
-export function oracle(op: string, ins: readonly Tensor[], attrs: Readonly<Record<string, unknown>>, fp64: boolean): Tensor {
-  const names = ins.map((_, j) => String.fromCharCode(97 + j));
-  const program = checkProgram(parseProgram({
-    format: 'program@1', name: `contract-${op}`,
-    args: ins.map((t, j) => ({ name: names[j], role: 'activation', dtype: t.dtype, shape: t.shape })),
-    eqns: [{ op, in: names, out: 'y', ...attrs }],
-    results: ['y'], state: {},
-  }));
-  const activations: Record<string, Tensor> = {};
-  ins.forEach((t, j) => { activations[names[j]!] = t; });
-  return runStep(program, { weights: {}, state: {}, activations }, { fp64 }).results['y']!;
 }
 
 const MAX_NOTES = 5;

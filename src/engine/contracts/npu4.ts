@@ -5,29 +5,32 @@
  * multi-op programs) is built as a small F32 program, compiled by the NPU4 backend exactly as a user's
  * would be (planned, narrowed behind an F32 boundary, written as IR, compiled by the driver's compiler),
  * loaded on the simulated device and replayed through a Session, with the session's range checks, over
- * edge inputs and a random bulk (contractsOps.ts). Each result is judged against the oracle
- * (contractsTally.ts, which also says which cases lie in the contract's domain).
+ * edge inputs and a random bulk (npu4Ops.ts). Each result is judged against the oracle (npu4Tally.ts,
+ * which also says which cases lie in the contract's domain).
  *
- * Unlike the XDNA2's, whose ops are core functions called directly, this goes through the whole
- * pipeline: the narrowing pass is what the contract is about, so it must be in what is measured. The
- * device is injectable (`device`) so a negative control can run a device with a wrong kernel.
+ * The oracle's two runs of each case (on the F32 inputs, and on their FP16 values) are computed by a
+ * ReferenceOracle (reference.ts): the CLI's oracle pool, working on the next ops while the device
+ * replays this one on the calling thread. The device is injectable (`device`) so a negative control can
+ * run a device with a wrong kernel.
  */
 import { UsageError } from '../../errors.js';
 import type { Backend } from '../../compiler/backend.js';
 import { NPU4_BACKEND } from '../../compiler/openvino/backend.js';
-import { Session } from '../recording.js';
+import type { Session } from '../recording.js';
+import { programToJson } from '../../ir/codec.js';
 import type { CheckedProgram } from '../../ir/checked.js';
-import { runStep } from '../../oracle/index.js';
-import type { TensorMap } from '../../oracle/types.js';
-import { planProgram } from '../../planner/plan.js';
+import type { StepOutput } from '../../oracle/types.js';
 import type { NarrowingContract } from '../../targets/npu4.js';
 import { NPU4_CONTRACT } from '../../targets/npu4.js';
 import type { Device } from '../../devices/device.js';
+import { CONTRACT_DEADLINE_MS, openSession } from './deviceSession.js';
 import { rng } from './npu4Cases.js';
 import type { ContractCase, Npu4ContractOp } from './npu4Ops.js';
 import { NPU4_CONTRACT_CASES, NPU4_CONTRACT_OPS } from './npu4Ops.js';
 import type { CaseReport, CaseRun, Npu4ContractReport } from './npu4Tally.js';
 import { isRangeRefusal, judgeCase, narrowedInputs, opReport } from './npu4Tally.js';
+import type { ReferenceOracle } from './reference.js';
+import { inThreadOracle, pipelined, references } from './reference.js';
 import { Npu4SimDevice } from '../../devices/npu4/simDevice.js';
 
 export type { CaseReport, Npu4ContractReport } from './npu4Tally.js';
@@ -43,37 +46,22 @@ export interface Npu4ContractOptions {
   readonly bulk?: number;
   /** A fresh device per op (default the simulated NPU4); a negative control passes a faulty one. */
   readonly device?: () => Device;
+  /** Computes the references (default: in the calling thread); the CLI passes its oracle pool. */
+  readonly oracle?: ReferenceOracle;
 }
 
-// Generous: one replay of the largest case takes milliseconds; a deadline only guards against a hang.
-const DEADLINE_MS = 60_000;
-
-/** Compiles `checked` with `backend`, loads it on `device` and opens a session over its one graph. */
-async function openSession(device: Device, backend: Backend, checked: CheckedProgram): Promise<Session> {
-  const plan = planProgram(checked, backend.target);
-  const [unit] = backend.units(checked, plan);
-  if (!unit) throw new Error(`${checked.program.name} compiled to no unit`);
-  const loaded = await device.load({ target: backend.target.name, bytes: backend.compile(checked, plan, 0) });
-  const p = checked.program;
-  return Session.open(device, [{ loaded, wiring: unit.wiring }], {
-    weights: {}, state: {}, activations: p.args.filter((a) => a.role === 'activation').map((a) => a.name), stateNext: p.state, results: p.results,
-  });
-}
-
-const oracle = (checked: CheckedProgram, activations: TensorMap) => runStep(checked, { weights: {}, state: {}, activations }).results;
-
-/** Runs one case on the device (through its program's session) and on the oracle. */
-async function runCase(session: Session, c: ContractCase): Promise<CaseRun> {
-  const want = oracle(c.program, c.inputs);
-  const wantF16 = oracle(c.program, narrowedInputs(c.inputs));
+/** Replays one case on the device (through its program's session) and joins the oracle's two runs of it. */
+async function runCase(session: Session, c: ContractCase, reference: Promise<StepOutput[]>): Promise<CaseRun> {
+  let got: CaseRun['got'];
   try {
-    const out = await session.replay(c.inputs, c.program.program.results, DEADLINE_MS);
-    return { c, got: out.results, want, wantF16 };
+    got = (await session.replay(c.inputs, c.program.program.results, CONTRACT_DEADLINE_MS)).results;
   } catch (e) {
     // A value out of range is the session's typed answer, and a verdict on the case, not a crash.
-    if (isRangeRefusal(e)) return { c, got: { refused: `${e.code}: ${e.message}` }, want, wantF16 };
-    throw e;
+    if (!isRangeRefusal(e)) throw e;
+    got = { refused: `${e.code}: ${e.message}` };
   }
+  const [want, wantF16] = await reference;
+  return { c, got, want: want!.results, wantF16: wantF16!.results };
 }
 
 /** Runs every verified op (or `op`) through the backend onto the device and checks it against the contract. */
@@ -87,12 +75,10 @@ export async function runNpu4Contracts(opts: Npu4ContractOptions): Promise<Npu4C
   const bulk = opts.bulk ?? 65_536;
   const seed = opts.seed ?? 1;
   const makeDevice = opts.device ?? (() => new Npu4SimDevice({ name: 'npu4-contracts' }));
-  const reports: Npu4ContractReport[] = [];
-  for (const [k, op] of NPU4_CONTRACT_OPS.entries()) {
-    if (opts.op !== undefined && op !== opts.op) continue;
-    reports.push(await verifyOp(op, k, { backend, contract, bulk, seed, makeDevice }));
-  }
-  return reports;
+  const oracle = opts.oracle ?? inThreadOracle;
+  const ops = NPU4_CONTRACT_OPS.filter((op) => opts.op === undefined || op === opts.op);
+  const run: OpRun = { backend, contract, bulk, seed, makeDevice };
+  return pipelined(ops, (op) => prepareOp(op, run, oracle), (prepared, op) => verifyOp(op, prepared, run));
 }
 
 interface OpRun {
@@ -103,21 +89,36 @@ interface OpRun {
   readonly makeDevice: () => Device;
 }
 
-async function verifyOp(op: Npu4ContractOp, k: number, run: OpRun): Promise<Npu4ContractReport> {
-  const spec = NPU4_CONTRACT_CASES[op];
+/** An op's cases, and the oracle's two runs of each, submitted (reference.ts `references`). */
+interface PreparedOp {
+  readonly cases: readonly ContractCase[];
+  readonly want: readonly Promise<StepOutput[]>[];
+}
+
+function prepareOp(op: Npu4ContractOp, run: OpRun, oracle: ReferenceOracle): PreparedOp {
   // Each op has its own stream, so `--op` alone reproduces the same cases as a full run.
-  const cases = spec.cases(rng(run.seed * 1009 + k), run.bulk);
+  const cases = NPU4_CONTRACT_CASES[op].cases(rng(run.seed * 1009 + NPU4_CONTRACT_OPS.indexOf(op)), run.bulk);
+  const json = new Map<CheckedProgram, object>();
+  const want = cases.map((c) => {
+    let j = json.get(c.program);
+    if (!j) json.set(c.program, (j = programToJson(c.program.program)));
+    return references(oracle, j, {}, [c.inputs, narrowedInputs(c.inputs)], false, 2);
+  });
+  return { cases, want };
+}
+
+async function verifyOp(op: Npu4ContractOp, prepared: PreparedOp, run: OpRun): Promise<Npu4ContractReport> {
   const device = run.makeDevice();
   const sessions = new Map<CheckedProgram, Session>();
   const judged: CaseReport[] = [];
   try {
-    for (const c of cases) {
+    for (const [i, c] of prepared.cases.entries()) {
       let s = sessions.get(c.program);
       if (!s) sessions.set(c.program, (s = await openSession(device, run.backend, c.program)));
-      judged.push(judgeCase(await runCase(s, c), run.contract.normwise, run.contract.maxMagnitude));
+      judged.push(judgeCase(await runCase(s, c, prepared.want[i]!), run.contract.normwise, run.contract.maxMagnitude));
     }
   } finally {
     device.drop();
   }
-  return opReport(op, spec.group, run.contract.normwise, run.contract.maxMagnitude, judged);
+  return opReport(op, NPU4_CONTRACT_CASES[op].group, run.contract.normwise, run.contract.maxMagnitude, judged);
 }

@@ -1,5 +1,5 @@
 /**
- * The inputs NPU4 contract verification feeds its programs (contractsOps.ts): F32 tensors whose values
+ * The inputs NPU4 contract verification feeds its programs (npu4Ops.ts): F32 tensors whose values
  * reach the edges of the narrowed domain (near 65504 with every result kept in range, FP16's smallest
  * normals, its subnormal range, magnitudes mixed in one tensor, cancellations) and a seeded random bulk;
  * for the exact ops, every FP16 bit pattern. A generator draws one element (or one operand pair) at a

@@ -1,7 +1,7 @@
 /**
  * What NPU4 contract verification runs, per op: one table (`NPU4_CONTRACT_CASES`, one row per op the
  * target admits, plus three multi-op programs) whose rows build small programs and the cases that drive
- * them (contractsCases.ts). A case is one replay: activation contents and how its results are judged:
+ * them (npu4Cases.ts). A case is one replay: activation contents and how its results are judged:
  * - `normwise`: every F32 result against the F32 oracle, by normwise relative error (the contract);
  * - `exact`: every result bit for bit against the oracle run on the FP16 values of the inputs (the
  *   values the device holds). For data movement over FP16 values that is the F32 oracle itself.
