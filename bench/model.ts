@@ -14,6 +14,7 @@ import { gv, type GgufValue } from '../src/model/gguf/types.js';
 import { writeGgufStream, type StreamGgufTensor } from '../src/model/pack/ggufStream.js';
 import { packGguf } from '../src/model/pack/pack.js';
 import { verifyPack } from '../src/model/pack/verify.js';
+import { mulberry32 } from '../src/numerics/random.js';
 
 const FULL = { layers: 28, hidden: 1024, intermediate: 3072, heads: 16, kvHeads: 8, headDim: 128, vocab: 151936 };
 
@@ -22,21 +23,9 @@ function arg(name: string, fallback: string): string {
   return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : fallback;
 }
 
-/** mulberry32: the same weights on every machine. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function model(layers: number, type: QuantType): { metadata: Map<string, GgufValue>; tensors: StreamGgufTensor[] } {
   const c = { ...FULL, layers };
-  const rand = rng(1);
+  const rand = mulberry32(1);
   // Uniform with std 0.02, in pieces of 64 rows: whole blocks for every type, a few MB at a time.
   const matrix = (name: string, cols: number, rows: number): StreamGgufTensor => ({
     name, dims: [cols, rows], type,

@@ -166,3 +166,29 @@ export function checkBindings(args: readonly ArtifactArg[], bindings: Bindings, 
     if (size !== a.bytes) throw new DispatchRefused('shape-abi', `argument ${a.name} needs ${a.bytes} bytes, its buffer has ${size}`);
   }
 }
+
+/** The calls a device wrapper may replace; the rest go to the device it wraps. */
+export type DeviceOverrides = Partial<Pick<Device, 'name' | 'load' | 'write' | 'read' | 'run'>>;
+
+/** A device that forwards every call to `inner`, except those `over` replaces (wrappers for tools and tests). */
+export function wrapDevice(inner: Device, over: DeviceOverrides): Device {
+  return {
+    kind: inner.kind,
+    name: over.name ?? inner.name,
+    simulated: inner.simulated,
+    maxContexts: inner.maxContexts,
+    get poisoned() { return inner.poisoned; },
+    get runs() { return inner.runs; },
+    ...(inner.narrowing ? { narrowing: inner.narrowing } : {}),
+    load: over.load ?? ((a) => inner.load(a)),
+    allocBuffer: (n) => inner.allocBuffer(n),
+    allocArena: (n) => inner.allocArena(n),
+    write: over.write ?? ((t, o, d) => inner.write(t, o, d)),
+    read: over.read ?? ((t, o, n) => inner.read(t, o, n)),
+    free: (t) => inner.free(t),
+    run: over.run ?? ((l, b, opts) => inner.run(l, b, opts)),
+    unload: (l) => inner.unload(l),
+    drop: () => inner.drop(),
+    live: () => inner.live(),
+  };
+}

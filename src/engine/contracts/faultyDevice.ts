@@ -8,8 +8,8 @@
  */
 import { tensorFromBytes, tensorToBytes } from '../../ir/bytes.js';
 import { isFloat } from '../../ir/types.js';
-import type { ArenaId, Artifact, Bindings, BufferId, Device, LiveResources, LoadedArtifact, RunOptions } from '../../devices/device.js';
-import { isArenaSlot } from '../../devices/device.js';
+import type { Bindings, Device, LoadedArtifact, RunOptions } from '../../devices/device.js';
+import { isArenaSlot, wrapDevice } from '../../devices/device.js';
 
 export interface KernelFault {
   /** The graph whose kernel is wrong: its program's name (contract programs are `npu4-contract-<op>`). */
@@ -20,20 +20,8 @@ export interface KernelFault {
 
 /** `inner` with the kernel of one graph replaced by a wrong one (see the file's doc). */
 export function withKernelFault(inner: Device, f: KernelFault): Device {
-  return {
-    kind: inner.kind,
+  return wrapDevice(inner, {
     name: `${inner.name} (wrong kernel in ${f.graph})`,
-    simulated: inner.simulated,
-    maxContexts: inner.maxContexts,
-    get poisoned() { return inner.poisoned; },
-    get runs() { return inner.runs; },
-    ...(inner.narrowing ? { narrowing: inner.narrowing } : {}),
-    load: (a: Artifact) => inner.load(a),
-    allocBuffer: (n: number) => inner.allocBuffer(n),
-    allocArena: (n: number) => inner.allocArena(n),
-    write: (t: BufferId | ArenaId, o: number, d: Uint8Array) => inner.write(t, o, d),
-    read: (t: BufferId | ArenaId, o: number, n: number) => inner.read(t, o, n),
-    free: (t: BufferId | ArenaId) => inner.free(t),
     async run(loaded: LoadedArtifact, bindings: Bindings, opts: RunOptions): Promise<void> {
       await inner.run(loaded, bindings, opts);
       if (loaded.name !== f.graph) return;
@@ -45,8 +33,5 @@ export function withKernelFault(inner: Device, f: KernelFault): Device {
         inner.write(target, offset, tensorToBytes({ ...t, data: t.data.map((x, i) => f.fault(x, i)) }));
       }
     },
-    unload: (l: LoadedArtifact) => inner.unload(l),
-    drop: () => inner.drop(),
-    live: (): LiveResources => inner.live(),
-  };
+  });
 }

@@ -7,8 +7,8 @@
  *
  * @internal
  */
-import type { ArenaId, Artifact, Binding, Bindings, BufferId, Device, LiveResources, LoadedArtifact, RunOptions } from '../../devices/device.js';
-import { isArenaSlot } from '../../devices/device.js';
+import type { Binding, Device } from '../../devices/device.js';
+import { isArenaSlot, wrapDevice } from '../../devices/device.js';
 
 /** A device with raw host writes and the raw bytes of its host reads. */
 export interface RawIo {
@@ -27,32 +27,17 @@ const keyOf = (at: Binding) => (isArenaSlot(at) ? key(at.arena, at.offset) : key
 export function withRawIo(inner: Device): RawIo {
   const puts = new Map<string, Uint8Array>();
   const reads = new Map<string, Uint8Array>();
-  const device: Device = {
-    kind: inner.kind,
-    name: inner.name,
-    simulated: inner.simulated,
-    maxContexts: inner.maxContexts,
-    get poisoned() { return inner.poisoned; },
-    get runs() { return inner.runs; },
-    ...(inner.narrowing ? { narrowing: inner.narrowing } : {}),
-    load: (a: Artifact) => inner.load(a),
-    allocBuffer: (n: number) => inner.allocBuffer(n),
-    allocArena: (n: number) => inner.allocArena(n),
-    write(t: BufferId | ArenaId, o: number, d: Uint8Array): void {
+  const device = wrapDevice(inner, {
+    write(t, o, d): void {
       const raw = puts.get(key(t, o));
       inner.write(t, o, raw !== undefined && raw.length === d.length ? raw : d);
     },
-    read(t: BufferId | ArenaId, o: number, n: number): Uint8Array {
+    read(t, o, n): Uint8Array {
       const bytes = inner.read(t, o, n);
       reads.set(key(t, o), bytes);
       return bytes;
     },
-    free: (t: BufferId | ArenaId) => inner.free(t),
-    run: (l: LoadedArtifact, b: Bindings, opts: RunOptions) => inner.run(l, b, opts),
-    unload: (l: LoadedArtifact) => inner.unload(l),
-    drop: () => inner.drop(),
-    live: (): LiveResources => inner.live(),
-  };
+  });
   return {
     device,
     put: (at, bytes) => { puts.set(keyOf(at), bytes); },
