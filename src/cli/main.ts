@@ -60,6 +60,7 @@ export function buildCli(io: Io, done: (code: number) => void): Command {
     .option('--steps <n>', 'number of steps', intArg('--steps'))
     .option('--verify', 'compare every result with the CPU oracle under the numerics class')
     .option('--deadline-ms <ms>', 'deadline of each replay', intArg('--deadline-ms'))
+    .addOption(new Option('--device <mode>', 'for an NPU target: the hardware, its simulator, or the hardware when present').choices(['auto', 'native', 'simulated']))
     .option('--cache-dir <dir>', 'blob cache directory')
     .option('--json', 'machine-readable output: { "results": {...}, "state": {...} } with b64 tensors')
     .action(wrap((_f: string, o: { json?: boolean }) => o.json === true, (f: string, o: Parameters<typeof runCommand>[1]) => runCommand(f, o, io)));

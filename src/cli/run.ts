@@ -3,6 +3,7 @@
  * one job through the engine. `--json` prints `{ "results": {...}, "state": {...} }` with `b64`
  * tensors (and `steps` when there is more than one, `verification` with --verify).
  */
+import type { DeviceMode } from '../actors/deviceActor.js';
 import { createEngine } from '../engine/engine.js';
 import type { JobResult } from '../engine/job.js';
 import { UsageError } from '../errors.js';
@@ -22,6 +23,8 @@ export interface RunOptions {
   readonly json?: boolean;
   readonly cacheDir?: string;
   readonly deadlineMs?: number;
+  /** Which device serves an NPU target: the hardware, its simulator, or the hardware when present. */
+  readonly device?: DeviceMode;
 }
 
 function wireMap(m: TensorMap): Record<string, unknown> {
@@ -53,7 +56,10 @@ export async function runCommand(file: string, opts: RunOptions, io: Io): Promis
   }
   const program = programToJson(readProgram(file));
   const inputs = opts.inputs !== undefined ? readInputs(opts.inputs) : {};
-  const engine = createEngine({ ...(opts.cacheDir !== undefined ? { cacheDir: opts.cacheDir } : {}) });
+  const engine = createEngine({
+    ...(opts.cacheDir !== undefined ? { cacheDir: opts.cacheDir } : {}),
+    ...(opts.device !== undefined ? { devices: { xdna2: { mode: opts.device }, npu4: { mode: opts.device } } } : {}),
+  });
   try {
     const job = engine.submit({
       program, target: opts.target, inputs,

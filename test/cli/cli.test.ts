@@ -81,6 +81,16 @@ describe('cli', function () {
     expect(e.path).to.match(/^\/acc/);
   });
 
+  it('run --device: native answers NoDevice on this machine; simulated runs and says so', async () => {
+    const native = capture();
+    const args = ['run', file('p.json', STEP_PROGRAM), '--target', 'xdna2', '--inputs', file('in.json', stepInputs(1)), '--cache-dir', cache];
+    expect(await main([...args, '--device', 'native', '--json'], native)).to.equal(1);
+    expect((JSON.parse(native.outs[0]!) as { error: { code: string; device: string } }).error).to.include({ code: 'NoDevice', device: 'xdna2' });
+    const sim = capture();
+    expect(await main([...args, '--device', 'simulated'], sim), sim.errs.join('\n')).to.equal(0);
+    expect(sim.outs.join('\n')).to.match(/ran on xdna2 \(simulated\)/);
+  });
+
   it('usage errors exit 2: a missing file, an unknown target, a bad --steps', async () => {
     const a = capture();
     expect(await main(['run', join(tmp.dir, 'none.json'), '--target', 'cpu'], a)).to.equal(2);
