@@ -21,6 +21,8 @@ import type { DeviceKind } from '../devices/device.js';
 import { CPU_DEFAULT_CONTEXTS } from '../devices/cpuDevice.js';
 import type { FaultOptions } from '../devices/faults.js';
 import { decodeInputs } from '../ir/inputsCodec.js';
+import type { Tensor } from '../ir/tensor.js';
+import { encodeTensor } from '../ir/tensorCodec.js';
 import type { ProgramInputs, StepOutput, TensorMap } from '../oracle/types.js';
 import type { TargetName } from '../targets/target.js';
 import { Job } from './job.js';
@@ -203,9 +205,9 @@ export class Engine {
     }
     const last = steps.outputs[steps.outputs.length - 1];
     return {
-      results: last?.results ?? {},
-      state: last?.state ?? inputs.state,
-      steps: steps.outputs.map((s) => s.results),
+      results: wireable(last?.results ?? {}),
+      state: wireable(last?.state ?? inputs.state),
+      steps: steps.outputs.map((s) => wireable(s.results)),
       target,
       simulated: steps.simulated,
       cacheHit: steps.cacheHit,
@@ -318,6 +320,18 @@ export class Engine {
     await Promise.all(closing);
     await Promise.allSettled([...this.#inflight]);
   }
+}
+
+/**
+ * Gives each tensor of a map a (non-enumerable) toJSON, so that JSON.stringify of a job's result writes
+ * the format's tensors on the wire (`data` with "nan", "inf", "-0" where JSON has no number).
+ */
+function wireable(m: TensorMap): TensorMap {
+  const out: Record<string, Tensor> = {};
+  for (const [k, t] of Object.entries(m)) {
+    out[k] = Object.defineProperty({ ...t }, 'toJSON', { value: () => encodeTensor(t, 'data'), enumerable: false });
+  }
+  return out;
 }
 
 /** Starts an engine. Actors start on first use, so an engine that only validates costs no threads. */

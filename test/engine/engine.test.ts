@@ -30,6 +30,15 @@ describe('engine: jobs on the CPU target through the actors', function () {
     expect(r.verification?.numericsClass).to.equal('Exact');
   });
 
+  it('a result written with JSON.stringify is the format\'s tensors on the wire', async () => {
+    const p = program('specials');
+    const x = p.activation('x', 'f32', [4]);
+    p.results(p.named('y').div(x, 0));
+    const r = await engine.submit({ program: p, target: 'cpu', inputs: { x: { dtype: 'f32', shape: [4], data: [1, -1, 0, '-0'] } } }).result;
+    expect(JSON.parse(JSON.stringify(r.results))).to.deep.equal({ y: { dtype: 'f32', shape: [4], data: ['inf', '-inf', 'nan', 'nan'] } });
+    expect(r.results['y']!.data).to.be.instanceOf(Float64Array);
+  });
+
   it('answers the second run of the same program from the cache without compiling', async () => {
     await engine.submit({ program: STEP_PROGRAM, target: 'cpu', inputs: stepInputs(1) }).result;
     const job = engine.submit({ program: STEP_PROGRAM, target: 'cpu', inputs: stepInputs(1) });
