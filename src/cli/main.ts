@@ -159,7 +159,10 @@ export async function main(argv: readonly string[], io: Io = processIo): Promise
     await cli.parseAsync([...argv], { from: 'user' });
   } catch (e) {
     if (e instanceof CommanderError) {
-      return e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help' ? EXIT.ok : EXIT.usage;
+      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return EXIT.ok;
+      // Commander has told the person on stderr; a machine asking for --json gets the typed error too.
+      if (argv.includes('--json')) io.out(JSON.stringify({ error: { code: 'UsageError', reason: e.message.replace(/^error: /, '') } }));
+      return EXIT.usage;
     }
     return reportError(e, io, argv.includes('--json'));
   }

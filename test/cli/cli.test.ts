@@ -100,6 +100,9 @@ describe('cli', function () {
     expect(b.errs.join('\n')).to.match(/gpu/);
     const c = capture();
     expect(await main(['run', file('p.json', STEP_PROGRAM), '--target', 'cpu', '--steps', 'two'], c)).to.equal(2);
+    const d = capture();
+    expect(await main(['run', file('p.json', STEP_PROGRAM), '--json'], d)).to.equal(2);
+    expect(JSON.parse(d.outs[0]!)).to.deep.equal({ error: { code: 'UsageError', reason: "required option '--target <target>' not specified" } });
   });
 
   it('farm compiles a directory into the cache; a second run is all hits', async () => {
