@@ -10,7 +10,7 @@ describe('engine: close()', function () {
     const tmp = tempDir();
     try {
       const script = fileURLToPath(new URL('./fixtures/closeExit.js', import.meta.url));
-      const t0 = performance.now();
+
       const out = await new Promise<string>((resolve, reject) => {
         // The timeout kills a process kept alive by a leaked worker: that is the failure this test catches.
         execFile(process.execPath, [script, tmp.dir], { timeout: 15_000 }, (err, stdout, stderr) => {
@@ -18,7 +18,6 @@ describe('engine: close()', function () {
         });
       });
       expect(out.trim()).to.equal('closed 0');
-      expect(performance.now() - t0).to.be.lessThan(15_000);
     } finally {
       tmp.remove();
     }
