@@ -10,7 +10,6 @@ describe('engine: close()', function () {
     const tmp = tempDir();
     try {
       const script = fileURLToPath(new URL('./fixtures/closeExit.js', import.meta.url));
-
       const out = await new Promise<string>((resolve, reject) => {
         // The timeout kills a process kept alive by a leaked worker: that is the failure this test catches.
         execFile(process.execPath, [script, tmp.dir], { timeout: 15_000 }, (err, stdout, stderr) => {
