@@ -10,6 +10,9 @@ import { ggmlType } from './ggmlTypes.js';
 /** ggml's limit on dimensions. */
 export const MAX_DIMS = 4;
 
+/** ggml's name buffer, NUL included: a tensor name may have at most 63 bytes. */
+export const GGML_MAX_NAME = 64;
+
 /** The fewest bytes one tensor info takes: name length, n_dims, one dim, type, offset. */
 export const MIN_TENSOR_INFO_BYTES = 8 + 4 + 8 + 4 + 8;
 
@@ -36,6 +39,9 @@ export function readTensorInfos(c: Cursor, n: number): RawTensorInfo[] {
     const at = c.pos;
     const name = c.string(`tensor ${i} name`, true);
     if (name === '') c.fail(`tensor ${i} has an empty name`, at);
+    // ggml keeps a tensor's name in a GGML_MAX_NAME (64) byte buffer with its terminating NUL.
+    const nameBytes = Buffer.byteLength(name, 'utf8');
+    if (nameBytes >= GGML_MAX_NAME) c.fail(`tensor ${i} name is ${nameBytes} bytes; ggml holds at most ${GGML_MAX_NAME - 1}`, at);
     if (seen.has(name)) c.fail(`duplicate tensor name ${JSON.stringify(name)}`, at);
     seen.add(name);
     const t = JSON.stringify(name);

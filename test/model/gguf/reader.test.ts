@@ -124,6 +124,10 @@ describe('gguf reader: hostile tensor infos', () => {
     expectGguf(() => readGguf(b), /duplicate tensor name "w"/);
   });
   it('empty tensor name', () => expectGguf(() => readGguf(withTensors((r) => r.tensor('', [4], F32, 0), 1, 32)), /empty name/));
+  it('a tensor name past ggml\'s 63 bytes', () => {
+    expectGguf(() => readGguf(withTensors((r) => r.tensor('n'.repeat(64), [4], F32, 0), 1, 32)), /name is 64 bytes; ggml holds at most 63/);
+    expect(() => readGguf(withTensors((r) => r.tensor('n'.repeat(63), [4], F32, 0).zeros(16), 1, 32))).to.not.throw();
+  });
   it('zero dimensions', () => expectGguf(() => readGguf(withTensors((r) => r.tensor('w', [], F32, 0).zeros(8), 1, 32)), /has 0 dimensions/));
   it('five dimensions', () => expectGguf(() => readGguf(withTensors((r) => r.tensor('w', [1, 1, 1, 1, 1], F32, 0), 1, 32)), /has 5 dimensions/));
   it('huge n_dims', () => expectGguf(() => readGguf(withTensors((r) => r.str('w').u32(0xffffffff).zeros(40), 1, 0)), /4294967295 dimensions/));
