@@ -9,8 +9,9 @@
  * failure rebuilds the slot (pack writes a temp dir and swaps it in).
  */
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
+import { withSlotLock } from './slotLock.js';
 import { defaultCacheDir } from '../../cache/defaultDir.js';
 import { UsageError } from '../../errors.js';
 import { openGguf } from '../gguf/reader.js';
@@ -71,9 +72,21 @@ export function cachedDirProblems(dir: string, f: GgufFile, ggufPath: string, to
   return problems;
 }
 
-/** Packs a GGUF into its cache slot, or reuses the slot when every check passes. */
+/**
+ * Packs a GGUF into its cache slot, or reuses the slot when every check passes. One process at a time
+ * checks and fills a slot; another waits for it and then finds the hit.
+ */
 export function packCached(ggufPath: string, opts: CachedPackOptions = {}): CachedPackResult {
-  const dir = join(opts.cacheRoot ?? q4nxCacheRoot(), cacheKey(ggufPath));
+  const root = opts.cacheRoot ?? q4nxCacheRoot();
+  const dir = join(root, cacheKey(ggufPath));
+  // A non-qwen3 model or a dropped critical scale is refused before the cache is touched at all.
+  const f = openGguf(ggufPath);
+  try { planPack(f, ggufPath); } finally { f.close(); }
+  mkdirSync(root, { recursive: true });
+  return withSlotLock(dir, () => packSlot(ggufPath, dir, opts));
+}
+
+function packSlot(ggufPath: string, dir: string, opts: CachedPackOptions): CachedPackResult {
   const tokenizer = opts.tokenizer === undefined ? null : tokenizerFile(opts.tokenizer);
   const tokSha = tokenizer === null ? null : fileSha256(tokenizer);
   const f = openGguf(ggufPath);
