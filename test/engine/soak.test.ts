@@ -14,7 +14,13 @@ describe('engine: soak with faults injected at random', function () {
     const engine = createEngine({
       cacheDir: tmp.dir,
       restart: { max: 1000, windowMs: 1000 },
-      devices: { cpu: { chaos: { seed: 20261130, hang: 0.01, crash: 0.02, failLoad: 0.05 } } },
+      devices: {
+        cpu: {
+          chaos: { seed: 20261130, hang: 0.01, crash: 0.02, failLoad: 0.05 },
+          // Random faults alone may, on some run, draw no hang at all; these replays fail for sure.
+          plan: { counter: new Int32Array(new SharedArrayBuffer(4)), hang: [40, 170], crash: [90, 230] },
+        },
+      },
     });
     const outcomes = new Map<string, number>();
     const count = (k: string) => outcomes.set(k, (outcomes.get(k) ?? 0) + 1);
@@ -45,7 +51,9 @@ describe('engine: soak with faults injected at random', function () {
       await Promise.all(jobs);
       const total = [...outcomes.values()].reduce((a, b) => a + b, 0);
       expect(total).to.equal(300);
-      expect(outcomes.get('ok') ?? 0, JSON.stringify([...outcomes])).to.be.greaterThan(150);
+      // A hang fails its whole batch (one DeadlineExceeded, the rest DevicePoisoned), so successes are
+      // fewer than faults alone would say; most work must still get done.
+      expect(outcomes.get('ok') ?? 0, JSON.stringify([...outcomes])).to.be.greaterThan(120);
       console.log(`      soak outcomes: ${JSON.stringify(Object.fromEntries(outcomes))}`);
       // The faults really happened: a soak that injects nothing proves nothing.
       for (const code of ['ActorCrashed', 'DeadlineExceeded']) {
