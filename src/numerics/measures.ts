@@ -41,8 +41,8 @@ function checkLengths(got: Float64Array, want: Float64Array): void {
   if (got.length !== want.length) throw new RangeError(`measures need equal lengths, got ${got.length} and ${want.length}`);
 }
 
-/** The largest elementwise |got - want| (0 for empty inputs). */
-export function maxAbsError(got: Float64Array, want: Float64Array): number {
+// The largest `err(g, w)` over elements that differ; Infinity where a NaN or infinity is on one side only.
+function maxOver(got: Float64Array, want: Float64Array, err: (g: number, w: number) => number): number {
   checkLengths(got, want);
   let m = 0;
   for (let i = 0; i < got.length; i++) {
@@ -50,23 +50,19 @@ export function maxAbsError(got: Float64Array, want: Float64Array): number {
     const w = want[i]!;
     if (sameValue(g, w)) continue;
     if (nonFiniteMismatch(g, w)) return Infinity;
-    m = Math.max(m, Math.abs(g - w));
+    m = Math.max(m, err(g, w));
   }
   return m;
 }
 
+/** The largest elementwise |got - want| (0 for empty inputs). */
+export function maxAbsError(got: Float64Array, want: Float64Array): number {
+  return maxOver(got, want, (g, w) => Math.abs(g - w));
+}
+
 /** The largest elementwise |got - want| / max(|want|, floor). */
 export function maxRelError(got: Float64Array, want: Float64Array, floor = DEFAULT_REL_FLOOR): number {
-  checkLengths(got, want);
-  let m = 0;
-  for (let i = 0; i < got.length; i++) {
-    const g = got[i]!;
-    const w = want[i]!;
-    if (sameValue(g, w)) continue;
-    if (nonFiniteMismatch(g, w)) return Infinity;
-    m = Math.max(m, Math.abs(g - w) / Math.max(Math.abs(w), floor));
-  }
-  return m;
+  return maxOver(got, want, (g, w) => Math.abs(g - w) / Math.max(Math.abs(w), floor));
 }
 
 /** ||got - want||_2 / ||want||_2; 0 when both are all zero, Infinity when only the reference is. */
@@ -121,16 +117,7 @@ export function cosineSimilarity(got: Float64Array, want: Float64Array): number 
  * Infinity here (not the 1 ulp from the largest finite value), like every other measure.
  */
 export function maxUlpError(dtype: UlpDType, got: Float64Array, want: Float64Array): number {
-  checkLengths(got, want);
-  let m = 0;
-  for (let i = 0; i < got.length; i++) {
-    const g = got[i]!;
-    const w = want[i]!;
-    if (sameValue(g, w)) continue;
-    if (nonFiniteMismatch(g, w)) return Infinity;
-    m = Math.max(m, ulpDistance(dtype, g, w));
-  }
-  return m;
+  return maxOver(got, want, (g, w) => ulpDistance(dtype, g, w));
 }
 
 /** Every measure at once; `relFloor` defaults to DEFAULT_REL_FLOOR. */

@@ -66,22 +66,4 @@ export function filled(dtype: DType, shape: Shape, f: (i: number) => number): Te
   return tensor(dtype, shape, Array.from({ length: numel(shape) }, (_, i) => roundToDtype(dtype, f(i))));
 }
 
-/** Resolves to the error a promise rejects with; fails if it resolves. */
-export async function rejection(p: Promise<unknown>): Promise<unknown> {
-  try {
-    await p;
-  } catch (e) {
-    return e;
-  }
-  throw new Error('expected a rejection, the promise resolved');
-}
-
-/** The error a call throws; fails if it returns. */
-export function thrown(f: () => unknown): unknown {
-  try {
-    f();
-  } catch (e) {
-    return e;
-  }
-  throw new Error('expected a throw, the call returned');
-}
+export { rejection, thrown } from '../helpers.js';
