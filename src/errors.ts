@@ -32,6 +32,9 @@ export type ErrorCode =
   | 'LoadFailed'
   | 'UsageError'
   | 'CacheError'
+  | 'CacheUnavailable'
+  | 'ResourceLimit'
+  | 'InvalidOptions'
   | 'Q4nxError'
   | 'GgufError'
   | 'SealError';
@@ -285,6 +288,34 @@ export class CacheError extends EngineError {
   fields() { return { path: this.path, reason: this.reason }; }
 }
 
+/** The blob cache cannot be opened at all: a restart cannot fix `reason` (ENOTDIR, EACCES, not a database). */
+export class CacheUnavailable extends EngineError {
+  readonly code = 'CacheUnavailable' as const;
+  constructor(readonly path: string, readonly reason: string) {
+    super(`the blob cache at ${path} cannot be used: ${reason}`);
+  }
+  fields() { return { path: this.path, reason: this.reason }; }
+}
+
+/** A program, a file or a request is past one of the engine's documented limits (docs/LIMITS.md). */
+export class ResourceLimit extends EngineError {
+  readonly code = 'ResourceLimit' as const;
+  /** `what`: the limit's name (`elements-per-tensor`, `program-bytes`, `equations`, `file-bytes`, ...). */
+  constructor(readonly what: string, readonly needed: number, readonly max: number, readonly place = '') {
+    super(`${place === '' ? '' : `${place}: `}${what} ${needed} is past the limit ${max}`);
+  }
+  fields() { return { what: this.what, needed: this.needed, max: this.max }; }
+}
+
+/** An option given to createEngine or submit is not one the engine accepts: `field` names it. */
+export class InvalidOptions extends EngineError {
+  readonly code = 'InvalidOptions' as const;
+  constructor(readonly field: string, readonly reason: string) {
+    super(`invalid option ${field}: ${reason}`);
+  }
+  fields() { return { field: this.field, reason: this.reason }; }
+}
+
 /** Why a sealed kernel set (src/seal/) was refused; stable, so scripts can match on it. */
 export type SealReason =
   | 'bad-magic' | 'unsupported-version' | 'truncated' | 'wrong-key-or-tampered'
@@ -390,6 +421,9 @@ function rebuild(w: WireError): EngineError {
     case 'LoadFailed': return new LoadFailed(str(w, 'device'), str(w, 'detail'));
     case 'UsageError': return new UsageError(str(w, 'reason'));
     case 'CacheError': return new CacheError(str(w, 'path'), str(w, 'reason'));
+    case 'CacheUnavailable': return new CacheUnavailable(str(w, 'path'), str(w, 'reason'));
+    case 'ResourceLimit': return new ResourceLimit(str(w, 'what'), num(w, 'needed'), num(w, 'max'));
+    case 'InvalidOptions': return new InvalidOptions(str(w, 'field'), str(w, 'reason'));
     case 'Q4nxError': return new Q4nxError(typeof w.tensor === 'string' ? w.tensor : null, str(w, 'reason'));
     case 'GgufError': return new GgufError(num(w, 'offset'), str(w, 'reason'));
     case 'SealError': return new SealError(w['file'] === null ? null : str(w, 'file'), str(w, 'reason') as SealReason);

@@ -1,0 +1,28 @@
+/**
+ * One row of the hostile-input suite: a CLI call (or an API script) in a fresh temporary folder, with
+ * the exit code and error code a user must get. The runner (test/hostile/hostile.test.ts) runs every
+ * table under a time and memory bound and fails a case that hangs, aborts, prints a stack trace or exits 3.
+ */
+export interface HostileCase {
+  /** What the case is, as a reader of a failing test wants to see it. */
+  readonly name: string;
+  /** Prepares files in `dir` (a fresh temporary folder) before the call. */
+  readonly setup?: (dir: string) => void | Promise<void>;
+  /**
+   * The call: `cli` arguments after `bin.js` (`{dir}` in any argument is replaced by the folder), or an
+   * ES module `script` run with `node --input-type=module` whose `{pkg}` is the built package's
+   * `dist/src/index.js` URL and whose `{dir}` is the folder.
+   */
+  readonly cli?: readonly string[];
+  readonly script?: string;
+  /** Standard input, when the call reads it. */
+  readonly stdin?: string;
+  /** The exit code the user must see. */
+  readonly exit: number;
+  /** The error code that must appear (`"code": "X"` in `--json` output, or `[X]` on stderr). */
+  readonly code?: string;
+  /** Extra checks after the call (files that must still exist, text that must not appear). */
+  readonly check?: (r: { dir: string; stdout: string; stderr: string }) => void;
+  /** Time bound for this case (default 20 s); memory is bounded by --max-old-space-size=512 for every case. */
+  readonly timeoutMs?: number;
+}
