@@ -6,7 +6,7 @@
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { createEngine, type Engine } from '../src/engine/engine.js';
+import { createEngine, type Engine } from '../src/jobs/engine.js';
 
 function program20(salt: number) {
   const eqns = [];

@@ -13,12 +13,12 @@
  */
 import { cpus, totalmem } from 'node:os';
 import { XDNA2_BACKEND } from '../src/compiler/aie/backend.js';
-import { Session } from '../src/engine/recording.js';
+import { Session } from '../src/session/session.js';
 import { Xdna2SimDevice } from '../src/devices/xdna2/simDevice.js';
 import type { CheckedProgram } from '../src/ir/checked.js';
 import { parseProgram } from '../src/ir/codec.js';
 import { tensor } from '../src/ir/tensor.js';
-import { checkProgram } from '../src/ir/validate.js';
+import { checkProgram } from '../src/ops/validate.js';
 import { planProgram } from '../src/planner/plan.js';
 import { XDNA2_TARGET } from '../src/targets/xdna2.js';
 

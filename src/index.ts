@@ -1,9 +1,9 @@
 /** npu-offload's public API: re-exports only. */
-export { createEngine, Engine, asEngineError } from './engine/engine.js';
-export type { EngineOptions, JobSpec, DeviceConfig, CompileOutcome } from './engine/engine.js';
-export { Job } from './engine/job.js';
-export type { JobEvents, JobResult, JobStage, StepEvent, Verification } from './engine/job.js';
-export type { ProgramSource } from './engine/inputs.js';
+export { createEngine, Engine, asEngineError } from './jobs/engine.js';
+export type { EngineOptions, JobSpec, DeviceConfig, CompileOutcome } from './jobs/engine.js';
+export { Job } from './jobs/job.js';
+export type { JobEvents, JobResult, JobStage, StepEvent, Verification } from './jobs/job.js';
+export type { ProgramSource } from './jobs/inputs.js';
 export type { ChaosOptions, FaultPlan } from './actors/deviceActor.js';
 
 export * from './errors.js';
@@ -13,10 +13,10 @@ export { DTYPES, numel } from './ir/types.js';
 export type { CheckedEqn, CheckedProgram } from './ir/checked.js';
 export { tensor, zeros } from './ir/tensor.js';
 export type { Tensor } from './ir/tensor.js';
-export { program, lit, ProgramBuilder } from './ir/builder.js';
-export type { Value, ValueOperand } from './ir/builder.js';
+export { program, lit, ProgramBuilder } from './ops/builder.js';
+export type { Value, ValueOperand } from './ops/builder.js';
 export { parseProgram, parseProgramText, programToJson } from './ir/codec.js';
-export { checkProgram } from './ir/validate.js';
+export { checkProgram } from './ops/validate.js';
 export { decodeTensor, encodeTensor } from './ir/tensorCodec.js';
 export type { WireTensor, WireB64Tensor, WireDataTensor } from './ir/tensorCodec.js';
 export { decodeInputs } from './ir/inputsCodec.js';

@@ -1,7 +1,7 @@
 /** The compiler pool's task: one unit of one program (JSON form) for one target, to artifact bytes. */
 import { backendOf } from '../compiler/index.js';
 import { parseProgram } from '../ir/codec.js';
-import { checkProgram } from '../ir/validate.js';
+import { checkProgram } from '../ops/validate.js';
 import { planProgram } from '../planner/plan.js';
 import { resolveTarget } from '../targets/index.js';
 import { transfer } from './transfer.js';

@@ -13,7 +13,7 @@ import type { Device, DeviceKind } from '../devices/device.js';
 import type { FaultOptions } from '../devices/faults.js';
 import { openDevice } from '../devices/registry.js';
 import type { Wiring } from '../compiler/wiring.js';
-import { Session, type SessionInit } from '../engine/recording.js';
+import { Session, type SessionInit } from '../session/session.js';
 import { LoadedArtifacts } from './loadedArtifacts.js';
 import type { StepOutput, TensorMap } from '../oracle/types.js';
 import { mulberry32 } from '../numerics/random.js';

@@ -1,6 +1,6 @@
 /** The oracle pool's task: run a program (JSON form) on the CPU reference for every step. */
 import { parseProgram } from '../ir/codec.js';
-import { checkProgram } from '../ir/validate.js';
+import { checkProgram } from '../ops/validate.js';
 import { runProgram } from '../oracle/evaluate.js';
 import type { ProgramInputs, StepOutput } from '../oracle/types.js';
 

@@ -10,7 +10,7 @@ import { backendOf } from '../compiler/index.js';
 import type { Wiring } from '../compiler/wiring.js';
 import type { CheckedProgram } from '../ir/checked.js';
 import { parseProgram, programToJson } from '../ir/codec.js';
-import { checkProgram } from '../ir/validate.js';
+import { checkProgram } from '../ops/validate.js';
 import type { Plan } from '../planner/plan.js';
 import { planProgram } from '../planner/plan.js';
 import { resolveTarget } from '../targets/index.js';

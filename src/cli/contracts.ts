@@ -3,7 +3,7 @@
  * target admits, compiled by its backend, on its simulated device over edge inputs and a random bulk,
  * and reports per op the worst error against its contract and whether it passes. The XDNA2 has a
  * contract per op (src/devices/xdna2/contracts.ts says what is compared with what); the NPU4 has one
- * narrowing contract, a normwise bound on each narrowed graph (src/engine/contracts/npu4.ts).
+ * narrowing contract, a normwise bound on each narrowed graph (src/contracts/npu4.ts).
  *
  * The device replays on this thread while the oracle's references are computed in parallel by a pool
  * of oracle workers (src/workers/oracle.worker.ts), which is destroyed before the command returns, so
@@ -11,11 +11,11 @@
  */
 import type { OracleTask } from '../actors/oracleTask.js';
 import { createPool } from '../actors/pool.js';
-import { runNpu4Contracts } from '../engine/contracts/npu4.js';
-import type { Npu4ContractReport } from '../engine/contracts/npu4.js';
-import type { ReferenceOracle } from '../engine/contracts/reference.js';
-import { runXdna2Contracts } from '../engine/contracts/xdna2.js';
-import type { ContractReport } from '../engine/contracts/xdna2.js';
+import { runNpu4Contracts } from '../contracts/npu4.js';
+import type { Npu4ContractReport } from '../contracts/npu4.js';
+import type { ReferenceOracle } from '../contracts/reference.js';
+import { runXdna2Contracts } from '../contracts/xdna2.js';
+import type { ContractReport } from '../contracts/xdna2.js';
 import { UsageError } from '../errors.js';
 import type { StepOutput } from '../oracle/types.js';
 import type { Io } from './output.js';

@@ -3,8 +3,8 @@
  * an RMSNorm row kernel with a weight, exp and a literal), runs three steps of it through the actors
  * on the CPU target with oracle verification, and prints every stage as it happens.
  */
-import { createEngine } from '../engine/engine.js';
-import { program } from '../ir/builder.js';
+import { createEngine } from '../jobs/engine.js';
+import { program } from '../ops/builder.js';
 import { tensor } from '../ir/tensor.js';
 import type { Io } from './output.js';
 import { EXIT, formatTensor } from './output.js';

@@ -7,7 +7,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { SingleBar, Presets } from 'cli-progress';
 import PQueue from 'p-queue';
-import { asEngineError, createEngine } from '../engine/engine.js';
+import { asEngineError, createEngine } from '../jobs/engine.js';
 import { parseProgramText } from '../ir/codec.js';
 import { UsageError } from '../errors.js';
 import { readText } from './files.js';

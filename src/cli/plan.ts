@@ -9,7 +9,7 @@ import type { AieUsage } from '../compiler/aie/artifact.js';
 import type { EngineError } from '../errors.js';
 import { ContextLimit, RegionLimit } from '../errors.js';
 import type { CheckedProgram } from '../ir/checked.js';
-import { checkProgram } from '../ir/validate.js';
+import { checkProgram } from '../ops/validate.js';
 import { tolName, type Tolerance } from '../numerics/compare.js';
 import { planReport } from '../planner/report.js';
 import { resolveTarget } from '../targets/index.js';

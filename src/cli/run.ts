@@ -4,8 +4,8 @@
  * tensors (and `steps` when there is more than one, `verification` with --verify).
  */
 import type { DeviceMode } from '../actors/deviceActor.js';
-import { createEngine } from '../engine/engine.js';
-import type { JobResult } from '../engine/job.js';
+import { createEngine } from '../jobs/engine.js';
+import type { JobResult } from '../jobs/job.js';
 import { UsageError } from '../errors.js';
 import type { Tensor } from '../ir/tensor.js';
 import { encodeTensor } from '../ir/tensorCodec.js';

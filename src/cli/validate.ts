@@ -1,5 +1,5 @@
 /** `npu-offload validate PROGRAM.json`: checks a program against the format and says what it holds. */
-import { checkProgram } from '../ir/validate.js';
+import { checkProgram } from '../ops/validate.js';
 import { readProgram } from './files.js';
 import type { Io } from './output.js';
 import { EXIT } from './output.js';

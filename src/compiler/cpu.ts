@@ -14,7 +14,7 @@
 import { LoadFailed } from '../errors.js';
 import type { CheckedProgram } from '../ir/checked.js';
 import { parseProgram, programToJson } from '../ir/codec.js';
-import { checkProgram } from '../ir/validate.js';
+import { checkProgram } from '../ops/validate.js';
 import { planProgram } from '../planner/plan.js';
 import { CPU_TARGET } from '../targets/cpu.js';
 import { frame, unframe } from './frame.js';

@@ -4,7 +4,7 @@
  * op table only; this file knows the kinds, never the ops.
  */
 import { InvalidProgram } from '../errors.js';
-import type { AttrKind, AttrSpec } from '../ops/rule.js';
+import type { AttrKind, AttrSpec } from './ops.js';
 import { hasOwn, kindOf, ptr, setOwn } from './pointer.js';
 import { decodeRowBody } from './rowBody.js';
 import { DTYPE_LIST, isDType } from './scalars.js';

@@ -2,7 +2,7 @@
  * A program that passed validation: every value typed, every literal's dtype resolved. Everything after
  * validation (oracle, planner, compilers) takes a CheckedProgram, never a raw Program.
  */
-import type { OpName, ValueType } from '../ops/rule.js';
+import type { OpName, ValueType } from './ops.js';
 import type { Eqn, Program } from './types.js';
 
 export interface CheckedEqn {

@@ -4,7 +4,7 @@
  * then reused for every step. Refusals are InvalidInput with a JSON pointer into the file (`/x/2/shape`).
  */
 import { InvalidInput } from '../errors.js';
-import type { ProgramInputs } from '../oracle/types.js';
+import type { ProgramInputs } from './values.js';
 import type { CheckedProgram } from './checked.js';
 import { hasOwn, isRecord, kindOf, ptr, setOwn } from './pointer.js';
 import type { Tensor } from './tensor.js';

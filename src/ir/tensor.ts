@@ -1,16 +1,8 @@
-/**
- * A tensor as the engine holds it: a dtype, a shape and its elements as f64 values. Every element is a
- * value of its dtype (an f16 element is one of the 65,536 f16 values, an i32 element an integer in
- * range, a bool 0 or 1), except in the oracle's fp64 mode, where float elements are unrounded f64.
- */
-import type { DType, Shape } from './types.js';
+/** Building tensors (the type itself is src/numerics/dtype.ts's, re-exported here). */
+import type { DType, Shape, Tensor } from '../numerics/dtype.js';
 import { numel } from './types.js';
 
-export interface Tensor {
-  readonly dtype: DType;
-  readonly shape: Shape;
-  readonly data: Float64Array;
-}
+export type { Tensor } from '../numerics/dtype.js';
 
 /** Builds a tensor; `data` must already hold values of `dtype`. */
 export function tensor(dtype: DType, shape: Shape, data: Float64Array | readonly number[]): Tensor {

@@ -3,12 +3,11 @@
  * validated forms: literals hold numbers (NaN, infinities and -0 included), not their wire strings.
  */
 
-export const DTYPES = ['f32', 'f16', 'bf16', 'i32', 'bool'] as const;
-export type DType = (typeof DTYPES)[number];
-export type FloatDType = 'f32' | 'f16' | 'bf16';
+import type { DType, Shape } from '../numerics/dtype.js';
+export { DTYPES, isFloat } from '../numerics/dtype.js';
+export type { DType, FloatDType, Shape } from '../numerics/dtype.js';
 
 export type Role = 'weight' | 'activation' | 'state';
-export type Shape = readonly number[];
 
 export interface Arg {
   readonly name: string;
@@ -66,10 +65,6 @@ export function eqnOuts(e: Eqn): readonly string[] {
 
 export function isLiteral(o: Operand): o is Literal {
   return typeof o === 'object';
-}
-
-export function isFloat(d: DType): d is FloatDType {
-  return d === 'f32' || d === 'f16' || d === 'bf16';
 }
 
 /** The number of elements of a shape. */

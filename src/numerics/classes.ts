@@ -24,7 +24,7 @@
  *
  * i32 and bool are exact in every class (compareTensor enforces this too).
  */
-import type { DType } from '../ir/types.js';
+import type { DType } from './dtype.js';
 import type { Tolerance } from './compare.js';
 
 export const NUMERICS_CLASSES = ['Exact', 'Faithful', 'Contract', 'NarrowStorage'] as const;

@@ -4,8 +4,8 @@
  * device's be. For the float tolerances other than `exact`, +0 and -0 are equal and matching NaN
  * positions are equal; a NaN or infinity on one side only fails (see measures.ts).
  */
-import type { Tensor } from '../ir/tensor.js';
-import { isFloat } from '../ir/types.js';
+import type { Tensor } from './dtype.js';
+import { isFloat } from './dtype.js';
 import { measure, sameValue } from './measures.js';
 import type { Measures } from './measures.js';
 import { minNormal, ulpDistance } from './ulp.js';

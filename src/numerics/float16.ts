@@ -2,7 +2,7 @@
  * f16 and bf16 from f64 in one rounding (round to nearest, ties to even, subnormals kept), and their
  * 16-bit patterns. Going through f32 first would round twice, so both round straight from f64.
  */
-import type { DType } from '../ir/types.js';
+import type { DType } from './dtype.js';
 
 function roundHalfEven(y: number): number {
   const f = Math.floor(y);

@@ -3,7 +3,7 @@
  * the distance of their bit patterns once those are mapped to an ordered integer line (negative
  * patterns mirrored below zero), so it is exact and independent of the magnitude.
  */
-import type { DType } from '../ir/types.js';
+import type { DType } from './dtype.js';
 import { exponentOf, roundToDtype } from './float16.js';
 
 /** The dtypes ulps are defined for: the program's dtypes plus f64, for measuring the oracle itself. */

@@ -1,52 +1,14 @@
 /**
  * What one row of the op table holds. The table itself (src/ops/table.ts) is an exhaustive mapped type
- * over OpName, so adding a name here refuses to compile until every table has a row for it.
+ * over OpName, so adding a name to OP_NAMES (src/ir/ops.ts) refuses to compile until every table has a
+ * row for it.
  */
-import type { DType, RowBody, Shape } from '../ir/types.js';
+import type { AttrSpec, OpAttrs, OpName, ValueType } from '../ir/ops.js';
 import type { Tensor } from '../ir/tensor.js';
+import type { DType } from '../ir/types.js';
 
-export const OP_NAMES = [
-  'add', 'sub', 'mul', 'div', 'max', 'min', 'ge',
-  'neg', 'recip', 'exp', 'log', 'tanh', 'erf', 'sqrt', 'rsqrt', 'abs', 'logistic', 'sin', 'cos',
-  'convert', 'reduce_sum', 'reduce_max', 'matmul', 'gather', 'reshape', 'transpose', 'broadcast',
-  'slice', 'concat', 'iota', 'dynamic_update_slice', 'row_kernel', 'all_reduce',
-] as const;
-export type OpName = (typeof OP_NAMES)[number];
-
-export function isOpName(s: string): s is OpName {
-  return (OP_NAMES as readonly string[]).includes(s);
-}
-
-/** Each op's decoded attributes, named exactly as the format names them. */
-export interface OpAttrs {
-  add: {}; sub: {}; mul: {}; div: {}; max: {}; min: {}; ge: {};
-  neg: {}; recip: {}; exp: {}; log: {}; tanh: {}; erf: {}; sqrt: {}; rsqrt: {}; abs: {};
-  logistic: {}; sin: {}; cos: {};
-  convert: { readonly dtype: DType };
-  reduce_sum: { readonly axes: readonly number[] };
-  reduce_max: { readonly axes: readonly number[] };
-  matmul: {};
-  gather: { readonly axis: number };
-  reshape: { readonly shape: Shape };
-  transpose: { readonly perm: readonly number[] };
-  broadcast: { readonly shape: Shape; readonly dims: readonly number[] };
-  slice: { readonly start: readonly number[]; readonly limit: readonly number[]; readonly stride?: readonly number[] };
-  concat: { readonly axis: number };
-  iota: { readonly shape: Shape; readonly dimension: number; readonly dtype: DType };
-  dynamic_update_slice: {};
-  row_kernel: { readonly body: RowBody };
-  all_reduce: { readonly reduce: 'sum' };
-}
-
-/** How an attribute is written in JSON; the codec decodes and checks it before any shape rule runs. */
-export type AttrKind = 'dtype' | 'int' | 'ints' | 'body' | 'reduce';
-export interface AttrSpec { readonly kind: AttrKind; readonly optional?: boolean }
-
-/** The static type of a value: what shape and dtype rules compute. */
-export interface ValueType {
-  readonly dtype: DType;
-  readonly shape: Shape;
-}
+export { OP_NAMES, isOpName } from '../ir/ops.js';
+export type { AttrKind, AttrSpec, OpAttrs, OpName, ValueType } from '../ir/ops.js';
 
 /**
  * A shape or dtype rule's refusal. `at` is a JSON pointer relative to the equation (`''` for the

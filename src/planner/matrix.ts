@@ -7,7 +7,7 @@ import { InvalidProgram } from '../errors.js';
 import type { CheckedEqn } from '../ir/checked.js';
 import type { DType } from '../ir/types.js';
 import { DTYPES } from '../ir/types.js';
-import { checkEqn } from '../ir/validate.js';
+import { checkEqn } from '../ops/validate.js';
 import type { OpName } from '../ops/rule.js';
 import { OP_NAMES } from '../ops/rule.js';
 import { describeContract } from '../targets/contract.js';

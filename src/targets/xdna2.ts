@@ -3,7 +3,7 @@
  * for one op, and an admitted equation carries its measured contract (xdna2Contracts.ts). Every refusal
  * names a capability from XDNA2_CAPABILITIES; the scheme is in docs/XDNA2.md and the names are stable.
  */
-import { deriveRowBound } from '../numerics/bounds.js';
+import { deriveRowBound } from './rowBounds.js';
 import type { CheckedEqn } from '../ir/checked.js';
 import type { DType, RowBody } from '../ir/types.js';
 import { isLiteral } from '../ir/types.js';

@@ -3,7 +3,7 @@
  * domain, the per-step contracts a row kernel's bound is derived from, and the region bounds. These are
  * the published figures, to the letter; the admission table (xdna2.ts) attaches them to what it admits.
  */
-import type { StepContracts } from '../numerics/bounds.js';
+import type { StepContracts } from './rowBounds.js';
 import { F32_EPS } from './contract.js';
 import type { OpContract } from './contract.js';
 
@@ -44,7 +44,7 @@ export const XDNA2_CONTRACTS = {
   gather: { error: EXACT, domain: { kind: 'any' }, note: 'negative zero and NaN payloads included; an index outside the axis is not checked' },
 } as const satisfies Readonly<Record<string, OpContract>>;
 
-/** The per-step contracts a row kernel's bound is derived from (src/numerics/bounds.ts). */
+/** The per-step contracts a row kernel's bound is derived from (src/targets/rowBounds.ts). */
 export const XDNA2_STEP_CONTRACTS: StepContracts = {
   add: XDNA2_CONTRACTS.add.error.rel,
   sumPerTerm: XDNA2_CONTRACTS.reduce_sum.error.perTerm,

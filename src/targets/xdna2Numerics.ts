@@ -22,7 +22,7 @@
 import type { CheckedProgram } from '../ir/checked.js';
 import { eqnOuts, isLiteral } from '../ir/types.js';
 import type { RowBody } from '../ir/types.js';
-import { deriveRowBound } from '../numerics/bounds.js';
+import { deriveRowBound } from './rowBounds.js';
 import type { NumericsClass } from '../numerics/classes.js';
 import type { Tolerance } from '../numerics/compare.js';
 import { F32_EPS } from './contract.js';

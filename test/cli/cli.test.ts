@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { main } from '../../src/cli/main.js';
 import type { Io } from '../../src/cli/output.js';
-import { STEP_PROGRAM, chainProgram, stepInputs, tempDir } from '../engine/helpers.js';
+import { STEP_PROGRAM, chainProgram, stepInputs, tempDir } from '../jobs/helpers.js';
 
 function capture(): Io & { outs: string[]; errs: string[] } {
   const outs: string[] = [];

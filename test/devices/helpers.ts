@@ -2,7 +2,7 @@
 import { compileCpu } from '../../src/compiler/cpu.js';
 import type { CheckedProgram } from '../../src/ir/checked.js';
 import { parseProgram } from '../../src/ir/codec.js';
-import { checkProgram } from '../../src/ir/validate.js';
+import { checkProgram } from '../../src/ops/validate.js';
 import type { BufferId, Device, LoadedArtifact } from '../../src/devices/index.js';
 
 /** Parses and checks a program written in the format. */

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { parseProgram, parseProgramText, programToJson } from '../../src/ir/codec.js';
 import { escapeToken, ptr } from '../../src/ir/pointer.js';
-import { checkProgram } from '../../src/ir/validate.js';
+import { checkProgram } from '../../src/ops/validate.js';
 import { everyAttr, rmsNorm, rmsStep } from './examples.js';
 import { refusal } from './helpers.js';
 

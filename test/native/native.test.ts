@@ -8,11 +8,11 @@ import { expect } from 'chai';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createEngine } from '../../src/engine/engine.js';
+import { createEngine } from '../../src/jobs/engine.js';
 import { openDevice } from '../../src/devices/registry.js';
 import { NATIVE_BUILD_DIR, nativeClass, probeNative, type NativeKind } from '../../src/devices/native.js';
 import { NoDevice } from '../../src/errors.js';
-import { STEP_PROGRAM, rejectsWith, stepInputs, tempDir } from '../engine/helpers.js';
+import { STEP_PROGRAM, rejectsWith, stepInputs, tempDir } from '../jobs/helpers.js';
 
 const ABSENT = 'no native addon in this build (npm run build:native)';
 const FILES = { xdna2: 'xrt_device.node', npu4: 'ze_device.node' } as const satisfies Record<NativeKind, string>;

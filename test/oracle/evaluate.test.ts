@@ -4,7 +4,7 @@ import type { CheckedProgram } from '../../src/ir/checked.js';
 import type { Tensor } from '../../src/ir/tensor.js';
 import { tensor } from '../../src/ir/tensor.js';
 import type { Arg, Eqn, Operand, Program } from '../../src/ir/types.js';
-import { checkProgram } from '../../src/ir/validate.js';
+import { checkProgram } from '../../src/ops/validate.js';
 import { runProgram, runStep } from '../../src/oracle/index.js';
 import type { StepOutput } from '../../src/oracle/index.js';
 

@@ -1,7 +1,7 @@
 /** Shared fixtures of the target and planner tests: programs written as the format's JSON. */
 import { parseProgram } from '../../src/ir/codec.js';
 import type { CheckedProgram } from '../../src/ir/checked.js';
-import { checkProgram } from '../../src/ir/validate.js';
+import { checkProgram } from '../../src/ops/validate.js';
 
 type ArgSpec = readonly [name: string, dtype: string, shape: readonly number[]];
 

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import type { EngineError } from '../../src/errors.js';
-import { lit, program } from '../../src/ir/builder.js';
-import type { ProgramBuilder, Value } from '../../src/ir/builder.js';
-import { checkProgram } from '../../src/ir/validate.js';
+import { lit, program } from '../../src/ops/builder.js';
+import type { ProgramBuilder, Value } from '../../src/ops/builder.js';
+import { checkProgram } from '../../src/ops/validate.js';
 import type { DType } from '../../src/ir/types.js';
 import { planProgram, refusalsOf } from '../../src/planner/plan.js';
 import { NPU4_CONTRACT, NPU4_TARGET, npu4Target } from '../../src/targets/npu4.js';

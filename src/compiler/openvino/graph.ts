@@ -4,6 +4,7 @@
  * equation's constants right before the layer that reads them, so document order is topological.
  */
 import { BinWriter, representable } from './bin.js';
+import type { CheckedEqn } from '../../ir/checked.js';
 import type { IrEdge, IrElementType, IrLayer, IrModel, IrPort } from './irModel.js';
 import { precisionOf } from './irModel.js';
 
@@ -98,4 +99,10 @@ export class IrGraph {
   finish(name: string): { model: IrModel; bin: Uint8Array } {
     return { model: { name, version: 11, layers: [...this.layers], edges: [...this.edges] }, bin: this.bin.bytes() };
   }
+}
+
+/** What a lowering sees: the graph, and each operand as a port (a literal becomes a scalar Const). */
+export interface LowerCtx {
+  readonly graph: IrGraph;
+  operand(e: CheckedEqn, k: number): PortRef;
 }

@@ -10,11 +10,8 @@ import type { IrGraph, IrType, PortRef } from './graph.js';
 import { elementTypeOf } from './irModel.js';
 import { lowerUpdateSlice } from './scatter.js';
 
-/** What a lowering sees: the graph, and each operand as a port (a literal becomes a scalar Const). */
-export interface LowerCtx {
-  readonly graph: IrGraph;
-  operand(e: CheckedEqn, k: number): PortRef;
-}
+import type { LowerCtx } from './graph.js';
+export type { LowerCtx } from './graph.js';
 
 type Lower<P extends OpName> = (cx: LowerCtx, e: CheckedEqn, attrs: OpAttrs[P]) => PortRef;
 type LoweringTable = { readonly [P in OpName]: Lower<P> | null };

@@ -15,7 +15,7 @@
 import type { CheckedProgram } from '../../ir/checked.js';
 import type { DType, Eqn, Operand, Program } from '../../ir/types.js';
 import { eqnOuts, isLiteral } from '../../ir/types.js';
-import { checkProgram } from '../../ir/validate.js';
+import { checkProgram } from '../../ops/validate.js';
 import { F16_MAX, roundF16 } from '../../numerics/float16.js';
 
 /** An F32 literal as its FP16 constant: beyond `max` it saturates to ±max (admission let only additive ones through). */

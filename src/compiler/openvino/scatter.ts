@@ -8,8 +8,7 @@
  */
 import type { CheckedEqn } from '../../ir/checked.js';
 import { isLiteral, numel } from '../../ir/types.js';
-import type { IrType, PortRef } from './graph.js';
-import type { LowerCtx } from './lower.js';
+import type { IrType, LowerCtx, PortRef } from './graph.js';
 
 type Emit = (type: string, version: string, inputs: readonly PortRef[]) => PortRef;
 

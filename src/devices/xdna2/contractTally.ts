@@ -1,7 +1,7 @@
 /**
  * The bookkeeping of XDNA2 contract verification: the per-op tally of element checks that becomes a
  * ContractReport (worst element, failures, pass). It judges numbers only, so it knows nothing of where
- * they were computed (src/engine/contracts/xdna2.ts runs the device and the oracle).
+ * they were computed (src/contracts/xdna2.ts runs the device and the oracle).
  */
 import type { OpContract } from '../../targets/contract.js';
 import { withinContract } from '../../targets/contract.js';

@@ -2,7 +2,7 @@
  * What contract verification of the XDNA2 target checks, as data: the ops (every op the target admits,
  * plus the RMSNorm row kernel), each op's contract and what its results are compared with. The runner
  * that compiles each op, runs it on the simulated device through a Session and computes the references
- * on the oracle pool is src/engine/contracts/xdna2.ts: a Session lives in the engine, above devices.
+ * on the oracle pool is src/contracts/xdna2.ts: a Session lives in the engine, above devices.
  *
  * The reference, per contract: an exact contract (mul, div, neg, recip, ge, max, reduce_max, gather)
  * is "bit for bit the IEEE result", so it is compared with the oracle's f32 result; every other bound
@@ -11,7 +11,7 @@
  * rounding does not eat into the bound.
  */
 import type { RowBody } from '../../ir/types.js';
-import { deriveRowBound } from '../../numerics/bounds.js';
+import { deriveRowBound } from '../../targets/rowBounds.js';
 import type { OpContract } from '../../targets/contract.js';
 import { XDNA2_CONTRACTS, XDNA2_STEP_CONTRACTS } from '../../targets/xdna2.js';
 

@@ -11,8 +11,17 @@
  * erf return exactly +-1 from |x| >= 9 and |x| >= 4 (where the f32 result is 1 to within one unit),
  * keep +-0 and give NaN for NaN; sqrt of +-0 is itself, of a negative or NaN is NaN, of +inf is +inf.
  */
-import type { CorePrims } from './coreMath.js';
 import { bitsOf, fromBits, pow2 } from './f32.js';
+
+/** The operations every other core routine is built from; swap one to model a different (or broken) core. */
+export interface CorePrims {
+  /** The core's adder on two f32 values. */
+  add(a: number, b: number): number;
+  /** The core's multiplier on two f32 values. */
+  mul(a: number, b: number): number;
+  /** The core's divider on two f32 values. */
+  div(a: number, b: number): number;
+}
 
 const f = Math.fround;
 

@@ -22,18 +22,10 @@
  * (|q| >= 2^-149 / 2^128 = 2^-277), so the result is the correctly rounded f32 quotient, bit for bit.
  */
 import { F32_MAX, bitsOf, orderKey, towardZero } from './f32.js';
-import type { CoreFunctions } from './coreFunctions.js';
+import type { CoreFunctions, CorePrims } from './coreFunctions.js';
+export type { CorePrims } from './coreFunctions.js';
 import { makeFunctions } from './coreFunctions.js';
 
-/** The operations every other core routine is built from; swap one to model a different (or broken) core. */
-export interface CorePrims {
-  /** The core's adder on two f32 values. */
-  add(a: number, b: number): number;
-  /** The core's multiplier on two f32 values. */
-  mul(a: number, b: number): number;
-  /** The core's divider on two f32 values. */
-  div(a: number, b: number): number;
-}
 
 /** The whole core: its primitives and the routines built from them. */
 export interface CoreMath extends CorePrims, CoreFunctions {

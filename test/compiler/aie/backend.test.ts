@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { XDNA2_BACKEND } from '../../../src/compiler/aie/backend.js';
 import { decodeAieArtifact } from '../../../src/compiler/aie/link.js';
 import { resolveIdentity } from '../../../src/cache/identity.js';
-import { program } from '../../../src/ir/builder.js';
+import { program } from '../../../src/ops/builder.js';
 import type { CheckedProgram } from '../../../src/ir/checked.js';
 import { eqnOuts } from '../../../src/ir/types.js';
 import { planProgram } from '../../../src/planner/plan.js';

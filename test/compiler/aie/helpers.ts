@@ -1,10 +1,10 @@
 /** Programs for the AIE region compiler tests, built with the builder API and checked. */
 import { expect } from 'chai';
 import { EngineError } from '../../../src/errors.js';
-import { program } from '../../../src/ir/builder.js';
-import type { ProgramBuilder, Value } from '../../../src/ir/builder.js';
+import { program } from '../../../src/ops/builder.js';
+import type { ProgramBuilder, Value } from '../../../src/ops/builder.js';
 import type { CheckedProgram } from '../../../src/ir/checked.js';
-import { checkProgram } from '../../../src/ir/validate.js';
+import { checkProgram } from '../../../src/ops/validate.js';
 import type { RowBuilder, RowValue } from '../../../src/ir/rowBuilder.js';
 
 /** Checks a built program. */

@@ -9,7 +9,7 @@ import { planRegions } from '../../../src/compiler/aie/regions.js';
 import type { CheckedProgram } from '../../../src/ir/checked.js';
 import type { RegionLimitName } from '../../../src/errors.js';
 import { check, drainedChain, expectRefusal, freshReads, negChain, wideCore } from './helpers.js';
-import { program } from '../../../src/ir/builder.js';
+import { program } from '../../../src/ops/builder.js';
 
 /** The one-region manifest of a program, planned under `bounds` (looser ones build designs past the real bounds). */
 function manifestOf(c: CheckedProgram, bounds: AieBounds = AIE_BOUNDS): AieManifest {

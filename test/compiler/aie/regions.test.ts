@@ -2,7 +2,7 @@
 import { expect } from 'chai';
 import { AIE_BOUNDS, STACK_BYTES } from '../../../src/compiler/aie/bounds.js';
 import { planRegions } from '../../../src/compiler/aie/regions.js';
-import { program } from '../../../src/ir/builder.js';
+import { program } from '../../../src/ops/builder.js';
 import { eqnOuts } from '../../../src/ir/types.js';
 import { planProgram } from '../../../src/planner/plan.js';
 import { XDNA2_TARGET } from '../../../src/targets/xdna2.js';

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { VendorCompilerError } from '../../../src/errors.js';
-import { program } from '../../../src/ir/builder.js';
-import { checkProgram } from '../../../src/ir/validate.js';
+import { program } from '../../../src/ops/builder.js';
+import { checkProgram } from '../../../src/ops/validate.js';
 import { planProgram } from '../../../src/planner/plan.js';
 import { wholeProgramWiring } from '../../../src/compiler/wiring.js';
 import { NPU4_BACKEND, NPU4_COMPILER, irOf, npu4Backend } from '../../../src/compiler/openvino/backend.js';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { program } from '../../../src/ir/builder.js';
-import { checkProgram } from '../../../src/ir/validate.js';
+import { program } from '../../../src/ops/builder.js';
+import { checkProgram } from '../../../src/ops/validate.js';
 import { narrowToDevicePrecision } from '../../../src/compiler/openvino/narrow.js';
 import { IrReadError, readIr } from '../../../src/compiler/openvino/irReader.js';
 import { writeIr } from '../../../src/compiler/openvino/irWriter.js';

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import { lit, program } from '../../../src/ir/builder.js';
-import type { ProgramBuilder, Value } from '../../../src/ir/builder.js';
+import { lit, program } from '../../../src/ops/builder.js';
+import type { ProgramBuilder, Value } from '../../../src/ops/builder.js';
 import type { CheckedProgram } from '../../../src/ir/checked.js';
-import { checkProgram } from '../../../src/ir/validate.js';
+import { checkProgram } from '../../../src/ops/validate.js';
 import type { IrLayer, IrModel } from '../../../src/compiler/openvino/irModel.js';
 import { irEdgeInto, irParameters, irResults } from '../../../src/compiler/openvino/irModel.js';
 import { readIr } from '../../../src/compiler/openvino/irReader.js';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { lit, program } from '../../../src/ir/builder.js';
-import { checkProgram } from '../../../src/ir/validate.js';
+import { lit, program } from '../../../src/ops/builder.js';
+import { checkProgram } from '../../../src/ops/validate.js';
 import type { Literal } from '../../../src/ir/types.js';
 import { narrowLiteral, narrowToDevicePrecision } from '../../../src/compiler/openvino/narrow.js';
 import { runProgram } from '../../../src/oracle/evaluate.js';

@@ -1,7 +1,7 @@
 /** Programs shared by the OpenVINO compiler tests. */
-import { lit, program } from '../../../src/ir/builder.js';
+import { lit, program } from '../../../src/ops/builder.js';
 import type { CheckedProgram } from '../../../src/ir/checked.js';
-import { checkProgram } from '../../../src/ir/validate.js';
+import { checkProgram } from '../../../src/ops/validate.js';
 
 /**
  * The golden program: an F32 boundary around FP16 arithmetic, a multiplicative and a saturating

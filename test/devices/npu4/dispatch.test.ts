@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { program } from '../../../src/ir/builder.js';
-import { checkProgram } from '../../../src/ir/validate.js';
+import { program } from '../../../src/ops/builder.js';
+import { checkProgram } from '../../../src/ops/validate.js';
 import { tensor } from '../../../src/ir/tensor.js';
 import { DeadlineExceeded, DevicePoisoned, DispatchRefused, NoDevice, type DispatchReason } from '../../../src/errors.js';
 import { tensorFromBytes, tensorToBytes } from '../../../src/ir/bytes.js';

@@ -14,7 +14,7 @@ import type { Miscompile } from '../../../src/compiler/openvino/blobFormat.js';
 import { compileIrToBlob } from '../../../src/compiler/openvino/vendorCompiler.js';
 import { expectedArgs } from '../../../src/compiler/openvino/blobFormat.js';
 import { wholeProgramWiring } from '../../../src/compiler/wiring.js';
-import { Session } from '../../../src/engine/recording.js';
+import { Session } from '../../../src/session/session.js';
 import type { Artifact, Device } from '../../../src/devices/device.js';
 import { Npu4SimDevice } from '../../../src/devices/npu4/simDevice.js';
 import type { StepOutput, TensorMap } from '../../../src/oracle/types.js';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { program } from '../../../src/ir/builder.js';
-import { checkProgram } from '../../../src/ir/validate.js';
+import { program } from '../../../src/ops/builder.js';
+import { checkProgram } from '../../../src/ops/validate.js';
 import { ArgumentMismatch, LoadFailed, NoDevice, VendorCompilerError, type ArgumentField } from '../../../src/errors.js';
 import { writeIr } from '../../../src/compiler/openvino/irWriter.js';
 import { compileIrToBlob } from '../../../src/compiler/openvino/vendorCompiler.js';

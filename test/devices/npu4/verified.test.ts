@@ -4,10 +4,10 @@
  * NarrowStorage class for exp, div and sqrt. The sign of a zero is not promised (neg of +0 is +0).
  */
 import { expect } from 'chai';
-import type { ProgramBuilder, Value } from '../../../src/ir/builder.js';
-import { lit, program } from '../../../src/ir/builder.js';
+import type { ProgramBuilder, Value } from '../../../src/ops/builder.js';
+import { lit, program } from '../../../src/ops/builder.js';
 import type { CheckedProgram } from '../../../src/ir/checked.js';
-import { checkProgram } from '../../../src/ir/validate.js';
+import { checkProgram } from '../../../src/ops/validate.js';
 import type { Tensor } from '../../../src/ir/tensor.js';
 import { tensor } from '../../../src/ir/tensor.js';
 import type { DType, Shape } from '../../../src/ir/types.js';

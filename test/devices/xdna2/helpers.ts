@@ -4,7 +4,7 @@ import type { Wiring } from '../../../src/compiler/wiring.js';
 import type { ArenaId, Artifact, Device, LoadedArtifact } from '../../../src/devices/index.js';
 import type { CheckedProgram } from '../../../src/ir/checked.js';
 import { parseProgram } from '../../../src/ir/codec.js';
-import { checkProgram } from '../../../src/ir/validate.js';
+import { checkProgram } from '../../../src/ops/validate.js';
 import { planProgram } from '../../../src/planner/plan.js';
 import { XDNA2_TARGET } from '../../../src/targets/xdna2.js';
 

@@ -8,7 +8,7 @@ import { ggufCheckConfigCommand, ggufInfoCommand, registerGgufCommands, type Ggu
 import { reportError, type Io } from '../../../src/cli/output.js';
 import { writeGguf } from '../../../src/model/gguf/writer.js';
 import { tinyQwen3Gguf } from '../../../src/model/qwen3/tiny.js';
-import { tempDir } from '../../engine/helpers.js';
+import { tempDir } from '../../jobs/helpers.js';
 import { GEMMA2, MINICPM, MINICPM_CONFIG } from './helpers.js';
 
 function capture(): Io & { outs: string[]; errs: string[] } {

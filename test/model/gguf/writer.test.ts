@@ -6,7 +6,7 @@ import { QUANT_TYPES } from '../../../src/model/gguf/ggmlTypes.js';
 import { openGguf, readGguf } from '../../../src/model/gguf/reader.js';
 import { gv } from '../../../src/model/gguf/types.js';
 import { quantizedTensor, writeGguf } from '../../../src/model/gguf/writer.js';
-import { tempDir } from '../../engine/helpers.js';
+import { tempDir } from '../../jobs/helpers.js';
 import { EVERY_TYPE, expectGguf, sameFloats, seeded } from './helpers.js';
 
 describe('gguf writer', () => {

@@ -1,0 +1,124 @@
+/**
+ * Contract verification of the Intel NPU4 target (docs/NPU4.md, "Contracts"). The NPU computes in
+ * FP16, so its contract is not per op but per narrowed graph: NPU4_CONTRACT's normwise bound against the
+ * F32 oracle, for F32 values within ±65504. So every op the target admits (and three representative
+ * multi-op programs) is built as a small F32 program, compiled by the NPU4 backend exactly as a user's
+ * would be (planned, narrowed behind an F32 boundary, written as IR, compiled by the driver's compiler),
+ * loaded on the simulated device and replayed through a Session, with the session's range checks, over
+ * edge inputs and a random bulk (npu4Ops.ts). Each result is judged against the oracle (npu4Tally.ts,
+ * which also says which cases lie in the contract's domain).
+ *
+ * The oracle's two runs of each case (on the F32 inputs, and on their FP16 values) are computed by a
+ * ReferenceOracle (reference.ts): the CLI's oracle pool, working on the next ops while the device
+ * replays this one on the calling thread. The device is injectable (`device`) so a negative control can
+ * run a device with a wrong kernel.
+ */
+import { UsageError } from '../errors.js';
+import type { Backend } from '../compiler/backend.js';
+import { NPU4_BACKEND } from '../compiler/openvino/backend.js';
+import type { Session } from '../session/session.js';
+import { programToJson } from '../ir/codec.js';
+import type { CheckedProgram } from '../ir/checked.js';
+import type { StepOutput } from '../oracle/types.js';
+import type { NarrowingContract } from '../targets/npu4.js';
+import { NPU4_CONTRACT } from '../targets/npu4.js';
+import type { Device } from '../devices/device.js';
+import { CONTRACT_DEADLINE_MS, openSession } from './deviceSession.js';
+import { rng } from './npu4Cases.js';
+import type { ContractCase, Npu4ContractOp } from './npu4Ops.js';
+import { NPU4_CONTRACT_CASES, NPU4_CONTRACT_OPS } from './npu4Ops.js';
+import type { CaseReport, CaseRun, Npu4ContractReport } from './npu4Tally.js';
+import { isRangeRefusal, judgeCase, narrowedInputs, opReport } from './npu4Tally.js';
+import type { ReferenceOracle } from './reference.js';
+import { inThreadOracle, pipelined, references } from './reference.js';
+import { Npu4SimDevice } from '../devices/npu4/simDevice.js';
+
+export type { CaseReport, Npu4ContractReport } from './npu4Tally.js';
+export { NPU4_CONTRACT_OPS } from './npu4Ops.js';
+
+export interface Npu4ContractOptions {
+  readonly target: 'npu4';
+  /** Only this op (one of NPU4_CONTRACT_OPS). */
+  readonly op?: string;
+  /** The random bulk's seed (default 1), so a failure can be replayed. */
+  readonly seed?: number;
+  /** Random elements per op, beyond the edge cases (default 65536). */
+  readonly bulk?: number;
+  /** A fresh device per op (default the simulated NPU4); a negative control passes a faulty one. */
+  readonly device?: () => Device;
+  /** Computes the references (default: in the calling thread); the CLI passes its oracle pool. */
+  readonly oracle?: ReferenceOracle;
+}
+
+/** Replays one case on the device (through its program's session) and joins the oracle's two runs of it. */
+async function runCase(session: Session, c: ContractCase, reference: Promise<StepOutput[]>): Promise<CaseRun> {
+  let got: CaseRun['got'];
+  try {
+    got = (await session.replay(c.inputs, c.program.program.results, CONTRACT_DEADLINE_MS)).results;
+  } catch (e) {
+    // A value out of range is the session's typed answer, and a verdict on the case, not a crash.
+    if (!isRangeRefusal(e)) throw e;
+    got = { refused: `${e.code}: ${e.message}` };
+  }
+  const [want, wantF16] = await reference;
+  return { c, got, want: want!.results, wantF16: wantF16!.results };
+}
+
+/** Runs every verified op (or `op`) through the backend onto the device and checks it against the contract. */
+export async function runNpu4Contracts(opts: Npu4ContractOptions): Promise<Npu4ContractReport[]> {
+  if (opts.target !== 'npu4') throw new UsageError(`npu4 contracts are verified for the npu4 target, not ${String(opts.target)}`);
+  if (opts.op !== undefined && !(NPU4_CONTRACT_OPS as readonly string[]).includes(opts.op)) {
+    throw new UsageError(`npu4 verifies no op ${JSON.stringify(opts.op)}: choose one of ${NPU4_CONTRACT_OPS.join(', ')}`);
+  }
+  const backend = NPU4_BACKEND;
+  const contract = NPU4_CONTRACT;
+  const bulk = opts.bulk ?? 65_536;
+  const seed = opts.seed ?? 1;
+  const makeDevice = opts.device ?? (() => new Npu4SimDevice({ name: 'npu4-contracts' }));
+  const oracle = opts.oracle ?? inThreadOracle;
+  const ops = NPU4_CONTRACT_OPS.filter((op) => opts.op === undefined || op === opts.op);
+  const run: OpRun = { backend, contract, bulk, seed, makeDevice };
+  return pipelined(ops, (op) => prepareOp(op, run, oracle), (prepared, op) => verifyOp(op, prepared, run));
+}
+
+interface OpRun {
+  readonly backend: Backend;
+  readonly contract: NarrowingContract;
+  readonly bulk: number;
+  readonly seed: number;
+  readonly makeDevice: () => Device;
+}
+
+/** An op's cases, and the oracle's two runs of each, submitted (reference.ts `references`). */
+interface PreparedOp {
+  readonly cases: readonly ContractCase[];
+  readonly want: readonly Promise<StepOutput[]>[];
+}
+
+function prepareOp(op: Npu4ContractOp, run: OpRun, oracle: ReferenceOracle): PreparedOp {
+  // Each op has its own stream, so `--op` alone reproduces the same cases as a full run.
+  const cases = NPU4_CONTRACT_CASES[op].cases(rng(run.seed * 1009 + NPU4_CONTRACT_OPS.indexOf(op)), run.bulk);
+  const json = new Map<CheckedProgram, object>();
+  const want = cases.map((c) => {
+    let j = json.get(c.program);
+    if (!j) json.set(c.program, (j = programToJson(c.program.program)));
+    return references(oracle, j, {}, [c.inputs, narrowedInputs(c.inputs)], false, 2);
+  });
+  return { cases, want };
+}
+
+async function verifyOp(op: Npu4ContractOp, prepared: PreparedOp, run: OpRun): Promise<Npu4ContractReport> {
+  const device = run.makeDevice();
+  const sessions = new Map<CheckedProgram, Session>();
+  const judged: CaseReport[] = [];
+  try {
+    for (const [i, c] of prepared.cases.entries()) {
+      let s = sessions.get(c.program);
+      if (!s) sessions.set(c.program, (s = await openSession(device, run.backend, c.program)));
+      judged.push(judgeCase(await runCase(s, c, prepared.want[i]!), run.contract.normwise, run.contract.maxMagnitude));
+    }
+  } finally {
+    device.drop();
+  }
+  return opReport(op, NPU4_CONTRACT_CASES[op].group, run.contract.normwise, run.contract.maxMagnitude, judged);
+}

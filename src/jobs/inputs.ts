@@ -1,0 +1,42 @@
+/**
+ * What a caller may hand the job API: a program as the format's JSON, a decoded Program or a builder;
+ * inputs as an inputs file (tensors on the wire) whose tensors may also be Tensor objects.
+ */
+import { InvalidInput } from '../errors.js';
+import { ProgramBuilder } from '../ops/builder.js';
+import { programToJson } from '../ir/codec.js';
+import type { Tensor } from '../ir/tensor.js';
+import { encodeTensor } from '../ir/tensorCodec.js';
+import type { Program } from '../ir/types.js';
+
+export type ProgramSource = ProgramBuilder | Program | object;
+
+function isDecodedProgram(p: object): p is Program {
+  const eqns = (p as { eqns?: unknown }).eqns;
+  return Array.isArray(eqns) && eqns.every((e) => typeof e === 'object' && e !== null && typeof (e as { attrs?: unknown }).attrs === 'object');
+}
+
+/** The program in the format's JSON form, whatever form the caller gave. */
+export function programJsonOf(p: ProgramSource): unknown {
+  if (p instanceof ProgramBuilder) return programToJson(p.build());
+  if (typeof p === 'object' && p !== null && isDecodedProgram(p)) return programToJson(p);
+  return p;
+}
+
+function isTensor(v: unknown): v is Tensor {
+  return typeof v === 'object' && v !== null && (v as { data?: unknown }).data instanceof Float64Array;
+}
+
+/** An inputs file with every Tensor object written as a `b64` wire tensor, ready for decodeInputs. */
+export function inputsJsonOf(inputs: unknown): unknown {
+  if (inputs === undefined) return {};
+  if (typeof inputs !== 'object' || inputs === null || Array.isArray(inputs)) {
+    throw new InvalidInput('', 'inputs must be an object mapping arg names to tensors');
+  }
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(inputs)) {
+    if (Array.isArray(v)) out[k] = v.map((t: unknown) => (isTensor(t) ? encodeTensor(t, 'b64') : t));
+    else out[k] = isTensor(v) ? encodeTensor(v, 'b64') : v;
+  }
+  return out;
+}

@@ -1,0 +1,176 @@
+/**
+ * Validation: a Program becomes a CheckedProgram, or an InvalidProgram names the first fault with a JSON
+ * pointer and a reason. Structure, names (SSA), attributes and literals are checked here; shapes and
+ * dtypes by each op's rule in the op table (src/ops/table.ts), whose RuleError pointers are relative to
+ * the equation. Every state arg must be mapped in `state` (to itself to keep it unchanged): a state arg
+ * without an entry is almost always a forgotten carry, and a value that never changes is a weight.
+ */
+import { InvalidProgram } from '../errors.js';
+import { RuleError, isOpName, type AttrSpec, type ValueType } from './rule.js';
+import { OPS, inferEqn } from './table.js';
+import { decodeAttrs } from '../ir/attrs.js';
+import type { CheckedEqn, CheckedProgram } from '../ir/checked.js';
+import { decodeArg } from '../ir/codec.js';
+import { hasOwn, ptr } from '../ir/pointer.js';
+import { integerValueProblem } from '../ir/scalars.js';
+import { eqnOuts, isLiteral, type DType, type Eqn, type Operand, type Program, type RowBody } from '../ir/types.js';
+
+/** What an equation is checked against: the values defined before it. */
+export interface Scope {
+  readonly types: ReadonlyMap<string, ValueType>;
+  /** Where each defined name comes from ("arg 0", "equation 3"), for messages. */
+  readonly origin?: ReadonlyMap<string, string>;
+  /** The equation defining each name later in the program, for "used before it is defined". */
+  readonly later?: ReadonlyMap<string, number>;
+}
+
+// The parts of an op's row validation reads; every row of the table is one of these.
+interface RuleView {
+  readonly arity: readonly [number, number];
+  readonly attrs: Readonly<Record<string, AttrSpec>>;
+  readonly rowStep: boolean;
+  literalDtype(index: number, ins: readonly (ValueType | undefined)[]): DType | undefined;
+}
+
+function typeStr(t: ValueType): string {
+  return `${t.dtype} [${t.shape.join(', ')}]`;
+}
+
+function arityProblem(op: string, arity: readonly [number, number], n: number): string | undefined {
+  const [lo, hi] = arity;
+  if (n >= lo && n <= hi) return undefined;
+  const want = lo === hi ? `${lo}` : hi === Infinity ? `at least ${lo}` : `${lo} to ${hi}`;
+  return `${op} takes ${want} operand${want === '1' ? '' : 's'}, got ${n}`;
+}
+
+function literalProblem(dtype: DType, lit: number): string | undefined {
+  const p = integerValueProblem(dtype, lit);
+  return p === undefined ? undefined : `a ${dtype} literal: ${p}`;
+}
+
+// The row kernel's own rule checks the body's names, steps and types; the values of its literals it
+// cannot see, so they are checked here: untyped ones take the row inputs' dtype.
+function checkBodyLiterals(body: RowBody, at: string, rowDtype: DType | undefined): void {
+  body.steps.forEach((s, k) => {
+    s.in.forEach((o, j) => {
+      if (!isLiteral(o)) return;
+      const d = o.dtype ?? rowDtype;
+      const p = d === undefined ? undefined : literalProblem(d, o.lit);
+      if (p !== undefined) throw new InvalidProgram(ptr(at, 'steps', k, 'in', j, 'lit'), p);
+    });
+  });
+}
+
+function operandType(o: Operand, at: string, scope: Scope): ValueType | undefined {
+  if (isLiteral(o)) return o.dtype === undefined ? undefined : { dtype: o.dtype, shape: [] };
+  const t = scope.types.get(o);
+  if (t !== undefined) return t;
+  const later = scope.later?.get(o);
+  throw new InvalidProgram(at, later === undefined
+    ? `${o} is not defined (not an arg, not any equation's out)`
+    : `${o} is used before it is defined (equation ${later} defines it)`);
+}
+
+/**
+ * Checks equation `index` against the values defined before it; returns it typed, with its attributes
+ * decoded. Does not add its outputs to the scope (checkProgram and the builder do).
+ */
+export function checkEqn(e: Eqn, index: number, scope: Scope): CheckedEqn {
+  const base = ptr('/eqns', index);
+  const op = e.op;
+  if (!isOpName(op)) throw new InvalidProgram(ptr(base, 'op'), `unknown op ${JSON.stringify(op)}`);
+  const rule: RuleView = OPS[op];
+  const bad = arityProblem(op, rule.arity, e.in.length);
+  if (bad !== undefined) throw new InvalidProgram(ptr(base, 'in'), bad);
+  const { attrs, bodies } = decodeAttrs(op, rule.attrs, e.attrs, base);
+
+  const known = e.in.map((o, k) => operandType(o, ptr(base, 'in', k), scope));
+  const ins = e.in.map((o, k): ValueType => {
+    const at = ptr(base, 'in', k);
+    let t = known[k];
+    if (t === undefined) {
+      const d = rule.literalDtype(k, known);
+      if (d === undefined) throw new InvalidProgram(at, `cannot tell this literal's dtype from the other operands; give it a "dtype"`);
+      t = { dtype: d, shape: [] };
+    }
+    if (isLiteral(o)) {
+      const p = literalProblem(t.dtype, o.lit);
+      if (p !== undefined) throw new InvalidProgram(ptr(at, 'lit'), p);
+    }
+    return t;
+  });
+
+  for (const [k, body] of bodies) checkBodyLiterals(body, ptr(base, k), ins[0]?.dtype);
+
+  let outs: ValueType[];
+  try {
+    outs = inferEqn(op, ins, attrs);
+  } catch (err) {
+    if (err instanceof RuleError) throw new InvalidProgram(base + err.at, err.reason);
+    throw err;
+  }
+
+  const names = eqnOuts(e);
+  if (names.length !== outs.length) {
+    throw new InvalidProgram(ptr(base, 'out'), `${op} has ${outs.length} result${outs.length === 1 ? '' : 's'}, "out" names ${names.length}`);
+  }
+  names.forEach((n, k) => {
+    const at = typeof e.out === 'string' ? ptr(base, 'out') : ptr(base, 'out', k);
+    const first = scope.types.has(n) ? (scope.origin?.get(n) ?? 'an earlier definition') : names.indexOf(n) < k ? 'this equation' : undefined;
+    if (first !== undefined) throw new InvalidProgram(at, `${n} is defined twice (first by ${first}); every name is defined once`);
+  });
+  return { index, eqn: { op: e.op, in: e.in, out: e.out, attrs }, op, ins, outs };
+}
+
+function sameType(a: ValueType, b: ValueType): boolean {
+  return a.dtype === b.dtype && a.shape.length === b.shape.length && a.shape.every((d, k) => d === b.shape[k]);
+}
+
+function checkState(p: Program, types: ReadonlyMap<string, ValueType>): void {
+  for (const [k, v] of Object.entries(p.state)) {
+    const at = ptr('/state', k);
+    const arg = p.args.find((a) => a.name === k);
+    if (arg === undefined) throw new InvalidProgram(at, `${k} is not an arg; "state" maps state args to their new values`);
+    if (arg.role !== 'state') throw new InvalidProgram(at, `${k} is a${arg.role === 'activation' ? 'n' : ''} ${arg.role}, not a state arg; only state is carried`);
+    const t = types.get(v);
+    if (t === undefined) throw new InvalidProgram(at, `${v} is not defined (not an arg, not any equation's out)`);
+    const want = { dtype: arg.dtype, shape: arg.shape };
+    if (!sameType(t, want)) throw new InvalidProgram(at, `state ${k} is ${typeStr(want)}, its new value ${v} is ${typeStr(t)}`);
+  }
+  for (const a of p.args) {
+    if (a.role === 'state' && !hasOwn(p.state, a.name)) {
+      throw new InvalidProgram('/state', `state arg ${a.name} has no entry; map it to its new value (or to "${a.name}" to keep it)`);
+    }
+  }
+}
+
+/** Validates a program: every name, attribute, literal, shape and dtype; throws InvalidProgram at the fault. */
+export function checkProgram(p: Program): CheckedProgram {
+  if (p.format !== 'program@1') throw new InvalidProgram('/format', `"format" is "program@1", not ${JSON.stringify(p.format)}`);
+  const types = new Map<string, ValueType>();
+  const origin = new Map<string, string>();
+  const args = p.args.map((raw, i) => {
+    const a = decodeArg(raw, ptr('/args', i));
+    const first = origin.get(a.name);
+    if (first !== undefined) throw new InvalidProgram(ptr('/args', i, 'name'), `${a.name} is defined twice (first by ${first}); arg names are distinct`);
+    types.set(a.name, { dtype: a.dtype, shape: a.shape });
+    origin.set(a.name, `arg ${i}`);
+    return a;
+  });
+  const later = new Map<string, number>();
+  p.eqns.forEach((e, i) => { for (const n of eqnOuts(e)) if (!later.has(n)) later.set(n, i); });
+  const eqns = p.eqns.map((e, i) => {
+    const c = checkEqn(e, i, { types, origin, later });
+    eqnOuts(e).forEach((n, k) => {
+      types.set(n, c.outs[k]!);
+      origin.set(n, `equation ${i}`);
+    });
+    return c;
+  });
+  p.results.forEach((r, k) => {
+    if (!types.has(r)) throw new InvalidProgram(ptr('/results', k), `${r} is not defined (not an arg, not any equation's out)`);
+  });
+  checkState(p, types);
+  const program: Program = { format: 'program@1', name: p.name, args, eqns: eqns.map((c) => c.eqn), results: [...p.results], state: { ...p.state } };
+  return { program, types, eqns };
+}

@@ -1,0 +1,106 @@
+import { expect } from 'chai';
+import { createEngine, type Engine } from '../../src/jobs/engine.js';
+import { program } from '../../src/ops/builder.js';
+import { tensor } from '../../src/ir/tensor.js';
+import { CapabilityMissing, InvalidInput, InvalidProgram } from '../../src/errors.js';
+import { STEP_PROGRAM, rejectsWith, stepInputs, tempDir } from './helpers.js';
+
+describe('engine: jobs on the CPU target through the actors', function () {
+  let tmp: ReturnType<typeof tempDir>;
+  let engine: Engine;
+  beforeEach(() => { tmp = tempDir(); engine = createEngine({ cacheDir: tmp.dir }); });
+  afterEach(async () => { await engine.close(); tmp.remove(); });
+
+  it('runs steps with carried state and reports every stage in order', async () => {
+    const job = engine.submit({ program: STEP_PROGRAM, target: 'cpu', inputs: stepInputs(3), steps: 3, verify: true });
+    const steps: number[] = [];
+    job.on('step', (s) => steps.push(s.index));
+    const r = await job.result;
+    expect(job.stages).to.deep.equal(['planned', 'compiled', 'loaded', 'step', 'step', 'step', 'verified', 'done']);
+    expect(steps).to.deep.equal([0, 1, 2]);
+    // acc after 3 steps is the f32 sum of x over steps 0..2; y of the last step is exp(acc) * 0.5.
+    const x = (s: number) => [0.25 * s, -1, 1.5, 2, -0.5, 0.125];
+    const acc = [0, 0, 0, 0, 0, 0].map((_, i) => Math.fround(Math.fround(x(0)[i]! + x(1)[i]!) + x(2)[i]!));
+    expect(Array.from(r.state['acc']!.data)).to.deep.equal(acc);
+    const y = acc.map((a) => Math.fround(Math.fround(Math.exp(a)) * 0.5));
+    expect(Array.from(r.results['y']!.data)).to.deep.equal(y);
+    expect(r.steps).to.have.length(3);
+    expect(r.simulated).to.equal(false);
+    expect(r.verification?.pass).to.equal(true);
+    expect(r.verification?.numericsClass).to.equal('Exact');
+  });
+
+  it('a result written with JSON.stringify is the format\'s tensors on the wire', async () => {
+    const p = program('specials');
+    const x = p.activation('x', 'f32', [4]);
+    p.results(p.named('y').div(x, 0));
+    const r = await engine.submit({ program: p, target: 'cpu', inputs: { x: { dtype: 'f32', shape: [4], data: [1, -1, 0, '-0'] } } }).result;
+    expect(JSON.parse(JSON.stringify(r.results))).to.deep.equal({ y: { dtype: 'f32', shape: [4], data: ['inf', '-inf', 'nan', 'nan'] } });
+    expect(r.results['y']!.data).to.be.instanceOf(Float64Array);
+  });
+
+  it('answers the second run of the same program from the cache without compiling', async () => {
+    await engine.submit({ program: STEP_PROGRAM, target: 'cpu', inputs: stepInputs(1) }).result;
+    const job = engine.submit({ program: STEP_PROGRAM, target: 'cpu', inputs: stepInputs(1) });
+    const r = await job.result;
+    expect(r.cacheHit).to.equal(true);
+    expect(job.stages).to.include('cache-hit').and.not.include('compiled');
+  });
+
+  it('takes a builder program and Tensor inputs', async () => {
+    const p = program('built');
+    const x = p.activation('x', 'i32', [3]);
+    p.results(p.named('y').mul(x, 3));
+    const r = await engine.submit({ program: p, target: 'cpu', inputs: { x: tensor('i32', [3], [1, -2, 0x40000000]) } }).result;
+    expect(Array.from(r.results['y']!.data)).to.deep.equal([3, -6, -1073741824]);
+  });
+
+  it('fails a job with the typed refusal that names the place', async () => {
+    const bad = { ...STEP_PROGRAM, eqns: [{ op: 'exp', in: ['nope'], out: 'e' }] };
+    const e = await rejectsWith(engine.submit({ program: bad, target: 'cpu' }).result, 'InvalidProgram');
+    expect((e as InvalidProgram).path).to.equal('/eqns/0/in/0');
+    const ar = { ...STEP_PROGRAM, eqns: [...STEP_PROGRAM.eqns, { op: 'all_reduce', in: ['y'], out: 'z', reduce: 'sum' }], results: ['z'] };
+    const c = await rejectsWith(engine.submit({ program: ar, target: 'cpu', inputs: stepInputs(1) }).result, 'CapabilityMissing');
+    expect((c as CapabilityMissing).capability).to.equal('collective.all_reduce');
+    const i = await rejectsWith(engine.submit({ program: STEP_PROGRAM, target: 'cpu', inputs: { acc: stepInputs(1).acc } }).result, 'InvalidInput');
+    expect((i as InvalidInput).path).to.match(/x/);
+  });
+
+  it('runs an NPU target on its simulator, labelled as one, when the machine has no such hardware', async () => {
+    const r = await engine.submit({ program: STEP_PROGRAM, target: 'xdna2', inputs: stepInputs(2), steps: 2, verify: true }).result;
+    expect(r.simulated).to.equal(true);
+    expect(r.target).to.equal('xdna2');
+    expect(r.verification?.pass).to.equal(true);
+    await rejectsWith(engine.submit({ program: STEP_PROGRAM, target: 'gpu', inputs: stepInputs(1) }).result, 'UsageError');
+  });
+
+  it('answers NoDevice when asked for NPU hardware this machine does not have', async () => {
+    const native = createEngine({ cacheDir: tmp.dir, devices: { xdna2: { mode: 'native' }, npu4: { mode: 'native' } } });
+    try {
+      await rejectsWith(native.submit({ program: STEP_PROGRAM, target: 'xdna2', inputs: stepInputs(1) }).result, 'NoDevice');
+      await rejectsWith(native.submit({ program: STEP_PROGRAM, target: 'npu4', inputs: stepInputs(1) }).result, 'NoDevice');
+    } finally {
+      await native.close();
+    }
+  });
+
+  it('fails the oracle errors of a run as typed errors', async () => {
+    const p = {
+      format: 'program@1', name: 'div0',
+      args: [{ name: 'a', role: 'activation', dtype: 'i32', shape: [2] }],
+      eqns: [{ op: 'div', in: ['a', { lit: 0 }], out: 'q' }], results: ['q'], state: {},
+    };
+    await rejectsWith(engine.submit({ program: p, target: 'cpu', inputs: { a: { dtype: 'i32', shape: [2], data: [1, 2] } } }).result, 'IntegerDivideByZero');
+    // The device survives an oracle error: the next job runs.
+    const r = await engine.submit({ program: STEP_PROGRAM, target: 'cpu', inputs: stepInputs(1) }).result;
+    expect(r.results['y']).to.exist;
+  });
+
+  it('settles jobs submitted after close with EngineClosed and leaves no worker', async () => {
+    await engine.submit({ program: STEP_PROGRAM, target: 'cpu', inputs: stepInputs(1), verify: true }).result;
+    expect(engine.liveThreads()).to.be.greaterThan(0);
+    await engine.close();
+    expect(engine.liveThreads()).to.equal(0);
+    await rejectsWith(engine.submit({ program: STEP_PROGRAM, target: 'cpu' }).result, 'EngineClosed');
+  });
+});
