@@ -6,7 +6,7 @@ export type { JobEvents, JobResult, JobStage, StepEvent, Verification } from './
 export type { ProgramSource } from './jobs/inputs.js';
 export type { ChaosOptions, FaultPlan } from './actors/deviceActor.js';
 
-export * from './errors.js';
+export * from './errors/index.js';
 
 export type { Arg, BodyStep, DType, Eqn, FloatDType, Literal, Operand, Program, Role, RowBody, Shape } from './ir/types.js';
 export { DTYPES, numel } from './ir/types.js';

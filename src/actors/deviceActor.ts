@@ -8,7 +8,7 @@
  * process assigns in the same order), so a failing soak run can be replayed.
  */
 import { threadId } from 'node:worker_threads';
-import { LoadFailed, NoDevice } from '../errors.js';
+import { LoadFailed, NoDevice } from '../errors/index.js';
 import type { Device, DeviceKind } from '../devices/device.js';
 import type { FaultOptions } from '../devices/faults.js';
 import { openDevice } from '../devices/registry.js';

@@ -3,7 +3,7 @@
  * artifacts its backend compiles (each with its cache identity and key), and answers all of it.
  * Pure functions over plain data, so it is cheap to run in its own worker.
  */
-import { UsageError } from '../errors.js';
+import { UsageError } from '../errors/index.js';
 import type { BlobIdentity } from '../cache/identity.js';
 import { identityKey } from '../cache/identity.js';
 import { backendOf } from '../compiler/index.js';

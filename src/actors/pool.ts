@@ -9,7 +9,7 @@
 import type { TransferListItem, Worker } from 'node:worker_threads';
 import { EventEmitter } from 'eventemitter3';
 import { Piscina } from 'piscina';
-import { ActorCrashed, ActorDown, DeadlineExceeded, EngineClosed } from '../errors.js';
+import { ActorCrashed, ActorDown, DeadlineExceeded, EngineClosed } from '../errors/index.js';
 import { RestartWindow, type RestartIntensity } from './intensity.js';
 import { errorFromWire, isPoolReply, poolTaskMessage } from './protocol.js';
 

@@ -4,7 +4,7 @@
  * data, an EngineError as its wire form and any other throw as an ActorCrashed wire error.
  */
 import { move, transferableSymbol, valueSymbol } from 'piscina';
-import { ActorCrashed } from '../errors.js';
+import { ActorCrashed } from '../errors/index.js';
 import { isPoolTaskMessage, poolFail, poolOk, wireErrorOf } from './protocol.js';
 import { takeTransfer } from './transfer.js';
 

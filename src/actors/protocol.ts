@@ -4,7 +4,7 @@
  * constructors below and recognised only by the guards below (messages cross a thread boundary, so
  * the receiver checks their shape instead of trusting a cast).
  */
-import { ActorCrashed, EngineError, fromWire, isWireError, type WireError } from '../errors.js';
+import { ActorCrashed, EngineError, fromWire, isWireError, type WireError } from '../errors/index.js';
 
 /** Parent → worker, first message: names the actor so errors built in the worker carry its name. */
 export interface InitMessage {
@@ -151,10 +151,6 @@ export function isPoolReply(v: unknown): v is PoolReply<unknown> {
 
 /** Rebuilds a wire error as the project's class; a code this build does not know becomes ActorCrashed. */
 export function errorFromWire(actor: string, wire: WireError): EngineError {
-  try {
-    const e = fromWire(wire);
-    // fromWire's switch falls through to undefined for a code outside ErrorCode (a newer worker build).
-    if (e instanceof EngineError) return e;
-  } catch { /* same: an unknown code */ }
-  return new ActorCrashed(actor, `unknown error ${String(wire.code)}: ${wire.message}`);
+  // A code outside ErrorCode comes from a newer worker build.
+  return fromWire(wire) ?? new ActorCrashed(actor, `unknown error ${String(wire.code)}: ${wire.message}`);
 }

@@ -6,7 +6,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import { EventEmitter } from 'eventemitter3';
-import { ActorCrashed, ActorDown, DeadlineExceeded, DevicePoisoned, EngineClosed } from '../errors.js';
+import { ActorCrashed, ActorDown, DeadlineExceeded, DevicePoisoned, EngineClosed } from '../errors/index.js';
 import { CallTable, type PendingCall } from './calls.js';
 import { RestartWindow, type RestartIntensity } from './intensity.js';
 import { callMessage, errorFromWire, initMessage, isWorkerMessage } from './protocol.js';

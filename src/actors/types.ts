@@ -1,6 +1,6 @@
 /** The types a caller of an actor sees: method names, arguments and results, states and events. */
 import type { TransferListItem } from 'node:worker_threads';
-import type { ActorDown } from '../errors.js';
+import type { ActorDown } from '../errors/index.js';
 
 /** The names of an actor API's methods (its keys whose values are functions). */
 export type MethodName<Api> = {

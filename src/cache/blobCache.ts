@@ -16,7 +16,7 @@
  */
 import { constants, accessSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { CacheError, EngineError } from '../errors.js';
+import { CacheError, EngineError } from '../errors/index.js';
 import {
   blobFileName, commitTemp, encodeBlob, readBlobFile, removeFile, sameStamp, stampOf, writeTemp, type FileStamp,
 } from './blobFile.js';

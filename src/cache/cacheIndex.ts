@@ -5,7 +5,7 @@
  * write takes the write lock up front (BEGIN IMMEDIATE) so a writer never fails to upgrade a stale read.
  */
 import Database from 'better-sqlite3';
-import { CacheError } from '../errors.js';
+import { CacheError } from '../errors/index.js';
 import type { Entry as IndexRow } from './types.js';
 
 /** How long a connection waits for another process's write lock before failing. */

@@ -17,7 +17,7 @@
  * - anything else that is not plain data (Map, Set, class instances, functions, symbols, cycles) is
  *   refused with a CacheError rather than written as `{}`, which would collide with every other one.
  */
-import { CacheError } from '../errors.js';
+import { CacheError } from '../errors/index.js';
 
 /** Tags of the values plain JSON cannot write distinctly. */
 const TAG_F64 = '$f64';

@@ -4,7 +4,7 @@
  */
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
-import { CacheError } from '../errors.js';
+import { CacheError } from '../errors/index.js';
 
 /** `$NPU_OFFLOAD_CACHE_DIR`, else `$XDG_CACHE_HOME/npu-offload`, else `~/.cache/npu-offload`. */
 export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env, home: string = homedir()): string {

@@ -4,7 +4,7 @@
  * hashed in too, so a change of the blob format never reads an old entry as a new one.
  */
 import { createHash } from 'node:crypto';
-import { CacheError } from '../errors.js';
+import { CacheError } from '../errors/index.js';
 import { canonicalJson } from './canonical.js';
 
 /** The version of the blob format and key derivation; bump it when either changes. */

@@ -4,4 +4,4 @@ export { CACHE_SCHEMA_VERSION, identityKey, type BlobIdentity } from './identity
 export { canonicalJson } from './canonical.js';
 export { defaultCacheDir } from './defaultDir.js';
 export type { BlobDefect, CacheStats, Entry, GcResult, VerifyResult } from './types.js';
-export { CacheError } from '../errors.js';
+export { CacheError } from '../errors/index.js';

@@ -6,7 +6,7 @@
 import { BlobCache } from '../cache/blobCache.js';
 import { defaultCacheDir } from '../cache/defaultDir.js';
 import type { Entry } from '../cache/types.js';
-import { EngineError, UsageError } from '../errors.js';
+import { EngineError, UsageError } from '../errors/index.js';
 
 /** The subcommands of `cache`. */
 export type CacheSubcommand = 'ls' | 'verify' | 'gc' | 'clear';

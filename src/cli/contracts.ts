@@ -16,7 +16,7 @@ import type { Npu4ContractReport } from '../contracts/npu4.js';
 import type { ReferenceOracle } from '../contracts/reference.js';
 import { runXdna2Contracts } from '../contracts/xdna2.js';
 import type { ContractReport } from '../contracts/xdna2.js';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../errors/index.js';
 import type { StepOutput } from '../oracle/types.js';
 import type { Io } from './output.js';
 import { EXIT } from './output.js';

@@ -9,7 +9,7 @@ import { SingleBar, Presets } from 'cli-progress';
 import PQueue from 'p-queue';
 import { asEngineError, createEngine } from '../jobs/engine.js';
 import { parseProgramText } from '../ir/codec.js';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../errors/index.js';
 import { readText } from './files.js';
 import type { Io } from './output.js';
 import { EXIT, errorJson } from './output.js';

@@ -1,6 +1,6 @@
 /** Reading the files a user names, with typed errors that name the file and what is wrong with it. */
 import { readFileSync } from 'node:fs';
-import { InvalidInput, UsageError } from '../errors.js';
+import { InvalidInput, UsageError } from '../errors/index.js';
 import { parseProgramText } from '../ir/codec.js';
 import { jsonErrorAt } from '../ir/jsonText.js';
 import type { Program } from '../ir/types.js';

@@ -8,7 +8,7 @@
  */
 import type { Command } from 'commander';
 import { SingleBar, Presets } from 'cli-progress';
-import { InvalidInput, UsageError } from '../errors.js';
+import { InvalidInput, UsageError } from '../errors/index.js';
 import { openGguf } from '../model/gguf/reader.js';
 import { scanDeclaredScales } from '../model/gguf/scaleGuard.js';
 import type { GgufFile, GgufValue } from '../model/gguf/types.js';

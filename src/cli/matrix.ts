@@ -1,5 +1,5 @@
 /** `npu-offload matrix --target T [--format md|json]`: what a target admits, from its admission table only. */
-import { UsageError } from '../errors.js';
+import { UsageError } from '../errors/index.js';
 import { featureMatrix, matrixJson, matrixMarkdown } from '../planner/matrix.js';
 import { resolveTarget } from '../targets/index.js';
 import type { Io } from './output.js';

@@ -2,7 +2,7 @@
  * How the CLI speaks: typed errors as one line for people or `{ "error": { code, ...fields } }` for
  * machines, never a stack trace for a user's mistake.
  */
-import { EngineError } from '../errors.js';
+import { EngineError } from '../errors/index.js';
 import type { Tensor } from '../ir/tensor.js';
 
 export interface Io {

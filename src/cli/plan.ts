@@ -6,8 +6,8 @@
  */
 import { planRegions } from '../compiler/aie/regions.js';
 import type { AieUsage } from '../compiler/aie/artifact.js';
-import type { EngineError } from '../errors.js';
-import { ContextLimit, RegionLimit } from '../errors.js';
+import type { EngineError } from '../errors/index.js';
+import { ContextLimit, RegionLimit } from '../errors/index.js';
 import type { CheckedProgram } from '../ir/checked.js';
 import { checkProgram } from '../ops/validate.js';
 import { tolName, type Tolerance } from '../numerics/compare.js';

@@ -7,7 +7,7 @@
  */
 import { closeSync, existsSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../errors/index.js';
 import { dequantize } from '../model/gguf/dequant.js';
 import { ggmlType } from '../model/gguf/ggmlTypes.js';
 import { openGguf } from '../model/gguf/reader.js';

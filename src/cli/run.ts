@@ -6,7 +6,7 @@
 import type { DeviceMode } from '../actors/deviceActor.js';
 import { createEngine } from '../jobs/engine.js';
 import type { JobResult } from '../jobs/job.js';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../errors/index.js';
 import type { Tensor } from '../ir/tensor.js';
 import { encodeTensor } from '../ir/tensorCodec.js';
 import type { TensorMap } from '../oracle/types.js';

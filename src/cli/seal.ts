@@ -15,7 +15,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, sep } from 'node:path';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../errors/index.js';
 import { formatKernelKey, generateKernelKey, parseKernelKey } from '../seal/kernelKey.js';
 import type { Manifest } from '../seal/manifest.js';
 import { checkSet, sealSet, verifySet } from '../seal/set.js';

@@ -11,7 +11,7 @@
  *   20  payload  UTF-8 program@1 JSON (programToJson)
  * The CRC catches damage that still parses (a flipped digit in a literal), which re-checking cannot.
  */
-import { LoadFailed } from '../errors.js';
+import { LoadFailed } from '../errors/index.js';
 import type { CheckedProgram } from '../ir/checked.js';
 import { parseProgram, programToJson } from '../ir/codec.js';
 import { checkProgram } from '../ops/validate.js';

@@ -13,7 +13,7 @@
  * replays this one on the calling thread. The device is injectable (`device`) so a negative control can
  * run a device with a wrong kernel.
  */
-import { UsageError } from '../errors.js';
+import { UsageError } from '../errors/index.js';
 import type { Backend } from '../compiler/backend.js';
 import { NPU4_BACKEND } from '../compiler/openvino/backend.js';
 import type { Session } from '../session/session.js';

@@ -10,7 +10,7 @@
  * for the device's own roundings inside the graph. Cases outside are still run and reported (`outside`),
  * never hidden; they just cannot fail the op.
  */
-import { NarrowingRangeInput, NarrowingRangeResult } from '../errors.js';
+import { NarrowingRangeInput, NarrowingRangeResult } from '../errors/index.js';
 import type { Tensor } from '../ir/tensor.js';
 import { isFloat } from '../ir/types.js';
 import { f16ToBits, roundF16 } from '../numerics/float16.js';

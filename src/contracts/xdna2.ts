@@ -12,7 +12,7 @@
  * device's core arithmetic is injectable (`math`), so a negative control runs a device with a broken
  * core: the device, unlike a CoreMath, never leaves the calling thread.
  */
-import { UsageError } from '../errors.js';
+import { UsageError } from '../errors/index.js';
 import { XDNA2_BACKEND } from '../compiler/aie/backend.js';
 import type { CoreMath } from '../devices/xdna2/coreMath.js';
 import { CORE_MATH } from '../devices/xdna2/coreMath.js';

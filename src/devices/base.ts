@@ -7,7 +7,7 @@
  * drop() throws DevicePoisoned, so the failed run's buffers, arenas and context stay allocated (and
  * counted by live()) until drop().
  */
-import { ContextLimit, DispatchRefused, LoadFailed } from '../errors.js';
+import { ContextLimit, DispatchRefused, LoadFailed } from '../errors/index.js';
 import type {
   ArenaId, Artifact, ArtifactArg, Bindings, BufferId, Device, DeviceKind, LiveResources, LoadedArtifact, RunOptions,
 } from './device.js';

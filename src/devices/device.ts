@@ -18,7 +18,7 @@
  * the failed run used; so its buffers, arenas and context stay allocated, and counted by live(), until
  * drop().
  */
-import { DispatchRefused, DevicePoisoned, NoDevice } from '../errors.js';
+import { DispatchRefused, DevicePoisoned, NoDevice } from '../errors/index.js';
 import type { DType, Shape } from '../ir/types.js';
 import { dtypeBytes, numel } from '../ir/types.js';
 

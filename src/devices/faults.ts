@@ -12,7 +12,7 @@
  * A slow run in 'block' mode blocks for `slowRunMs` and the device notices the missed deadline when the
  * call returns, as a synchronous driver call would.
  */
-import { DeadlineExceeded } from '../errors.js';
+import { DeadlineExceeded } from '../errors/index.js';
 
 export interface FaultOptions {
   /** The Nth run (1-based, counting runs that reach the driver) never completes; 'always': every run. */

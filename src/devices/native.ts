@@ -12,7 +12,7 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { NoDevice } from '../errors.js';
+import { NoDevice } from '../errors/index.js';
 import type { DeviceKind } from './device.js';
 
 /** The device kinds served by a native addon. */

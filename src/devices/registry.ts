@@ -5,7 +5,7 @@
  * and run are not written yet. Their simulators serve when asked for by `simulate: true`, and always
  * say so (`simulated: true`).
  */
-import { NoDevice } from '../errors.js';
+import { NoDevice } from '../errors/index.js';
 import { CpuDevice } from './cpuDevice.js';
 import type { Device, DeviceKind } from './device.js';
 import type { FaultOptions } from './faults.js';

@@ -3,7 +3,7 @@
  * `reduce`), so every shape rule receives well-typed values. Which attributes an op takes comes from the
  * op table only; this file knows the kinds, never the ops.
  */
-import { InvalidProgram } from '../errors.js';
+import { InvalidProgram } from '../errors/index.js';
 import type { AttrKind, AttrSpec } from './ops.js';
 import { hasOwn, kindOf, ptr, setOwn } from './pointer.js';
 import { decodeRowBody } from './rowBody.js';

@@ -3,7 +3,7 @@
  * Only the document's shape is checked here (types of fields, dtype names, shapes, literal spellings);
  * names, ops, attributes and types are checked by validation (validate.ts).
  */
-import { InvalidProgram } from '../errors.js';
+import { InvalidProgram } from '../errors/index.js';
 import { jsonErrorAt } from './jsonText.js';
 import { decodeOperands, encodeOperand } from './operand.js';
 import { hasOwn, isRecord, kindOf, ptr, setOwn } from './pointer.js';

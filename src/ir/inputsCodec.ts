@@ -3,7 +3,7 @@
  * are one tensor each; an activation is one tensor per step (an array) or a single tensor, which is
  * then reused for every step. Refusals are InvalidInput with a JSON pointer into the file (`/x/2/shape`).
  */
-import { InvalidInput } from '../errors.js';
+import { InvalidInput } from '../errors/index.js';
 import type { ProgramInputs } from './values.js';
 import type { CheckedProgram } from './checked.js';
 import { hasOwn, isRecord, kindOf, ptr, setOwn } from './pointer.js';

@@ -3,7 +3,7 @@
  * "-inf" | "-0", "dtype"?: DType }`. Decoding is idempotent (a decoded literal's NaN decodes to NaN), so
  * the same decoder serves JSON from a file and programs built in TypeScript.
  */
-import { InvalidProgram, wireNumber, type WireNumber } from '../errors.js';
+import { InvalidProgram, wireNumber, type WireNumber } from '../errors/index.js';
 import { hasOwn, isRecord, kindOf, ptr } from './pointer.js';
 import { decodeWireNumber, DTYPE_LIST, isDType } from './scalars.js';
 import type { DType, Literal, Operand } from './types.js';

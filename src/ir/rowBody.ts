@@ -2,7 +2,7 @@
  * The structure of a `row_kernel` body (`params`, `steps`, `results`). Only the shape of the JSON is
  * checked here; names, step ops and types are checked by validation against the op table.
  */
-import { InvalidProgram } from '../errors.js';
+import { InvalidProgram } from '../errors/index.js';
 import { decodeOperands } from './operand.js';
 import { isRecord, kindOf, ptr } from './pointer.js';
 import type { BodyStep, RowBody } from './types.js';

@@ -8,7 +8,7 @@
  * 16-bit patterns and bool as one byte (0 or 1) each; its byte length must match the shape exactly.
  * Every refusal is InvalidInput with a JSON pointer relative to the `path` the caller names.
  */
-import { InvalidInput, wireNumber, type WireNumber } from '../errors.js';
+import { InvalidInput, wireNumber, type WireNumber } from '../errors/index.js';
 import { roundToDtype } from '../numerics/float16.js';
 import { tensorFromBytes, tensorToBytes } from './bytes.js';
 import { hasOwn, isRecord, kindOf, ptr } from './pointer.js';

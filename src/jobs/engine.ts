@@ -5,7 +5,7 @@
  */
 import { cpus } from 'node:os';
 import PQueue from 'p-queue';
-import { ActorCrashed, DeadlineExceeded, DevicePoisoned, EngineClosed, EngineError, LoadFailed } from '../errors.js';
+import { ActorCrashed, DeadlineExceeded, DevicePoisoned, EngineClosed, EngineError, LoadFailed } from '../errors/index.js';
 import type { ActorPool } from '../actors/pool.js';
 import { createPool } from '../actors/pool.js';
 import type { ActorSupervisor } from '../actors/supervisor.js';

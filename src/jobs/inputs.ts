@@ -2,7 +2,7 @@
  * What a caller may hand the job API: a program as the format's JSON, a decoded Program or a builder;
  * inputs as an inputs file (tensors on the wire) whose tensors may also be Tensor objects.
  */
-import { InvalidInput } from '../errors.js';
+import { InvalidInput } from '../errors/index.js';
 import { ProgramBuilder } from '../ops/builder.js';
 import { programToJson } from '../ir/codec.js';
 import type { Tensor } from '../ir/tensor.js';

@@ -3,7 +3,7 @@
  * results or a typed error.
  */
 import { EventEmitter } from 'eventemitter3';
-import type { EngineError } from '../errors.js';
+import type { EngineError } from '../errors/index.js';
 import type { Comparison } from '../numerics/compare.js';
 import type { TensorMap } from '../oracle/types.js';
 import type { TargetName } from '../targets/target.js';

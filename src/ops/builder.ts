@@ -14,7 +14,7 @@
  * named t0, t1, ... skipping every name already taken; `p.named('y').exp(x)` names one call's outputs.
  * Declare args before ops: an arg named like a value already generated is refused as defined twice.
  */
-import { InvalidProgram } from '../errors.js';
+import { InvalidProgram } from '../errors/index.js';
 import type { OpName, ValueType } from '../ir/ops.js';
 import { RowBuilder, type RowBodyFn, type RowValue } from '../ir/rowBuilder.js';
 import { decodeArg } from '../ir/codec.js';

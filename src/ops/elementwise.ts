@@ -2,7 +2,7 @@
  * Elementwise ops: the scalar functions per dtype, their shape and dtype rules, and the tensor kernel.
  * Every function computes in f64 and rounds once through `finish`; i32 arithmetic wraps exactly.
  */
-import { IntegerDivideByZero } from '../errors.js';
+import { IntegerDivideByZero } from '../errors/index.js';
 import type { Tensor } from '../ir/tensor.js';
 import type { DType } from '../ir/types.js';
 import { numel } from '../ir/types.js';

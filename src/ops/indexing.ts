@@ -2,7 +2,7 @@
  * Ops that compute or take indices: gather, iota, dynamic_update_slice, and all_reduce (the identity on
  * one device). An index outside its axis is an IndexOutOfRange, never wrapped or clamped.
  */
-import { IndexOutOfRange } from '../errors.js';
+import { IndexOutOfRange } from '../errors/index.js';
 import type { Tensor } from '../ir/tensor.js';
 import type { DType } from '../ir/types.js';
 import { numel } from '../ir/types.js';

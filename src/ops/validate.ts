@@ -5,7 +5,7 @@
  * the equation. Every state arg must be mapped in `state` (to itself to keep it unchanged): a state arg
  * without an entry is almost always a forgotten carry, and a value that never changes is a weight.
  */
-import { InvalidProgram } from '../errors.js';
+import { InvalidProgram } from '../errors/index.js';
 import { RuleError, isOpName, type AttrSpec, type ValueType } from './rule.js';
 import { OPS, inferEqn } from './table.js';
 import { decodeAttrs } from '../ir/attrs.js';

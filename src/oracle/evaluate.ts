@@ -2,7 +2,7 @@
  * The CPU reference evaluator: runs a checked program's equations in order through the op table's
  * kernels, one step at a time, carrying state from step to step.
  */
-import { InvalidInput } from '../errors.js';
+import { InvalidInput } from '../errors/index.js';
 import type { CheckedProgram } from '../ir/checked.js';
 import type { Tensor } from '../ir/tensor.js';
 import type { Arg, Role } from '../ir/types.js';

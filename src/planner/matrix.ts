@@ -3,7 +3,7 @@
  * (matrixProbes.ts) are typed by the format's own validation and handed to the table's row; the cells
  * are its answers. docs/FEATURE_MATRIX.md is featureMatrixDoc()'s output (scripts/gen-matrix.mjs).
  */
-import { InvalidProgram } from '../errors.js';
+import { InvalidProgram } from '../errors/index.js';
 import type { CheckedEqn } from '../ir/checked.js';
 import type { DType } from '../ir/types.js';
 import { DTYPES } from '../ir/types.js';

@@ -2,8 +2,8 @@
  * Admission and refusal: every equation goes through its target's admission table. A plan lists every
  * refusal of a program at once; a job fails with the first, as its typed error.
  */
-import type { EngineError } from '../errors.js';
-import { CapabilityMissing, IntegerToFloat, MissingBound, MissingContract, NarrowingRange } from '../errors.js';
+import type { EngineError } from '../errors/index.js';
+import { CapabilityMissing, IntegerToFloat, MissingBound, MissingContract, NarrowingRange } from '../errors/index.js';
 import type { CheckedEqn, CheckedProgram } from '../ir/checked.js';
 import type { Refusal, Target, TargetName } from '../targets/target.js';
 

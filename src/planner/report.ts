@@ -3,7 +3,7 @@
  * contract the target publishes for it) or refused (its typed error), and the program's numerics class
  * and result tolerances. Regions are the compiler's business; the `plan` command adds them.
  */
-import type { EngineError } from '../errors.js';
+import type { EngineError } from '../errors/index.js';
 import type { CheckedProgram } from '../ir/checked.js';
 import type { OpName } from '../ops/rule.js';
 import type { OpContract } from '../targets/contract.js';

@@ -14,7 +14,7 @@
  * its bytes are intact. The header has a fixed length, so header ‖ path is unambiguous.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { SealError } from '../errors.js';
+import { SealError } from '../errors/index.js';
 import { checkKernelKey } from './kernelKey.js';
 
 /** The container's magic, "1BPKCRYP". */

@@ -5,7 +5,7 @@
  */
 import { lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { SealError } from '../errors.js';
+import { SealError } from '../errors/index.js';
 import { comparePaths, MANIFEST_FILE, SIGNATURE_FILE } from './manifest.js';
 
 /** The clear layout file at the root of a set. */

@@ -9,7 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { SealError } from '../errors.js';
+import { SealError } from '../errors/index.js';
 
 /** The length of the kernel key in bytes. */
 export const KERNEL_KEY_BYTES = 32;

@@ -8,7 +8,7 @@
  * second spelling of the same manifest would be a second thing to sign and to reason about.
  */
 import { createHash } from 'node:crypto';
-import { SealError } from '../errors.js';
+import { SealError } from '../errors/index.js';
 
 /** The manifest's format tag. */
 export const MANIFEST_FORMAT = 'npu-offload-seal-manifest@1';

@@ -11,7 +11,7 @@
 import type { KeyObject } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { SealError } from '../errors.js';
+import { SealError } from '../errors/index.js';
 import { hasSealMagic, openBytes, sealBytes } from './container.js';
 import { hasFile, LAYOUT_FILE, listSetFiles, onDisk, readOptional, readSetFile, requireDirectory } from './files.js';
 import { checkKernelKey } from './kernelKey.js';

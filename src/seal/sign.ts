@@ -7,7 +7,7 @@ import {
   createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject,
 } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { SealError } from '../errors.js';
+import { SealError } from '../errors/index.js';
 
 /** The length of an Ed25519 signature in bytes. */
 export const SIGNATURE_BYTES = 64;

@@ -14,7 +14,7 @@
  * (a state's next value, another artifact's output) is checked. A NaN is out of range too. A device
  * without `narrowing` (the CPU) gets none of this.
  */
-import { InvalidInput, NarrowingRangeInput, NarrowingRangeResult, NarrowingRangeUpload } from '../errors.js';
+import { InvalidInput, NarrowingRangeInput, NarrowingRangeResult, NarrowingRangeUpload } from '../errors/index.js';
 import type { WiredArg, Wiring } from '../compiler/wiring.js';
 import { tensorFromBytes, tensorToBytes } from '../ir/bytes.js';
 import type { Tensor } from '../ir/tensor.js';

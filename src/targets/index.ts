@@ -1,5 +1,5 @@
 /** The targets by name. */
-import { UsageError } from '../errors.js';
+import { UsageError } from '../errors/index.js';
 import { CPU_TARGET } from './cpu.js';
 import { NPU4_TARGET } from './npu4.js';
 import type { Target } from './target.js';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { createPool, type ActorPool } from '../../src/actors/pool.js';
-import { ActorCrashed, ActorDown, DeadlineExceeded, EngineClosed, IndexOutOfRange } from '../../src/errors.js';
+import { ActorCrashed, ActorDown, DeadlineExceeded, EngineClosed, IndexOutOfRange } from '../../src/errors/index.js';
 import type { PoolTask } from './fixtures/pool.worker.js';
 import { next, rejection, until } from './helpers.js';
 

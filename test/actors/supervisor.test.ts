@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { superviseActor, type ActorSupervisor } from '../../src/actors/supervisor.js';
 import {
   ActorCrashed, ActorDown, DeadlineExceeded, DevicePoisoned, EngineClosed, IndexOutOfRange,
-} from '../../src/errors.js';
+} from '../../src/errors/index.js';
 import type { EchoApi, EchoEvents, EchoWorkerData } from './fixtures/echo.worker.js';
 import { next, rejection, until } from './helpers.js';
 

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { CacheError } from '../../src/errors.js';
+import { CacheError } from '../../src/errors/index.js';
 import { canonicalJson, identityKey, type BlobIdentity } from '../../src/cache/index.js';
 import { identity } from './helpers/fixture.js';
 

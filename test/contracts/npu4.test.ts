@@ -10,7 +10,7 @@ import type { Npu4ContractReport } from '../../src/contracts/npu4.js';
 import { withKernelFault } from '../../src/contracts/faultyDevice.js';
 import type { KernelFault } from '../../src/contracts/faultyDevice.js';
 import { Npu4SimDevice } from '../../src/devices/npu4/simDevice.js';
-import { UsageError } from '../../src/errors.js';
+import { UsageError } from '../../src/errors/index.js';
 import type { CheckedEqn } from '../../src/ir/checked.js';
 import { roundF16 } from '../../src/numerics/float16.js';
 import { OP_NAMES } from '../../src/ops/rule.js';

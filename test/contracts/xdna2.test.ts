@@ -13,7 +13,7 @@ import { awayFromZero } from '../../src/devices/xdna2/f32.js';
 import type { ContractReport } from '../../src/contracts/xdna2.js';
 import { CONTRACT_OPS, runXdna2Contracts } from '../../src/contracts/xdna2.js';
 import type { ReferenceOracle } from '../../src/contracts/reference.js';
-import { UsageError } from '../../src/errors.js';
+import { UsageError } from '../../src/errors/index.js';
 import type { StepOutput } from '../../src/oracle/types.js';
 import { XDNA2_CONTRACTS } from '../../src/targets/xdna2.js';
 

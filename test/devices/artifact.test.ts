@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { CapabilityMissing, LoadFailed, NoDevice } from '../../src/errors.js';
+import { CapabilityMissing, LoadFailed, NoDevice } from '../../src/errors/index.js';
 import { CPU_COMPILER, compileCpu, loadCpuArtifact } from '../../src/compiler/cpu.js';
 import { crc32 } from '../../src/compiler/frame.js';
 import { programToJson } from '../../src/ir/codec.js';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { ContextLimit, DispatchRefused } from '../../src/errors.js';
+import { ContextLimit, DispatchRefused } from '../../src/errors/index.js';
 import { CpuDevice } from '../../src/devices/index.js';
 import { ADD_EXP, artifactOf, rejection, thrown } from './helpers.js';
 

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { IntegerDivideByZero } from '../../src/errors.js';
+import { IntegerDivideByZero } from '../../src/errors/index.js';
 import { CpuDevice, type ArenaId } from '../../src/devices/index.js';
 import { ADD_EXP, IDIV, artifactOf, bindAll, f32Bytes, f32Of, i32Bytes, i32Of, readAll, rejection } from './helpers.js';
 

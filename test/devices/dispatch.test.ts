@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { DispatchRefused, type DispatchReason } from '../../src/errors.js';
+import { DispatchRefused, type DispatchReason } from '../../src/errors/index.js';
 import { CpuDevice, type Bindings, type Device, type LoadedArtifact, type RunOptions } from '../../src/devices/index.js';
 import { ADD_EXP, artifactOf, bindAll, f32Bytes, f32Of, readAll, rejection } from './helpers.js';
 

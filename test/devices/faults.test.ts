@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { Worker } from 'node:worker_threads';
-import { DeadlineExceeded, DevicePoisoned, LoadFailed } from '../../src/errors.js';
+import { DeadlineExceeded, DevicePoisoned, LoadFailed } from '../../src/errors/index.js';
 import { CpuDevice, type FaultOptions } from '../../src/devices/index.js';
 import { ADD_EXP, artifactOf, bindAll, f32Bytes, f32Of, readAll, rejection, thrown } from './helpers.js';
 

@@ -1,6 +1,6 @@
 /** Assertions shared by the ir tests. */
 import { expect } from 'chai';
-import { EngineError } from '../../src/errors.js';
+import { EngineError } from '../../src/errors/index.js';
 
 /** Runs `f`, expects it to throw an EngineError with `code` and pointer `path`; returns its reason. */
 export function refusal(f: () => unknown, code: string, path: string): string {

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { createEngine, type Engine } from '../../src/jobs/engine.js';
 import { program } from '../../src/ops/builder.js';
 import { tensor } from '../../src/ir/tensor.js';
-import { CapabilityMissing, InvalidInput, InvalidProgram } from '../../src/errors.js';
+import { CapabilityMissing, InvalidInput, InvalidProgram } from '../../src/errors/index.js';
 import { STEP_PROGRAM, rejectsWith, stepInputs, tempDir } from './helpers.js';
 
 describe('engine: jobs on the CPU target through the actors', function () {

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { EngineError } from '../../src/errors.js';
+import { EngineError } from '../../src/errors/index.js';
 
 export function tempDir(prefix = 'npuo-engine-'): { dir: string; remove(): void } {
   const dir = mkdtempSync(join(tmpdir(), prefix));

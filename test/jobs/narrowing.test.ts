@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { program } from '../../src/ops/builder.js';
 import { checkProgram } from '../../src/ops/validate.js';
 import { tensor } from '../../src/ir/tensor.js';
-import { EngineError, NarrowingRangeInput, NarrowingRangeResult, NarrowingRangeUpload } from '../../src/errors.js';
+import { EngineError, NarrowingRangeInput, NarrowingRangeResult, NarrowingRangeUpload } from '../../src/errors/index.js';
 import { wholeProgramWiring } from '../../src/compiler/wiring.js';
 import { compileCpu } from '../../src/compiler/cpu.js';
 import { CpuDevice } from '../../src/devices/cpuDevice.js';

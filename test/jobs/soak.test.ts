@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { createEngine } from '../../src/jobs/engine.js';
-import { EngineError } from '../../src/errors.js';
+import { EngineError } from '../../src/errors/index.js';
 import { CHAIN_INPUTS, STEP_PROGRAM, chainProgram, stepInputs, tempDir } from './helpers.js';
 
 // Every code a job may end with under injected faults; anything else (or a plain Error) is a defect.

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { createEngine, type Engine } from '../../src/jobs/engine.js';
-import { EngineError, type ActorDown } from '../../src/errors.js';
+import { EngineError, type ActorDown } from '../../src/errors/index.js';
 import { CHAIN_INPUTS, STEP_PROGRAM, chainProgram, rejectsWith, stepInputs, tempDir } from './helpers.js';
 
 const counter = () => new Int32Array(new SharedArrayBuffer(4));

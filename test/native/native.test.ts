@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { createEngine } from '../../src/jobs/engine.js';
 import { openDevice } from '../../src/devices/registry.js';
 import { NATIVE_BUILD_DIR, nativeClass, probeNative, type NativeKind } from '../../src/devices/native.js';
-import { NoDevice } from '../../src/errors.js';
+import { NoDevice } from '../../src/errors/index.js';
 import { STEP_PROGRAM, rejectsWith, stepInputs, tempDir } from '../jobs/helpers.js';
 
 const ABSENT = 'no native addon in this build (npm run build:native)';

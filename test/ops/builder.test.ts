@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { InvalidProgram } from '../../src/errors.js';
+import { InvalidProgram } from '../../src/errors/index.js';
 import { lit, program } from '../../src/ops/builder.js';
 import { programToJson } from '../../src/ir/codec.js';
 import type { RowBody } from '../../src/ir/types.js';

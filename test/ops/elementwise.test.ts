@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { IntegerDivideByZero } from '../../src/errors.js';
+import { IntegerDivideByZero } from '../../src/errors/index.js';
 import { erf } from '../../src/numerics/erf.js';
 import { F32_MAX, INT_MAX, INT_MIN, ev, refuses, run1, s, same, t, ty } from './helpers.js';
 

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { IndexOutOfRange } from '../../src/errors.js';
+import { IndexOutOfRange } from '../../src/errors/index.js';
 import type { Tensor } from '../../src/ir/tensor.js';
 import { refuses, run1, s, same, t, ty } from './helpers.js';
 

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { IndexOutOfRange, IntegerDivideByZero, InvalidInput } from '../../src/errors.js';
+import { IndexOutOfRange, IntegerDivideByZero, InvalidInput } from '../../src/errors/index.js';
 import type { CheckedProgram } from '../../src/ir/checked.js';
 import type { Tensor } from '../../src/ir/tensor.js';
 import { tensor } from '../../src/ir/tensor.js';

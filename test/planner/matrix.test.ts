@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { matrixCommand } from '../../src/cli/matrix.js';
 import type { Io } from '../../src/cli/output.js';
-import { UsageError } from '../../src/errors.js';
+import { UsageError } from '../../src/errors/index.js';
 import { featureMatrix, featureMatrixDoc, type FeatureMatrix } from '../../src/planner/matrix.js';
 import { CPU_TARGET } from '../../src/targets/cpu.js';
 import { TARGET_NAMES, resolveTarget } from '../../src/targets/index.js';

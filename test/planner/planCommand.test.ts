@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { planCommand } from '../../src/cli/plan.js';
 import type { Io } from '../../src/cli/output.js';
-import { UsageError } from '../../src/errors.js';
+import { UsageError } from '../../src/errors/index.js';
 import { programJson, rmsBody } from '../targets/helpers.js';
 
 function capture(): Io & { outs: string[] } {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
-import { EngineError, fromWire, SealError } from '../../src/errors.js';
+import { EngineError, fromWire, SealError } from '../../src/errors/index.js';
 import { HEADER_BYTES, MIN_SEALED_BYTES, openBytes, sealBytes, SEAL_MAGIC } from '../../src/seal/container.js';
 import { formatKernelKey, generateKernelKey, parseKernelKey } from '../../src/seal/kernelKey.js';
 import { expectSeal } from './helpers.js';
@@ -49,7 +49,7 @@ describe('seal/container', () => {
 
   it('SealError crosses the wire with its fields', () => {
     const e = new SealError('layer1_0/layer1.elf', 'digest-mismatch', 'detail');
-    const back = fromWire(e.toWire());
+    const back = fromWire(e.toWire())!;
     expect(back).to.be.instanceOf(SealError).and.instanceOf(EngineError);
     expect((back as SealError).fields()).to.deep.equal({ file: 'layer1_0/layer1.elf', reason: 'digest-mismatch' });
     expect(back.message).to.equal(e.message);

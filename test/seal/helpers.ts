@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { expect } from 'chai';
-import { SealError, type SealReason } from '../../src/errors.js';
+import { SealError, type SealReason } from '../../src/errors/index.js';
 import { generateKernelKey } from '../../src/seal/kernelKey.js';
 import { generateSigningKeyPair } from '../../src/seal/sign.js';
 

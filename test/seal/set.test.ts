@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { SealReason } from '../../src/errors.js';
+import type { SealReason } from '../../src/errors/index.js';
 import { generateKernelKey } from '../../src/seal/kernelKey.js';
 import { checkSet, loadSet, sealSet, signSet, verifySet } from '../../src/seal/set.js';
 import { expectSeal, keys, tempDir, writeClearSet, type Keys } from './helpers.js';

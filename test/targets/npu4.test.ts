@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { EngineError } from '../../src/errors.js';
+import type { EngineError } from '../../src/errors/index.js';
 import { lit, program } from '../../src/ops/builder.js';
 import type { ProgramBuilder, Value } from '../../src/ops/builder.js';
 import { checkProgram } from '../../src/ops/validate.js';

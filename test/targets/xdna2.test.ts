@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { CapabilityMissing, MissingBound } from '../../src/errors.js';
+import { CapabilityMissing, MissingBound } from '../../src/errors/index.js';
 import type { CheckedProgram } from '../../src/ir/checked.js';
 import { refusalsOf } from '../../src/planner/plan.js';
 import { F32_EPS } from '../../src/targets/contract.js';

@@ -5,7 +5,7 @@
  * fifos; the bounds), so any change to the region changes its cache key. compile() emits the region's
  * IRON design, kernels and instruction stream and links them (link.ts).
  */
-import { ContextLimit } from '../../errors.js';
+import { ContextLimit } from '../../errors/index.js';
 import type { CheckedProgram } from '../../ir/checked.js';
 import { eqnOuts, isLiteral } from '../../ir/types.js';
 import { XDNA2_TARGET } from '../../targets/xdna2.js';

@@ -4,7 +4,7 @@
  * expression over its operands' expressions. Float literals are written as their bit patterns, so the
  * core computes with exactly the literal the program holds (NaN payloads and -0 included).
  */
-import { CapabilityMissing } from '../../errors.js';
+import { CapabilityMissing } from '../../errors/index.js';
 import type { DType, Literal } from '../../ir/types.js';
 
 /** The C element type of a dtype; CapabilityMissing for one no AIE core carries. */

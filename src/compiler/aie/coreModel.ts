@@ -12,7 +12,7 @@
  * Tile-local bytes = the stack + FIFO_DEPTH chunks of every distinct operand and result + tables
  * (gather) + body temporaries (row kernels: one row per vector step).
  */
-import { CapabilityMissing } from '../../errors.js';
+import { CapabilityMissing } from '../../errors/index.js';
 import type { CheckedEqn } from '../../ir/checked.js';
 import type { DType, RowBody, Shape } from '../../ir/types.js';
 import { dtypeBytes, eqnOuts, isLiteral, numel } from '../../ir/types.js';

@@ -5,7 +5,7 @@
  * CRC-32 of the manifest, manifest JSON). decodeAieArtifact reads them back for the device; it throws
  * AieArtifactError, a plain Error the device wraps in its own LoadFailed.
  */
-import { RegionLimit } from '../../errors.js';
+import { RegionLimit } from '../../errors/index.js';
 import { frame, unframe } from '../frame.js';
 import type { AieManifest, AieUsage } from './artifact.js';
 import { AIE_ARTIFACT_MAGIC, AIE_ARTIFACT_VERSION, aieJsonReplacer, aieJsonReviver } from './artifact.js';

@@ -18,8 +18,8 @@
  * A region closes where adding the next equation would break a bound; an equation that breaks one even
  * alone is RegionLimit naming the limit, what it needs and the bound.
  */
-import type { RegionLimitName } from '../../errors.js';
-import { RegionLimit } from '../../errors.js';
+import type { RegionLimitName } from '../../errors/index.js';
+import { RegionLimit } from '../../errors/index.js';
 import type { CheckedProgram } from '../../ir/checked.js';
 import { dtypeBytes, eqnOuts, isLiteral, numel } from '../../ir/types.js';
 import type { AieArena, AieArg, AieFifo, AieUsage } from './artifact.js';

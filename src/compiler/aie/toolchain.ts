@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { VendorCompilerError } from '../../errors.js';
+import { VendorCompilerError } from '../../errors/index.js';
 import type { AieManifest } from './artifact.js';
 
 /** Where the toolchain's programs are, when they all are. */

@@ -14,7 +14,7 @@
  * precision) and the program's ABI the caller expects, so the device checks one against the other
  * before anything runs.
  */
-import type { ArgumentField } from '../../errors.js';
+import type { ArgumentField } from '../../errors/index.js';
 import type { DType, Shape } from '../../ir/types.js';
 import type { Wiring } from '../wiring.js';
 import { frame } from '../frame.js';

@@ -7,7 +7,7 @@
  *
  * The blob's format is in blobFormat.ts.
  */
-import { VendorCompilerError } from '../../errors.js';
+import { VendorCompilerError } from '../../errors/index.js';
 import type { DType, Shape } from '../../ir/types.js';
 import { f16ToBits, roundF16 } from '../../numerics/float16.js';
 import type { BlobGraph, GraphArg, GraphAttrs, GraphNode, GraphOp, NpuPrecision, VendorCompileOptions } from './blobFormat.js';

@@ -5,7 +5,7 @@
  * driver's table is never trusted to describe the program: a compiler that reordered, retyped or
  * reshaped an argument is an ArgumentMismatch at load.
  */
-import { ArgumentMismatch } from '../../errors.js';
+import { ArgumentMismatch } from '../../errors/index.js';
 import type { ExpectedArg, GraphArg } from '../../compiler/openvino/blobFormat.js';
 
 const DIRECTION = { in: 'parameter', out: 'result' } as const;

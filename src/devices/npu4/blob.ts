@@ -4,7 +4,7 @@
  * like a damaged cache entry and recompiles: a damaged or truncated blob, another format version, a blob
  * another compiler version built, or a graph that does not hang together.
  */
-import { LoadFailed } from '../../errors.js';
+import { LoadFailed } from '../../errors/index.js';
 import { unframe } from '../../compiler/frame.js';
 import type { BlobGraph, CompiledBlob, ExpectedArg, GraphArg, GraphNode, GraphOp, NpuPrecision } from '../../compiler/openvino/blobFormat.js';
 import { GRAPH_OPS, VENDOR_COMPILER, VPU_BLOB_MAGIC, VPU_BLOB_VERSION } from '../../compiler/openvino/blobFormat.js';

@@ -4,7 +4,7 @@
  * no core kernel implements, a host endpoint that is no argument, a fifo read before any core wrote it.
  * Checking all of it at load keeps run() to the failures the documents list for a run.
  */
-import { LoadFailed } from '../../errors.js';
+import { LoadFailed } from '../../errors/index.js';
 import type { AieArg, AieCore, AieManifest, Endpoint } from '../../compiler/aie/artifact.js';
 import { manifestUsage } from '../../compiler/aie/link.js';
 import type { DType, RowBody, Shape } from '../../ir/types.js';

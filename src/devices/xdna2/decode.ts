@@ -4,7 +4,7 @@
  * reader (link.ts decodeAieArtifact); on top of it the device checks the shape of every manifest field
  * it reads, so it never trusts bytes more than the loader of a real xclbin would.
  */
-import { LoadFailed } from '../../errors.js';
+import { LoadFailed } from '../../errors/index.js';
 import type { AieManifest } from '../../compiler/aie/artifact.js';
 import { decodeAieArtifact } from '../../compiler/aie/link.js';
 import { DTYPES } from '../../ir/types.js';

@@ -5,7 +5,7 @@
  * inside the file throws NeedMoreBytes, which the opener answers with a larger window.
  * @internal
  */
-import { GgufError } from '../../errors.js';
+import { GgufError } from '../../errors/index.js';
 
 /** The window ended before the file did; retry with at least `needed` bytes. @internal */
 export class NeedMoreBytes extends Error {

@@ -4,7 +4,7 @@
  * f32 (Math.fround) exactly as ggml's scalar C rounds it without FMA, and a value equals ggml's bit for
  * bit. Values come out in file order: ne[0] fastest.
  */
-import { GgufError } from '../../errors.js';
+import { GgufError } from '../../errors/index.js';
 import { bf16FromBits, f16FromBits } from '../../numerics/float16.js';
 import { QK_K, asQuantType, ggmlType, type QuantType, quantTypeInfo } from './ggmlTypes.js';
 

@@ -4,7 +4,7 @@
  * type; every block they write decodes with dequant.ts exactly as ggml decodes it. Block scales are
  * stored as f16, so weights must stay well inside the f16 range.
  */
-import { InvalidInput } from '../../errors.js';
+import { InvalidInput } from '../../errors/index.js';
 import { bf16ToBits, f16ToBits, roundBF16, roundF16 } from '../../numerics/float16.js';
 import { QK_K, type QuantType, quantTypeInfo } from './ggmlTypes.js';
 

@@ -5,7 +5,7 @@
  * GgufError naming the byte it is about.
  */
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { GgufError, UsageError } from '../../errors.js';
+import { GgufError, UsageError } from '../../errors/index.js';
 import { Cursor, NeedMoreBytes } from './cursor.js';
 import { dequantize } from './dequant.js';
 import { ggmlType } from './ggmlTypes.js';

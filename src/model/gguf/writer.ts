@@ -3,7 +3,7 @@
  * alignment (ggml's own layout, so llama.cpp reads what this writes). It checks its input as strictly
  * as the reader checks a file, so a test that wants a hostile file builds those bytes by hand.
  */
-import { InvalidInput } from '../../errors.js';
+import { InvalidInput } from '../../errors/index.js';
 import { ggmlType, QUANT_TYPE_ID, type QuantType } from './ggmlTypes.js';
 import { quantize } from './quantize.js';
 import { DEFAULT_ALIGNMENT } from './reader.js';

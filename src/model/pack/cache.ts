@@ -13,7 +13,7 @@ import { existsSync, mkdirSync, readFileSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { withSlotLock } from './slotLock.js';
 import { defaultCacheDir } from '../../cache/defaultDir.js';
-import { UsageError } from '../../errors.js';
+import { UsageError } from '../../errors/index.js';
 import { openGguf } from '../gguf/reader.js';
 import { scanDeclaredScales } from '../gguf/scaleGuard.js';
 import type { GgufFile } from '../gguf/types.js';

@@ -3,7 +3,7 @@
  * can re-derive it on every hit without reading a weight). The keys are those E5/E6 write and FLM's
  * runtime reads (/work/shared/Q4NX_LAYOUT.md, "config.json and header metadata").
  */
-import { InvalidInput } from '../../errors.js';
+import { InvalidInput } from '../../errors/index.js';
 import { numericValue, type GgufFile, type GgufMetadata } from '../gguf/types.js';
 import type { PlanDims } from './plan.js';
 

@@ -4,7 +4,7 @@
  * columns), or bf16 values. Rows past the tensor and columns past a multiple of 256 are zero tiles,
  * as FLM's converter pads them.
  */
-import { Q4nxError } from '../../errors.js';
+import { Q4nxError } from '../../errors/index.js';
 import { dequantize } from '../gguf/dequant.js';
 import { quantTypeInfo, type QuantType } from '../gguf/ggmlTypes.js';
 import { CHUNK_BYTES, TILE_COLS, TILE_ROWS, TILE_VALUES } from '../q4nx/chunks.js';

@@ -4,7 +4,7 @@
  * 600 MB as f32).
  */
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
-import { UsageError } from '../../errors.js';
+import { UsageError } from '../../errors/index.js';
 
 /** A file opened for positional reads. */
 export class FileReader {

@@ -3,7 +3,7 @@
  * model larger than memory (the benchmark's Qwen3-0.6B-sized one) can be generated. The bytes equal
  * writeGguf's for the same input (ggml's layout: tensors in order, each padded to the alignment).
  */
-import { InvalidInput } from '../../errors.js';
+import { InvalidInput } from '../../errors/index.js';
 import { QUANT_TYPE_ID, quantTypeInfo, type QuantType } from '../gguf/ggmlTypes.js';
 import { quantize } from '../gguf/quantize.js';
 import { DEFAULT_ALIGNMENT } from '../gguf/reader.js';

@@ -6,7 +6,7 @@
  */
 import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { InvalidInput, UsageError } from '../../errors.js';
+import { InvalidInput, UsageError } from '../../errors/index.js';
 import { openGguf } from '../gguf/reader.js';
 import { scanDeclaredScales } from '../gguf/scaleGuard.js';
 import type { GgufFile } from '../gguf/types.js';

@@ -5,7 +5,7 @@
  * are ne0 first, so a projection [in, out] becomes an HF weight [out, in] with the same bytes in the
  * same order: HF row r is GGUF row r.
  */
-import { InvalidInput } from '../../errors.js';
+import { InvalidInput } from '../../errors/index.js';
 import { asQuantType, type QuantType } from '../gguf/ggmlTypes.js';
 import type { GgufFile, GgufTensorInfo } from '../gguf/types.js';
 

@@ -4,7 +4,7 @@
  * writeQ4nx writes for the same tensors: `__metadata__` first, tensors back to back in order, the JSON
  * padded with spaces to a multiple of 8 bytes.
  */
-import { Q4nxError } from '../../errors.js';
+import { Q4nxError } from '../../errors/index.js';
 import { DTYPE_BYTES, type SafetensorsDtype } from '../q4nx/container.js';
 import { FileWriter } from './fileRange.js';
 

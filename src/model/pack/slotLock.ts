@@ -5,7 +5,7 @@
  * gone (killed mid-pack) is taken over.
  */
 import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
-import { UsageError } from '../../errors.js';
+import { UsageError } from '../../errors/index.js';
 
 const pause = new Int32Array(new SharedArrayBuffer(4));
 

@@ -3,7 +3,7 @@
  * over the grid, one chunk per tile; the chunk kind is the last dimension of the tensor's shape, which
  * is `[tiles, chunk]` or `[tile rows, tile cols, chunk]` (docs/Q4NX.md, "Tiles").
  */
-import { Q4nxError } from '../../errors.js';
+import { Q4nxError } from '../../errors/index.js';
 import type { Q4nxTensorInfo } from './container.js';
 
 /** Rows of one tile. */

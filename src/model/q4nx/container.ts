@@ -5,7 +5,7 @@
  * exact sizes, and data offsets that tile the data region from 0 to its end with no gap or overlap.
  */
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
-import { Q4nxError } from '../../errors.js';
+import { Q4nxError } from '../../errors/index.js';
 
 /** safetensors' MAX_HEADER_SIZE: a larger header is refused before it is read. */
 export const MAX_HEADER_BYTES = 100_000_000;

@@ -4,7 +4,7 @@
  * an f32. Each value is computed in f64 from exact products and rounded once to f32 when stored, which
  * equals the f32 arithmetic of the reference decoders (their products are exact in f32 too).
  */
-import { Q4nxError } from '../../errors.js';
+import { Q4nxError } from '../../errors/index.js';
 import { bf16FromBits } from '../../numerics/float16.js';
 import { CHUNK_BYTES, TILE_COLS, TILE_ROWS, TILE_VALUES, chunkAt, type ChunkKind, type Q8Layout, type QuantLayout } from './chunks.js';
 

@@ -7,7 +7,7 @@
  *   code  = clamp(floor((x - zero) / scale + 0.5), 0, 15)            (round half up; 0 when scale is 0)
  * so |x - (code*scale + zero)| <= scale/2 + 15*|scale - (max-min)/15| + |zero - min|.
  */
-import { Q4nxError } from '../../errors.js';
+import { Q4nxError } from '../../errors/index.js';
 import { bf16ToBits, roundBF16 } from '../../numerics/float16.js';
 import { CHUNK_BYTES, TILE_COLS, TILE_ROWS, TILE_VALUES, type ChunkKind, type Q8Layout } from './chunks.js';
 import { q41CodeByte, q4kCodeByte, q8CodeByte } from './decode.js';

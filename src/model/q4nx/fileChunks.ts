@@ -3,7 +3,7 @@
  * of a multi-gigabyte model read kilobytes, not the whole file.
  */
 import { closeSync, openSync, readSync } from 'node:fs';
-import { Q4nxError } from '../../errors.js';
+import { Q4nxError } from '../../errors/index.js';
 import type { Q4nxHeader, Q4nxTensorInfo } from './container.js';
 import type { QuantLayout } from './chunks.js';
 

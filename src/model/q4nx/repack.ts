@@ -4,7 +4,7 @@
  * and per (row, group) scale = bf16(S*scale), zero = bf16(M*min): exact apart from those two roundings
  * (round to nearest, ties to even), so each weight moves by at most 15*|Δscale| + |Δzero|.
  */
-import { Q4nxError } from '../../errors.js';
+import { Q4nxError } from '../../errors/index.js';
 import { roundBF16 } from '../../numerics/float16.js';
 import { CHUNK_BYTES, TILE_ROWS } from './chunks.js';
 import { bf16At } from './decode.js';

@@ -3,7 +3,7 @@
  * (safetensors allows no gaps, so there is no per-tensor alignment), the JSON header padded with
  * spaces to a multiple of 8 bytes so the data region starts 8-aligned, as safetensors itself does.
  */
-import { Q4nxError } from '../../errors.js';
+import { Q4nxError } from '../../errors/index.js';
 import { DTYPE_BYTES, type SafetensorsDtype } from './container.js';
 
 /** One tensor to write: its bytes must be exactly dtype size x product(shape). */

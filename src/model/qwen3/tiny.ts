@@ -3,7 +3,7 @@
  * any quantized type. Projections and the embedding take the chosen type; the 1-D norms stay F32, as
  * llama.cpp's converters keep them. Dims are ne[0] first, so a projection is [in, out].
  */
-import { InvalidInput } from '../../errors.js';
+import { InvalidInput } from '../../errors/index.js';
 import { QUANT_TYPES, quantTypeInfo, type QuantType } from '../gguf/ggmlTypes.js';
 import { quantize } from '../gguf/quantize.js';
 import { gv, type GgufValue } from '../gguf/types.js';

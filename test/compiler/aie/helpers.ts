@@ -1,6 +1,6 @@
 /** Programs for the AIE region compiler tests, built with the builder API and checked. */
 import { expect } from 'chai';
-import { EngineError } from '../../../src/errors.js';
+import { EngineError } from '../../../src/errors/index.js';
 import { program } from '../../../src/ops/builder.js';
 import type { ProgramBuilder, Value } from '../../../src/ops/builder.js';
 import type { CheckedProgram } from '../../../src/ir/checked.js';

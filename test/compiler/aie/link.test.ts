@@ -7,7 +7,7 @@ import { AieArtifactError, decodeAieArtifact, linkRegion } from '../../../src/co
 import { regionManifest } from '../../../src/compiler/aie/manifest.js';
 import { planRegions } from '../../../src/compiler/aie/regions.js';
 import type { CheckedProgram } from '../../../src/ir/checked.js';
-import type { RegionLimitName } from '../../../src/errors.js';
+import type { RegionLimitName } from '../../../src/errors/index.js';
 import { check, drainedChain, expectRefusal, freshReads, negChain, wideCore } from './helpers.js';
 import { program } from '../../../src/ops/builder.js';
 

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { VendorCompilerError } from '../../../src/errors.js';
+import { VendorCompilerError } from '../../../src/errors/index.js';
 import { program } from '../../../src/ops/builder.js';
 import { checkProgram } from '../../../src/ops/validate.js';
 import { planProgram } from '../../../src/planner/plan.js';

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { program } from '../../../src/ops/builder.js';
 import { checkProgram } from '../../../src/ops/validate.js';
 import { tensor } from '../../../src/ir/tensor.js';
-import { DeadlineExceeded, DevicePoisoned, DispatchRefused, NoDevice, type DispatchReason } from '../../../src/errors.js';
+import { DeadlineExceeded, DevicePoisoned, DispatchRefused, NoDevice, type DispatchReason } from '../../../src/errors/index.js';
 import { tensorFromBytes, tensorToBytes } from '../../../src/ir/bytes.js';
 import type { Bindings, BufferId, LoadedArtifact, RunOptions } from '../../../src/devices/device.js';
 import { CpuDevice } from '../../../src/devices/cpuDevice.js';

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { program } from '../../../src/ops/builder.js';
 import { checkProgram } from '../../../src/ops/validate.js';
-import { ArgumentMismatch, LoadFailed, NoDevice, VendorCompilerError, type ArgumentField } from '../../../src/errors.js';
+import { ArgumentMismatch, LoadFailed, NoDevice, VendorCompilerError, type ArgumentField } from '../../../src/errors/index.js';
 import { writeIr } from '../../../src/compiler/openvino/irWriter.js';
 import { compileIrToBlob } from '../../../src/compiler/openvino/vendorCompiler.js';
 import { VENDOR_COMPILER, encodeBlob } from '../../../src/compiler/openvino/blobFormat.js';

@@ -4,8 +4,8 @@ import type { AieManifest } from '../../../src/compiler/aie/artifact.js';
 import { openDevice } from '../../../src/devices/index.js';
 import type { Bindings, Device, LoadedArtifact } from '../../../src/devices/index.js';
 import { Xdna2SimDevice } from '../../../src/devices/xdna2/simDevice.js';
-import { ContextLimit, DeadlineExceeded, DevicePoisoned, DispatchRefused, LoadFailed, NoDevice } from '../../../src/errors.js';
-import type { DispatchReason } from '../../../src/errors.js';
+import { ContextLimit, DeadlineExceeded, DevicePoisoned, DispatchRefused, LoadFailed, NoDevice } from '../../../src/errors/index.js';
+import type { DispatchReason } from '../../../src/errors/index.js';
 import { rejection, thrown } from '../helpers.js';
 import { bindArenas, compileXdna2, f32Bytes, f32Of, program } from './helpers.js';
 

@@ -5,7 +5,7 @@
  * must dequantize or refuse with a GgufError too.
  */
 import { expect } from 'chai';
-import { GgufError } from '../../../src/errors.js';
+import { GgufError } from '../../../src/errors/index.js';
 import { QUANT_TYPES } from '../../../src/model/gguf/ggmlTypes.js';
 import { readGguf } from '../../../src/model/gguf/reader.js';
 import { gv } from '../../../src/model/gguf/types.js';

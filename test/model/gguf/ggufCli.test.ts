@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { Command } from 'commander';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { GgufError, InvalidInput, UsageError } from '../../../src/errors.js';
+import { GgufError, InvalidInput, UsageError } from '../../../src/errors/index.js';
 import { ggufCheckConfigCommand, ggufInfoCommand, registerGgufCommands, type GgufWrap } from '../../../src/cli/gguf.js';
 import { reportError, type Io } from '../../../src/cli/output.js';
 import { writeGguf } from '../../../src/model/gguf/writer.js';

@@ -3,7 +3,7 @@
  * (hostile) GGUF files, a seeded generator, and an assertion that a call throws GgufError.
  */
 import { expect } from 'chai';
-import { GgufError } from '../../../src/errors.js';
+import { GgufError } from '../../../src/errors/index.js';
 import { gv, type GgufValue } from '../../../src/model/gguf/types.js';
 
 /** Builds bytes field by field, so a test can write any header, valid or not. */

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { GgufError, fromWire } from '../../../src/errors.js';
+import { GgufError, fromWire } from '../../../src/errors/index.js';
 import { readGguf } from '../../../src/model/gguf/reader.js';
 import { Raw, expectGguf } from './helpers.js';
 
@@ -187,7 +187,7 @@ describe('gguf reader: hostile tensor infos', () => {
 describe('gguf reader: errors', () => {
   it('GgufError crosses the wire with its code and fields', () => {
     const g = expectGguf(() => readGguf(new Raw().header(0, 0, 1).build()), /v1/);
-    const back = fromWire(g.toWire());
+    const back = fromWire(g.toWire())!;
     expect(back).to.be.instanceOf(GgufError);
     expect(back.toWire()).to.deep.equal({ code: 'GgufError', message: g.message, offset: 4, reason: g.reason });
   });

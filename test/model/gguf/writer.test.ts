@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { InvalidInput, UsageError } from '../../../src/errors.js';
+import { InvalidInput, UsageError } from '../../../src/errors/index.js';
 import { QUANT_TYPES } from '../../../src/model/gguf/ggmlTypes.js';
 import { openGguf, readGguf } from '../../../src/model/gguf/reader.js';
 import { gv } from '../../../src/model/gguf/types.js';

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fromWire, Q4nxError } from '../../../src/errors.js';
+import { fromWire, Q4nxError } from '../../../src/errors/index.js';
 import { logicalShapeKey, quantLayout } from '../../../src/model/q4nx/chunks.js';
 import { MAX_HEADER_BYTES, readQ4nx, readQ4nxHeader, tensorData } from '../../../src/model/q4nx/container.js';
 import { writeQ4nx } from '../../../src/model/q4nx/writer.js';

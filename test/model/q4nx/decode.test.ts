@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { Q4nxError } from '../../../src/errors.js';
+import { Q4nxError } from '../../../src/errors/index.js';
 import { quantLayout } from '../../../src/model/q4nx/chunks.js';
 import { decodeQ41Tile, decodeQ4kTile, decodeQ8Tile, decodeTensor, decodeTile } from '../../../src/model/q4nx/decode.js';
 import { BF16_FIELDS, randomChunk, refQ41, refQ4k, refQ8, rng, type RefTile } from './reference.js';

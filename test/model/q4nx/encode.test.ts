@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { Q4nxError } from '../../../src/errors.js';
+import { Q4nxError } from '../../../src/errors/index.js';
 import { encodeQ41Tile, encodeQ4kTile, encodeQ8Tile, encodeTensor } from '../../../src/model/q4nx/encode.js';
 import { decodeQ41Tile, decodeQ4kTile, decodeQ8Tile } from '../../../src/model/q4nx/decode.js';
 import { q4kChunkToQ41, q4kTensorToQ41 } from '../../../src/model/q4nx/repack.js';

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Q4nxError } from '../../../src/errors.js';
+import { Q4nxError } from '../../../src/errors/index.js';
 import { chunkAt, isQuantized, logicalShapeFromMetadata, logicalShapeKey, quantLayout } from '../../../src/model/q4nx/chunks.js';
 import { readQ4nx, readQ4nxHeader, tensorData } from '../../../src/model/q4nx/container.js';
 import { decodeTile } from '../../../src/model/q4nx/decode.js';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { InvalidInput } from '../../../src/errors.js';
+import { InvalidInput } from '../../../src/errors/index.js';
 import { QUANT_TYPES } from '../../../src/model/gguf/ggmlTypes.js';
 import { dequantize } from '../../../src/model/gguf/dequant.js';
 import { quantize } from '../../../src/model/gguf/quantize.js';

@@ -1,0 +1,84 @@
+/** Failures of the tools around the engine: the CLI, the blob cache, model files and sealed kernel sets. */
+import { EngineError } from './base.js';
+
+/** Why a sealed kernel set (src/seal/) was refused; stable, so scripts can match on it. */
+export type SealReason =
+  | 'bad-magic' | 'unsupported-version' | 'truncated' | 'wrong-key-or-tampered'
+  | 'digest-mismatch' | 'size-mismatch' | 'missing-file' | 'extra-file' | 'not-a-file'
+  | 'no-manifest' | 'bad-manifest' | 'no-signature' | 'bad-signature' | 'no-public-key'
+  | 'bad-key' | 'bad-layout' | 'already-sealed' | 'out-exists' | 'not-a-directory';
+
+const SEAL_REASONS = {
+  'bad-magic': 'not a sealed container (no 1BPKCRYP magic)',
+  'unsupported-version': 'a sealed container of a version this build cannot open',
+  'truncated': 'truncated: shorter than a sealed container\'s header and tag',
+  'wrong-key-or-tampered': 'does not open with this kernel key: a wrong key, a changed byte, or a file moved from another name',
+  'digest-mismatch': 'sha256 differs from the one manifest.json lists',
+  'size-mismatch': 'size differs from the one manifest.json lists',
+  'missing-file': 'listed in manifest.json but missing from the set',
+  'extra-file': 'in the set but not listed in manifest.json',
+  'not-a-file': 'neither a regular file nor a directory (a symlink?)',
+  'no-manifest': 'missing: the set has no manifest',
+  'bad-manifest': 'not a well-formed, canonical manifest',
+  'no-signature': 'missing: the set is unsigned and a signature is required',
+  'bad-signature': 'does not verify over manifest.json\'s exact bytes with this public key',
+  'no-public-key': 'a signature is required but no public key was given',
+  'bad-key': 'not a usable key',
+  'bad-layout': 'not a JSON layout',
+  'already-sealed': 'already sealed; seal the clear source set instead',
+  'out-exists': 'already exists; it is not overwritten',
+  'not-a-directory': 'not a directory',
+} as const satisfies Record<SealReason, string>;
+
+/** The CLI was called wrongly: a missing file, a bad flag value. */
+export class UsageError extends EngineError {
+  readonly code = 'UsageError' as const;
+  constructor(readonly reason: string) { super(reason); }
+  static readonly wire = { reason: 'string' } as const;
+}
+
+/** The blob cache cannot be used: an unwritable directory, a closed cache, an identity it cannot serialize. */
+export class CacheError extends EngineError {
+  readonly code = 'CacheError' as const;
+  /** `path`: the file or directory, or the JSON pointer into the identity, the failure is about. */
+  constructor(readonly path: string, readonly reason: string) {
+    super(`cache error at ${path === '' ? '(root)' : path}: ${reason}`);
+  }
+  static readonly wire = { path: 'string', reason: 'string' } as const;
+}
+
+/** The blob cache cannot be opened at all: a restart cannot fix `reason` (ENOTDIR, EACCES, not a database). */
+export class CacheUnavailable extends EngineError {
+  readonly code = 'CacheUnavailable' as const;
+  constructor(readonly path: string, readonly reason: string) {
+    super(`the blob cache at ${path} cannot be used: ${reason}`);
+  }
+  static readonly wire = { path: 'string', reason: 'string' } as const;
+}
+
+/** A Q4NX container or chunk is malformed: `tensor` names the tensor, or null for the container itself. */
+export class Q4nxError extends EngineError {
+  readonly code = 'Q4nxError' as const;
+  constructor(readonly tensor: string | null, readonly reason: string) {
+    super(`q4nx${tensor === null ? '' : ` tensor ${JSON.stringify(tensor)}`}: ${reason}`);
+  }
+  static readonly wire = { tensor: 'string?', reason: 'string' } as const;
+}
+
+/** A GGUF file breaks the format or a bound that keeps reading it safe: `offset` is the byte it is about. */
+export class GgufError extends EngineError {
+  readonly code = 'GgufError' as const;
+  constructor(readonly offset: number, readonly reason: string) {
+    super(`GGUF error at byte ${offset}: ${reason}`);
+  }
+  static readonly wire = { offset: 'number', reason: 'string' } as const;
+}
+
+/** A sealed kernel set, one of its files or a key is refused; `file`: the set-relative path, a key file, or null. */
+export class SealError extends EngineError {
+  readonly code = 'SealError' as const;
+  constructor(readonly file: string | null, readonly reason: SealReason, detail?: string) {
+    super(`sealed set${file === null ? '' : ` ${file}`}: ${SEAL_REASONS[reason]}${detail ? ` (${detail})` : ''}`);
+  }
+  static readonly wire = { file: 'string?', reason: 'string' } as const;
+}
