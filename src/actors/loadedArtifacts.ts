@@ -43,14 +43,6 @@ export class LoadedArtifacts {
     if (e && e.refs > 0) e.refs--;
   }
 
-  /** Unloads `key` now if no session uses it (an artifact whose load succeeded but that is damaged). */
-  forget(key: string): void {
-    const e = this.#byKey.get(key);
-    if (!e || e.refs > 0 || this.device.poisoned) return;
-    this.device.unload(e.loaded);
-    this.#byKey.delete(key);
-  }
-
   #evictOne(): void {
     let victim: [string, Entry] | undefined;
     for (const kv of this.#byKey) {

@@ -77,11 +77,6 @@ export function precisionOf(e: IrElementType): IrPrecision {
   return BY_ELEMENT[e].precision;
 }
 
-/** The element type of a port precision (FP32 -> f32). */
-export function elementTypeOfPrecision(p: IrPrecision): IrElementType {
-  return IR_ELEMENT_TYPES.find((e) => BY_ELEMENT[e].precision === p)!;
-}
-
 /** Bytes per element of an element type in the .bin. */
 export function elementBytes(e: IrElementType): number {
   return BY_ELEMENT[e].bytes;
@@ -95,17 +90,6 @@ export function elementTypeOf(d: DType): IrElementType {
     case 'i32': return 'i32';
     case 'bool': return 'boolean';
     case 'bf16': throw new Error('bf16 has no IR element type on the NPU4 path (the target refuses it)');
-  }
-}
-
-/** The program dtype of an IR element type; i64 (index plumbing only) has none. */
-export function dtypeOfElementType(e: IrElementType): DType | undefined {
-  switch (e) {
-    case 'f32': return 'f32';
-    case 'f16': return 'f16';
-    case 'i32': return 'i32';
-    case 'boolean': return 'bool';
-    case 'i64': return undefined;
   }
 }
 

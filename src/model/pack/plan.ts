@@ -104,8 +104,3 @@ export function storedShape(t: PlannedTensor): number[] {
   if (t.store === 'q4_1') return [Math.ceil(t.rows / 32) * Math.ceil(t.cols / 256), 5120];
   return [...t.source.dims].reverse();
 }
-
-/** The byte size of a tensor in model.q4nx. */
-export function storedBytes(t: PlannedTensor): number {
-  return storedShape(t).reduce((p, n) => p * n, t.store === 'q4_1' ? 1 : 2);
-}

@@ -36,11 +36,6 @@ function halves(): Float64Array {
   return halfTable;
 }
 
-/** The bytes one row of `cols` columns takes in the type. */
-export function exactRowBytes(type: ExactType, cols: number): number {
-  return type === 'Q4_K' ? (cols / 256) * 144 : (cols / 32) * (type === 'Q4_0' ? 18 : 20);
-}
-
 /**
  * Reads one row: `scales[G]`, `zeros[G]` for each 32-column group G, and `codes[k]` (0..15) for each
  * column k. `row` holds exactly the row's blocks.
