@@ -101,7 +101,7 @@ async function replayAll(io: RawIo, p: ContractProgram): Promise<DeviceChunk[]> 
   const session = await openSession(io.device, XDNA2_BACKEND, p.checked, p.weights);
   const results = p.checked.program.results;
   for (const c of session.commands) {
-    if (c.kind === 'write' && p.raw?.[c.slot.value] !== undefined) io.put(c.slot.at, p.raw[c.slot.value]!);
+    if (c.kind === 'write' && p.raw?.[c.to.value] !== undefined) io.put(c.to.at, p.raw[c.to.value]!);
   }
   const reads = session.commands.flatMap((c) => (c.kind === 'read' && c.as === 'result' ? [c] : []));
   const out: DeviceChunk[] = [];
@@ -109,7 +109,7 @@ async function replayAll(io: RawIo, p: ContractProgram): Promise<DeviceChunk[]> 
     for (const chunk of p.chunks) {
       const step: StepOutput = await session.replay(chunk, results, CONTRACT_DEADLINE_MS);
       const raw: Record<string, Uint8Array> = {};
-      for (const r of reads) raw[r.name] = io.last(r.slot.at)!;
+      for (const r of reads) raw[r.name] = io.last(r.from.at)!;
       out.push({ results: step.results, raw });
     }
   } finally {

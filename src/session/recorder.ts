@@ -1,0 +1,153 @@
+/**
+ * Records one step of a session, in four named steps: place the activations (one host arena at fixed
+ * offsets), upload the arguments (weights and initial state, in buffers of their own), bind each stage
+ * (copies where an artifact wants a value at its own arena offset, then the run), and record the tail
+ * (state copies and read-backs). Each value has a home: its arg's buffer, or the placement of the
+ * artifact that produced it.
+ */
+import { InvalidInput, NarrowingRangeUpload } from '../errors/index.js';
+import type { WiredArg, Wiring } from '../compiler/wiring.js';
+import { tensorToBytes } from '../ir/bytes.js';
+import type { DType, Shape } from '../ir/types.js';
+import type { TensorMap } from '../ir/values.js';
+import type { ArenaId, Binding, BufferId, Device, LoadedArtifact } from '../devices/device.js';
+import { byteSize } from '../devices/device.js';
+import { checkTensor, firstOutOfRange, writeTo, type Command, type Placement, type RangeChecks } from './commands.js';
+
+/** What a session needs to know of the program beyond its artifacts' wiring. */
+export interface SessionInit {
+  readonly weights: TensorMap;
+  readonly state: TensorMap;
+  readonly activations: readonly string[];
+  /** State arg → the value it takes after each step. */
+  readonly stateNext: Readonly<Record<string, string>>;
+  readonly results: readonly string[];
+}
+
+/** One loaded artifact and how its bindings map to program values. */
+export interface Stage {
+  readonly loaded: LoadedArtifact;
+  readonly wiring: Wiring;
+}
+
+type ValueType = { readonly dtype: DType; readonly shape: Shape };
+
+export class Recorder {
+  /** Every buffer and arena allocated so far: the session's to free, or the caller's after a failure. */
+  readonly owned: (BufferId | ArenaId)[] = [];
+  readonly commands: Command[] = [];
+  private readonly outputs = new Map<Command, Placement[]>();
+  private readonly home = new Map<string, Placement>();
+  private readonly types = new Map<string, ValueType>();
+  private readonly acts: ReadonlySet<string>;
+  private readonly max: number | undefined;
+
+  constructor(private readonly device: Device, stages: readonly Stage[], private readonly init: SessionInit) {
+    this.acts = new Set(init.activations);
+    this.max = device.narrowing?.maxMagnitude;
+    for (const s of stages) for (const w of s.wiring) if (!this.types.has(w.value)) this.types.set(w.value, { dtype: w.dtype, shape: w.shape });
+  }
+
+  private isArg(v: string): boolean {
+    return this.acts.has(v) || Object.hasOwn(this.init.weights, v) || Object.hasOwn(this.init.state, v);
+  }
+
+  private ownBuffer(value: string, t: ValueType): Placement {
+    const bytes = byteSize(t.dtype, t.shape);
+    const buf = this.device.allocBuffer(bytes);
+    this.owned.push(buf);
+    return { value, ...t, bytes, at: buf };
+  }
+
+  /** Activations share one host arena at fixed offsets: the host rewrites them before every step. */
+  placeActivations(): void {
+    const values = [...this.types].filter(([v]) => this.acts.has(v));
+    const total = values.reduce((n, [, t]) => n + byteSize(t.dtype, t.shape), 0);
+    if (total === 0) return;
+    const arena = this.device.allocArena(total);
+    this.owned.push(arena);
+    let offset = 0;
+    for (const [value, t] of values) {
+      const to: Placement = { value, ...t, bytes: byteSize(t.dtype, t.shape), at: { arena, offset } };
+      this.home.set(value, to);
+      this.commands.push({ kind: 'write', to });
+      offset += to.bytes;
+    }
+  }
+
+  /** Weights and state live in buffers of their own, uploaded once (a weight range-checked first). */
+  uploadArguments(): void {
+    for (const [v, t] of this.types) {
+      if (this.home.has(v) || !this.isArg(v)) continue;
+      const p = this.ownBuffer(v, t);
+      this.home.set(v, p);
+      const isWeight = Object.hasOwn(this.init.weights, v);
+      const initial = checkTensor(`/${v}`, p, isWeight ? this.init.weights[v] : this.init.state[v]);
+      if (this.max !== undefined && isWeight && p.dtype === 'f32') {
+        const bad = firstOutOfRange(initial.data, this.max);
+        if (bad) throw new NarrowingRangeUpload(v, bad.index, bad.value);
+      }
+      writeTo(this.device, p.at, tensorToBytes(initial));
+    }
+  }
+
+  /** Binds one stage: its inputs (copied to its own arena offsets where it wants them), its outputs, its run. */
+  bindStage(s: Stage): void {
+    const arenas = new Map<number, ArenaId>();
+    const placed = (w: WiredArg): Placement | undefined => {
+      if (!w.arena) return undefined;
+      let a = arenas.get(w.arena.index);
+      if (a === undefined) {
+        a = this.device.allocArena(w.arena.arenaBytes);
+        this.owned.push(a);
+        arenas.set(w.arena.index, a);
+      }
+      return { value: w.value, dtype: w.dtype, shape: w.shape, bytes: byteSize(w.dtype, w.shape), at: { arena: a, offset: w.arena.offset } };
+    };
+    const bindings: Record<string, Binding> = {};
+    const written: Placement[] = [];
+    for (const w of s.wiring) {
+      const own = placed(w);
+      if (w.direction === 'in') {
+        const from = this.home.get(w.value);
+        if (!from) throw new InvalidInput('', `${s.loaded.name} reads ${w.value} before anything writes it`);
+        if (own) this.commands.push({ kind: 'copy', from, to: own });
+        bindings[w.binding] = (own ?? from).at;
+      } else {
+        // An output with no place of its own writes its value's home (a state written in place).
+        const to = own ?? this.home.get(w.value) ?? this.ownBuffer(w.value, w);
+        bindings[w.binding] = to.at;
+        if (w.dtype === 'f32') written.push({ ...to, value: w.value });
+        // A value is written once (SSA), so a second output of it (a result that is also a state's
+        // next value) shares the placement; an arg keeps its own home.
+        if (!this.isArg(w.value)) this.home.set(w.value, to);
+      }
+    }
+    const run: Command = { kind: 'run', loaded: s.loaded, bindings };
+    this.commands.push(run);
+    this.outputs.set(run, written);
+  }
+
+  /** Each state takes its next value, then results and state are read back. */
+  recordTail(): void {
+    for (const [arg, next] of Object.entries(this.init.stateNext)) {
+      const to = this.home.get(arg);
+      const from = this.home.get(next);
+      if (!to || !from) throw new InvalidInput(`/${arg}`, `state ${arg} is not wired to any artifact`);
+      if (from !== to) this.commands.push({ kind: 'copy', from, to });
+    }
+    for (const r of new Set(this.init.results)) {
+      const from = this.home.get(r);
+      if (!from) throw new InvalidInput('', `result ${r} is not wired to any artifact`);
+      this.commands.push({ kind: 'read', from, as: 'result', name: r });
+    }
+    for (const arg of Object.keys(this.init.stateNext)) this.commands.push({ kind: 'read', from: this.home.get(arg)!, as: 'state', name: arg });
+  }
+
+  /** The checks a narrowing device needs, or undefined for a device without a narrowing range. */
+  rangeChecks(): RangeChecks | undefined {
+    if (this.max === undefined) return undefined;
+    const state = Object.keys(this.init.stateNext).map((arg) => ({ arg, home: this.home.get(arg)! })).filter((s) => s.home.dtype === 'f32');
+    return { max: this.max, state, outputs: this.outputs };
+  }
+}
