@@ -10,15 +10,15 @@ import { tensorFromBytes, tensorToBytes } from '../ir/bytes.js';
 import type { Tensor } from '../ir/tensor.js';
 import { runStep } from '../oracle/index.js';
 import { programAbi, resultBinding, stateBinding } from './abi.js';
-import type { DeviceBaseOptions, Decoded } from './base.js';
-import { DeviceBase } from './base.js';
+import type { DeviceBaseOptions, Decoded } from './rules.js';
+import { JsDevice } from './rules.js';
 import type { Bindings, LoadedArtifact } from './device.js';
 
 export type CpuDeviceOptions = DeviceBaseOptions;
 
 export const CPU_DEFAULT_CONTEXTS = 16;
 
-export class CpuDevice extends DeviceBase<CheckedProgram> {
+export class CpuDevice extends JsDevice<CheckedProgram> {
   readonly kind = 'cpu' as const;
   readonly simulated = false;
 

@@ -192,3 +192,18 @@ export function wrapDevice(inner: Device, over: DeviceOverrides): Device {
     live: () => inner.live(),
   };
 }
+
+/** A device's memory: buffers and host arenas with bounds-checked access, whatever holds the bytes. */
+export interface Memory {
+  allocBuffer(bytes: number): BufferId;
+  allocArena(bytes: number): ArenaId;
+  write(id: BufferId | ArenaId, offset: number, data: Uint8Array): void;
+  read(id: BufferId | ArenaId, offset: number, length: number): Uint8Array;
+  free(id: BufferId | ArenaId): void;
+  /** The bytes a binding offers an argument that needs `need`; undefined for memory this device lacks. */
+  sizeOf(b: Binding, need: number): number | undefined;
+  /** Frees everything. */
+  clear(): void;
+  /** Buffers, arenas and their bytes (contexts are the device's to count). */
+  counts(): Omit<LiveResources, 'contexts'>;
+}

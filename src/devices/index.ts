@@ -2,7 +2,9 @@
 export * from './device.js';
 export * from './abi.js';
 export * from './faults.js';
-export { DeviceMemory } from './memory.js';
+export { JsMemory } from './memory.js';
+export { DeviceRules, JsDevice } from './rules.js';
+export type { DeviceBaseOptions, Decoded } from './rules.js';
 export { CpuDevice, CPU_DEFAULT_CONTEXTS } from './cpuDevice.js';
 export type { CpuDeviceOptions } from './cpuDevice.js';
 export { openDevice } from './registry.js';

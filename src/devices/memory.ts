@@ -1,16 +1,16 @@
 /**
- * Host-side bookkeeping of a device's memory: its buffers and host arenas, their bytes, and bounds
- * checks on every access. Every device keeps one; a simulated device holds the bytes here too, a native
- * one will keep its handles here beside the driver's.
+ * A device's memory in this process: its buffers and host arenas as bytes on the JavaScript heap, with
+ * bounds checks on every access. The simulators and the CPU device use it; a native device brings a
+ * Memory of its own (device.ts) to the shared rules (rules.ts).
  */
-import type { ArenaId, Binding, BufferId, LiveResources } from './device.js';
+import type { ArenaId, Binding, BufferId, LiveResources, Memory } from './device.js';
 import { freshHandle, isArenaSlot } from './device.js';
 
 function checkSize(bytes: number, what: string): void {
   if (!Number.isSafeInteger(bytes) || bytes < 0) throw new RangeError(`${what} size must be a whole number of bytes >= 0, got ${String(bytes)}`);
 }
 
-export class DeviceMemory {
+export class JsMemory implements Memory {
   private readonly buffers = new Map<number, Uint8Array>();
   private readonly arenas = new Map<number, Uint8Array>();
 

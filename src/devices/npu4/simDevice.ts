@@ -14,8 +14,8 @@ import { tensorFromBytes, tensorToBytes } from '../../ir/bytes.js';
 import type { Tensor } from '../../ir/tensor.js';
 import { F16_MAX } from '../../numerics/float16.js';
 import type { CompiledBlob } from '../../compiler/openvino/blobFormat.js';
-import type { DeviceBaseOptions, Decoded } from '../base.js';
-import { DeviceBase } from '../base.js';
+import type { DeviceBaseOptions, Decoded } from '../rules.js';
+import { JsDevice } from '../rules.js';
 import type { ArtifactArg, Bindings, LoadedArtifact } from '../device.js';
 import { byteSize } from '../device.js';
 import { checkArguments } from './argCheck.js';
@@ -26,7 +26,7 @@ export type Npu4SimOptions = DeviceBaseOptions;
 
 export const NPU4_DEFAULT_CONTEXTS = 16;
 
-export class Npu4SimDevice extends DeviceBase<CompiledBlob> {
+export class Npu4SimDevice extends JsDevice<CompiledBlob> {
   readonly kind = 'npu4' as const;
   readonly simulated = true;
   /** FP16's largest finite magnitude: the range the narrowing contract was measured on. */

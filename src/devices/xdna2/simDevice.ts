@@ -14,8 +14,8 @@
  * (faults.ts driverRun), so the engine meets the same failures here as on the CPU.
  */
 import type { AieManifest } from '../../compiler/aie/artifact.js';
-import type { DeviceBaseOptions, Decoded } from '../base.js';
-import { DeviceBase } from '../base.js';
+import type { DeviceBaseOptions, Decoded } from '../rules.js';
+import { JsDevice } from '../rules.js';
 import type { Bindings, LoadedArtifact } from '../device.js';
 import type { CoreMath } from './coreMath.js';
 import { CORE_MATH } from './coreMath.js';
@@ -36,7 +36,7 @@ interface Context {
   readonly steps: readonly CoreStep[];
 }
 
-export class Xdna2SimDevice extends DeviceBase<Context> {
+export class Xdna2SimDevice extends JsDevice<Context> {
   readonly kind = 'xdna2' as const;
   readonly simulated = true;
   private readonly math: CoreMath;

@@ -1,7 +1,9 @@
 /**
- * What every device shares: memory (buffers and host arenas), hardware contexts, the dispatch checks
- * that come before any driver call, deadlines with poisoning, fault injection and drop(). A device
- * class says only how it decodes its artifacts and how it computes one run.
+ * The rules every device shares: hardware contexts, the dispatch checks that come before any driver
+ * call, deadlines with poisoning, fault injection, live-resource accounting and drop(). Memory is the
+ * device's own (a Memory): the simulators and the CPU device keep theirs in this process (JsMemory,
+ * memory.ts), a device over a native addon keeps handles to the driver's. A device class says only how
+ * it decodes its artifacts and how it computes one run.
  *
  * The failure rules are device.ts's: after a missed deadline every call but live(), poisoned and
  * drop() throws DevicePoisoned, so the failed run's buffers, arenas and context stay allocated (and
@@ -9,12 +11,12 @@
  */
 import { ContextLimit, DispatchRefused, LoadFailed } from '../errors/index.js';
 import type {
-  ArenaId, Artifact, ArtifactArg, Bindings, BufferId, Device, DeviceKind, LiveResources, LoadedArtifact, RunOptions,
+  ArenaId, Artifact, ArtifactArg, Bindings, BufferId, Device, DeviceKind, LiveResources, LoadedArtifact, Memory, RunOptions,
 } from './device.js';
 import { assertUsable, checkBindings, checkGrid } from './device.js';
 import type { FaultOptions } from './faults.js';
 import { checkDeadline, checkFaults, driverRun, loadFails } from './faults.js';
-import { DeviceMemory } from './memory.js';
+import { JsMemory } from './memory.js';
 
 export interface DeviceBaseOptions {
   readonly name?: string;
@@ -30,13 +32,12 @@ export interface Decoded<C> {
   readonly ctx: C;
 }
 
-export abstract class DeviceBase<C> implements Device {
+export abstract class DeviceRules<C, M extends Memory> implements Device {
   abstract readonly kind: DeviceKind;
   abstract readonly simulated: boolean;
   readonly name: string;
   readonly maxContexts: number;
   protected readonly faults: FaultOptions;
-  protected readonly memory = new DeviceMemory();
   private readonly contexts = new Map<LoadedArtifact, C>();
   // Every artifact this device ever loaded, so unloading one twice is told from unloading a foreign one.
   private readonly everLoaded = new WeakSet<LoadedArtifact>();
@@ -45,7 +46,11 @@ export abstract class DeviceBase<C> implements Device {
   private loadCount = 0;
   private runCount = 0;
 
-  constructor(opts: DeviceBaseOptions, defaults: { readonly name: string; readonly maxContexts: number }) {
+  constructor(
+    opts: DeviceBaseOptions,
+    defaults: { readonly name: string; readonly maxContexts: number },
+    protected readonly memory: M,
+  ) {
     const max = opts.maxContexts ?? defaults.maxContexts;
     if (!Number.isSafeInteger(max) || max < 1) throw new RangeError(`maxContexts must be a whole number >= 1, got ${String(max)}`);
     this.maxContexts = max;
@@ -161,5 +166,12 @@ export abstract class DeviceBase<C> implements Device {
   /** The resources held now. */
   live(): LiveResources {
     return { ...this.memory.counts(), contexts: this.contexts.size };
+  }
+}
+
+/** A device whose memory lives in this process (the simulators and the CPU device). */
+export abstract class JsDevice<C> extends DeviceRules<C, JsMemory> {
+  constructor(opts: DeviceBaseOptions, defaults: { readonly name: string; readonly maxContexts: number }) {
+    super(opts, defaults, new JsMemory());
   }
 }
