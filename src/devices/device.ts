@@ -106,7 +106,7 @@ export interface Device {
   write(target: BufferId | ArenaId, offset: number, data: Uint8Array): void;
   /** Copies `length` bytes out of a buffer or arena from `offset`. */
   read(target: BufferId | ArenaId, offset: number, length: number): Uint8Array;
-  /** Frees one buffer or arena (an addition to the brief: without it memory only returns at drop()). */
+  /** Frees one buffer or arena (without it memory only returns at drop()). */
   free(target: BufferId | ArenaId): void;
   /** Runs a loaded artifact over its bindings; results and new state land in the bound outputs. */
   run(loaded: LoadedArtifact, bindings: Bindings, opts: RunOptions): Promise<void>;

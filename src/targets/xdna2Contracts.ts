@@ -34,7 +34,7 @@ export const XDNA2_CONTRACTS = {
   exp: { error: TRANSCENDENTAL, domain: { kind: 'interval', lo: -87, hi: 88 }, note: 'the core clamps its argument to +-88, so larger arguments saturate instead of overflowing' },
   log: { error: TRANSCENDENTAL, domain: { kind: 'positive-normal' }, note: 'from 1.18e-38 up; smaller inputs are not promised' },
   tanh: { error: TRANSCENDENTAL, domain: { kind: 'finite' }, note: 'saturates exactly' },
-  erf: { error: TRANSCENDENTAL, domain: { kind: 'finite' }, note: 'saturates exactly; the seed lists erf among the refused too: it is admitted with this contract' },
+  erf: { error: TRANSCENDENTAL, domain: { kind: 'finite' }, note: 'saturates exactly; the design document lists erf among the refused too: it is admitted with this contract (docs/XDNA2.md)' },
   sqrt: { error: { kind: 'rel', rel: 4e-7 }, domain: { kind: 'positive-normal' }, note: 'a software square root: a bit-halving estimate and four Newton steps' },
   max: { error: EXACT, domain: { kind: 'not-nan' }, note: 'a compare and select' },
   reduce_sum: { error: { kind: 'sum-magnitude', perTerm: 2 * F32_EPS }, domain: { kind: 'finite-result' }, note: 'adds in order; a sum that cancels has no relative bound' },

@@ -7,7 +7,7 @@
  * Propagation (first order, conservative under the premises recorded in `assumptions`):
  * - an op's own error on equal operands: its contract. add/sub within 2 x 2^-23 of the larger operand
  *   is within 4 x 2^-23 of the result: either the result is at least half the larger operand, or the
- *   operands are within a factor 2 of each other and the seed's core is exact there (Sterbenz).
+ *   operands are within a factor 2 of each other and the core's adder is exact there (Sterbenz).
  *   A last-axis sum is relative to the row's magnitudes, which equals its sum only without cancellation.
  * - inexact operands: mul/div add relative errors (+ 2^-23 for the two independent roundings), recip
  *   and neg keep them, sqrt halves them; gather, max, reduce_max select and keep the worst; add, sub
