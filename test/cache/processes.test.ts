@@ -4,7 +4,7 @@
  */
 import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BlobCache, identityKey } from '../../src/cache/index.js';
@@ -99,7 +99,7 @@ describe('BlobCache across processes and crashes', function () {
     }
   });
 
-  it('never uses a blob file that has no index row, and sweeps it', async () => {
+  it('never uses a blob file that has no index row; verify and gc re-index it, or sweep it when damaged', async () => {
     const cache = BlobCache.open(dir);
     try {
       // A crash between the blob's rename and its row leaves exactly this.
@@ -111,14 +111,25 @@ describe('BlobCache across processes and crashes', function () {
       expect(calls).to.equal(1);
       expect(got.hit).to.equal(false);
       expect(cache.get(identity())).to.deep.equal(patternBody(10, 600));
-      // An orphan of another key is swept by verify and by gc.
+      // A whole orphan of another key carries its identity: verify gives it its row back.
       const o = resolveIdentity(identity(1));
       writeBlobFile(cache.blobDir, o.key, o.canonical, patternBody(11, 500));
-      expect(cache.verify().swept).to.deep.equal([cache.blobPath(o.key)]);
-      writeBlobFile(cache.blobDir, o.key, o.canonical, patternBody(11, 500));
+      const v = cache.verify();
+      expect(v.swept).to.deep.equal([]);
+      expect(v.reindexed.map((e) => [e.key, e.device, e.compiler, e.compilerVersion])).to.deep.equal([[o.key, 'xdna2:aie2p', 'iron', '1.4.0']]);
+      expect(v.reindexed[0]!.size).to.equal(statSync(cache.blobPath(o.key)).size);
+      expect(cache.get(identity(1))).to.deep.equal(patternBody(11, 500));
+      // A damaged orphan is swept, by verify and by gc alike.
+      const p = resolveIdentity(identity(2));
+      writeBlobFile(cache.blobDir, p.key, p.canonical, patternBody(12, 500));
+      const damaged = readFileSync(cache.blobPath(p.key));
+      damaged[damaged.length - 1]! ^= 1;
+      writeFileSync(cache.blobPath(p.key), damaged);
+      expect(cache.verify()).to.deep.include({ swept: [cache.blobPath(p.key)], reindexed: [] });
+      writeFileSync(cache.blobPath(p.key), damaged);
       cache.gc({ maxBytes: 1e9 });
-      expect(existsSync(cache.blobPath(o.key))).to.equal(false);
-      expect(cache.get(identity(1))).to.equal(null);
+      expect(existsSync(cache.blobPath(p.key))).to.equal(false);
+      expect(cache.get(identity(2))).to.equal(null);
       expect(cache.get(identity())).to.deep.equal(patternBody(10, 600));
     } finally {
       cache.close();
