@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BlobCache, identityKey } from '../../src/cache/index.js';
+import { BlobCache, CACHE_SCHEMA_VERSION, identityKey } from '../../src/cache/index.js';
 import { writeBlobFile } from '../../src/cache/blobFile.js';
 import { resolveIdentity } from '../../src/cache/identity.js';
 import { checkBody, filesEndingWith, identity, makeTempDir, patternBody, removeTempDir } from './helpers/fixture.js';
@@ -123,6 +123,8 @@ describe('BlobCache across processes and crashes', function () {
     second.proc.stdin!.end('fail\n');
     expect([await out(), await out()]).to.deep.equal(['put failed CacheError', 'got 1']);
     expect((await second.exited).code).to.equal(0);
+    // The failed writer removed its own temp file: no open has swept the folder since.
+    expect(filesEndingWith(join(dir, `v${CACHE_SCHEMA_VERSION}`, 'blobs'), '.tmp')).to.deep.equal([]);
     expectOnlyEntry(1, 20_000);
   });
 
