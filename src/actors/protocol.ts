@@ -25,6 +25,16 @@ export interface ReadyMessage {
   readonly type: 'ready';
 }
 
+/**
+ * Worker → parent, instead of 'ready': the actor cannot be built, for a cause a restart cannot fix
+ * (its cache directory is a file, say). The supervisor answers every call with `error` and does not
+ * restart the worker.
+ */
+export interface RefusedMessage {
+  readonly type: 'refused';
+  readonly error: WireError;
+}
+
 /** Worker → parent: call `id` returned `value`. */
 export interface ReplyMessage {
   readonly type: 'reply';
@@ -49,7 +59,7 @@ export interface EventMessage {
 /** Everything a parent sends to an actor worker. */
 export type ParentMessage = InitMessage | CallMessage;
 /** Everything an actor worker sends to its parent. */
-export type WorkerMessage = ReadyMessage | ReplyMessage | FailMessage | EventMessage;
+export type WorkerMessage = ReadyMessage | RefusedMessage | ReplyMessage | FailMessage | EventMessage;
 
 /** Builds an init message. */
 export function initMessage(name: string): InitMessage {
@@ -62,6 +72,10 @@ export function callMessage(id: number, method: string, args: readonly unknown[]
 /** Builds the ready message. */
 export function readyMessage(): ReadyMessage {
   return { type: 'ready' };
+}
+/** Builds a refused message. */
+export function refusedMessage(error: WireError): RefusedMessage {
+  return { type: 'refused', error };
 }
 /** Builds a reply message. */
 export function replyMessage(id: number, value: unknown): ReplyMessage {
@@ -92,6 +106,7 @@ export function isWorkerMessage(v: unknown): v is WorkerMessage {
   if (!record(v)) return false;
   switch (v['type']) {
     case 'ready': return true;
+    case 'refused': return isWireError(v['error']);
     case 'reply': return typeof v['id'] === 'number';
     case 'fail': return typeof v['id'] === 'number' && isWireError(v['error']);
     case 'event': return typeof v['name'] === 'string';

@@ -4,8 +4,9 @@
  * the EngineError's wire form, or, for any other throw, with an ActorCrashed wire error naming it.
  */
 import { parentPort, threadId, type MessagePort } from 'node:worker_threads';
+import type { EngineError } from '../errors/index.js';
 import {
-  eventMessage, failMessage, isParentMessage, readyMessage, replyMessage, wireErrorOf,
+  eventMessage, failMessage, isParentMessage, readyMessage, refusedMessage, replyMessage, wireErrorOf,
   type CallMessage,
 } from './protocol.js';
 import { takeTransfer } from './transfer.js';
@@ -61,6 +62,24 @@ export function serveActor<Api extends object, Events extends Record<string, unk
       out.postMessage(eventMessage(event, payload));
     },
   };
+}
+
+/**
+ * Tells the supervisor, in place of serveActor, that this actor cannot start for a cause a restart
+ * cannot fix: every call is answered with `error`, and the worker is not restarted. Only a typed error
+ * the actor chose to give qualifies; anything it did not foresee should throw, and be restarted.
+ */
+export function refuseStart(error: EngineError, port: MessagePort | null = parentPort): void {
+  if (port === null) throw new Error('refuseStart runs inside a worker thread (src/workers/*.worker.ts)');
+  if (served) throw new Error('refuseStart was called after serveActor in one worker');
+  served = true;
+  const out = port;
+  // Stays alive, listening, until the supervisor terminates it; a call that raced the refusal is
+  // answered the same way.
+  out.on('message', (m: unknown) => {
+    if (isParentMessage(m) && m.type === 'call') out.postMessage(failMessage(m.id, error.toWire()));
+  });
+  out.postMessage(refusedMessage(error.toWire()));
 }
 
 async function invoke(impl: object, call: CallMessage): Promise<unknown> {

@@ -1,14 +1,16 @@
 /**
  * The supervisor of one actor worker. It owns every deadline and every restart, so that no call
  * ever stays pending: a call is answered by the worker, by its deadline, by a crash of the worker
- * (ActorCrashed), by a poisoned device (DevicePoisoned), by the actor going down (ActorDown) or by
- * close() (EngineClosed). Worker errors arrive as wire data and are rebuilt as the project's classes.
+ * (ActorCrashed), by a poisoned device (DevicePoisoned), by the actor going down (ActorDown), by the
+ * typed error a worker refused to start with (see refuseStart) or by close() (EngineClosed). Worker
+ * errors arrive as wire data and are rebuilt as the project's classes.
  */
 import { Worker } from 'node:worker_threads';
 import { EventEmitter } from 'eventemitter3';
 import { ActorCrashed, ActorDown, DeadlineExceeded, DevicePoisoned, EngineClosed } from '../errors/index.js';
 import { CallTable, type PendingCall } from './calls.js';
 import { RestartWindow, type RestartIntensity } from './intensity.js';
+import type { WireError } from '../errors/index.js';
 import { callMessage, errorFromWire, initMessage, isWorkerMessage } from './protocol.js';
 import {
   lifecycleNames, type ActorState, type CallOptions, type LifecycleEvents, type MethodArgs, type MethodName,
@@ -62,6 +64,8 @@ export class ActorSupervisor<Api extends object, Events extends Record<string, u
   #slot: Slot | null = null;
   #poisonedSince: string | null = null;
   #downRestarts = 0;
+  // Set when a worker refused to start: the actor is down with this cause instead of ActorDown.
+  #refusedWith: WireError | null = null;
   #closed: Promise<void> | null = null;
 
   constructor(opts: SuperviseOptions) {
@@ -129,7 +133,7 @@ export class ActorSupervisor<Api extends object, Events extends Record<string, u
 
   #refusal(): Error | null {
     if (this.#state === 'closed') return new EngineClosed();
-    if (this.#state === 'down') return this.#downError();
+    if (this.#state === 'down') return this.#refusedWith !== null ? errorFromWire(this.name, this.#refusedWith) : this.#downError();
     if (this.#poisonedSince !== null) return new DevicePoisoned(this.#poisonedSince);
     return null;
   }
@@ -188,6 +192,11 @@ export class ActorSupervisor<Api extends object, Events extends Record<string, u
         this.#state = 'ready';
         for (const call of this.#calls.waiting()) this.#post(call, worker);
         this.#emit('ready', { threadId: slot.threadId });
+        return;
+      }
+      case 'refused': {
+        if (slot.ready) return;
+        this.#refuse(m.error);
         return;
       }
       case 'reply': {
@@ -251,6 +260,15 @@ export class ActorSupervisor<Api extends object, Events extends Record<string, u
     this.#state = this.#poisonedSince !== null ? 'poisoned' : 'restarting';
     this.#emit('restart', { restarts: this.#restarts.count, reason });
     this.#spawn();
+  }
+
+  /** A worker refused to start: no restart can fix its cause, so the actor is down with it. */
+  #refuse(error: WireError): void {
+    this.#refusedWith = error;
+    this.#state = 'down';
+    this.#drop();
+    this.#calls.rejectAll(() => errorFromWire(this.name, error));
+    this.#emit('refused', errorFromWire(this.name, error));
   }
 
   #goDown(): void {

@@ -1,6 +1,6 @@
 /** The types a caller of an actor sees: method names, arguments and results, states and events. */
 import type { TransferListItem } from 'node:worker_threads';
-import type { ActorDown } from '../errors/index.js';
+import type { ActorDown, EngineError } from '../errors/index.js';
 
 /** The names of an actor API's methods (its keys whose values are functions). */
 export type MethodName<Api> = {
@@ -27,7 +27,8 @@ export interface CallOptions {
  * poisoned: a call missed its deadline on a device actor; calls answer DevicePoisoned until the
  *   replacement worker posts 'ready'.
  * restarting: the worker crashed and a replacement is starting; calls queue.
- * down: the restart intensity was exceeded; calls answer ActorDown.
+ * down: the restart intensity was exceeded, and calls answer ActorDown; or the worker refused to start
+ *   for a cause a restart cannot fix, and calls answer that error (CacheUnavailable, say).
  * closed: close() was called; calls answer EngineClosed.
  */
 export type ActorState = 'starting' | 'ready' | 'poisoned' | 'restarting' | 'down' | 'closed';
@@ -44,13 +45,15 @@ export interface LifecycleEvents {
   poisoned: (info: { readonly since: string }) => void;
   /** The restart intensity was exceeded; the actor serves no more calls. */
   down: (error: ActorDown) => void;
+  /** The worker refused to start for a cause a restart cannot fix; calls answer `error`, and no restart follows. */
+  refused: (error: EngineError) => void;
 }
 
 /** The names of the lifecycle events. */
 export type LifecycleName = keyof LifecycleEvents;
 
 // A table, not a list, so that a new lifecycle event cannot be forgotten here.
-const lifecycleTable = { ready: true, crash: true, restart: true, poisoned: true, down: true } satisfies Record<LifecycleName, true>;
+const lifecycleTable = { ready: true, crash: true, restart: true, poisoned: true, down: true, refused: true } satisfies Record<LifecycleName, true>;
 
 /** Lifecycle event names, checked at run time against the names actors push. */
 export const lifecycleNames: ReadonlySet<string> = new Set(Object.keys(lifecycleTable));

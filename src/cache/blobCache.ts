@@ -9,28 +9,28 @@
  *   bad file and its row are removed;
  * - a put writes a temp file (its name holds the writer's pid), fsyncs it, and then, holding the index
  *   write lock, renames it over the blob's name, fsyncs the directory and only then writes the row. A
- *   crash leaves either the old entry, the new one, or a file with no row, which is never read and which
- *   gc and verify sweep; holding the lock across rename and row keeps each row describing its file
- *   even when several processes put the same key at once;
- * - verify() and a get remove what they refuse; verify reports it too.
+ *   crash leaves either the old entry, the new one, or a complete file with no row, which a get never
+ *   reads and verify, gc and clear re-index; holding the lock across rename and row keeps each row
+ *   describing its file even when several processes put the same key at once;
+ * - verify() and a get remove what they refuse; verify reports it too;
+ * - a blob file with no row (its row lost with the WAL, an emptied index) that checks out in full is
+ *   re-indexed by verify, gc and clear, never deleted; a damaged index file is moved aside at open and
+ *   a new one started (see repair.ts), so a broken index costs rows, which the files give back, and
+ *   never blobs.
  */
 import { constants, accessSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { CacheError, EngineError } from '../errors/index.js';
+import { CacheError, CacheUnavailable, EngineError } from '../errors/index.js';
 import {
   blobFileName, commitTemp, encodeBlob, readBlobFile, removeFile, sameStamp, stampOf, writeTemp, type FileStamp,
 } from './blobFile.js';
-import { CacheIndex } from './cacheIndex.js';
+import type { CacheIndex } from './cacheIndex.js';
 import { defaultCacheDir } from './defaultDir.js';
 import { CACHE_SCHEMA_VERSION, resolveIdentity, type BlobIdentity, type ResolvedIdentity } from './identity.js';
+import { openIndex, type IndexRepair } from './repair.js';
+import { evictLru, removeAll } from './evict.js';
 import { sweepOrphans, sweepTemps } from './sweep.js';
-import type { CacheStats, Entry, GcResult, VerifyResult } from './types.js';
-
-/** The outcome of getOrCompile: the artifact, and whether it came from the cache. */
-export interface CompileResult {
-  readonly bytes: Buffer;
-  readonly hit: boolean;
-}
+import type { CacheStats, CompileResult, Entry, GcResult, OpenOptions, VerifyResult } from './types.js';
 
 function wrap(e: unknown, path: string, what: string): EngineError {
   if (e instanceof EngineError) return e;
@@ -53,12 +53,18 @@ export class BlobCache {
     /** @internal The folder of blob and temp files. */
     readonly blobDir: string,
     index: CacheIndex,
+    /** Where open moved a damaged index, and why; null when the index opened sound. */
+    readonly repairedIndex: IndexRepair | null,
   ) {
     this.index = index;
   }
 
-  /** Opens the cache in `dir` (default: defaultCacheDir()), creating it; sweeps abandoned temp files. */
-  static open(dir: string = defaultCacheDir()): BlobCache {
+  /**
+   * Opens the cache in `dir` (default: defaultCacheDir()), creating it; sweeps abandoned temp files.
+   * Throws CacheUnavailable for a cause no retry fixes (the path is a file, no permission), CacheError
+   * when another process held the index too long.
+   */
+  static open(dir: string = defaultCacheDir(), opts: OpenOptions = {}): BlobCache {
     const abs = resolve(dir);
     const root = join(abs, `v${CACHE_SCHEMA_VERSION}`);
     const blobDir = join(root, 'blobs');
@@ -66,11 +72,18 @@ export class BlobCache {
       mkdirSync(blobDir, { recursive: true });
       accessSync(blobDir, constants.R_OK | constants.W_OK | constants.X_OK);
     } catch (e) {
-      throw wrap(e, abs, 'the cache directory cannot be created or written');
+      throw new CacheUnavailable(abs, `the cache directory cannot be created or written: ${e instanceof Error ? e.message : String(e)}`);
     }
-    const index = CacheIndex.open(join(root, 'index.sqlite'));
-    sweepTemps(blobDir);
-    return new BlobCache(abs, blobDir, index);
+    const { index, repaired } = openIndex(join(root, 'index.sqlite'), opts.repairIndex !== false);
+    const cache = new BlobCache(abs, blobDir, index, repaired);
+    try {
+      sweepTemps(blobDir);
+      if (repaired !== null && opts.reindexNow !== false) cache.reindex();
+    } catch (e) {
+      cache.close();
+      throw e;
+    }
+    return cache;
   }
 
   /** Counters of hits, misses, damaged and refused entries, compiles and puts since open. */
@@ -152,7 +165,8 @@ export class BlobCache {
 
   /**
    * Checks every entry's file in full. Bad entries are removed and reported in `bad`; blob files with no
-   * row and abandoned temp files are removed and reported in `swept`.
+   * row are re-indexed when they check out (`reindexed`) and removed when not, and abandoned temp files
+   * removed, both reported in `swept`.
    */
   verify(): VerifyResult {
     const idx = this.idx();
@@ -167,7 +181,13 @@ export class BlobCache {
         this.discard(entry.key, read.stamp);
       }
     }
-    return { ok, bad, swept: this.sweep() };
+    const s = this.sweep();
+    return { ok, bad, reindexed: s.reindexed, swept: s.swept };
+  }
+
+  /** Gives every blob file with no row that checks out in full its row again; removes the ones that do not. */
+  reindex(): Entry[] {
+    return this.sweep().reindexed;
   }
 
   /** Removes least recently used entries until the files of the rest take at most `maxBytes`. */
@@ -178,49 +198,14 @@ export class BlobCache {
     }
     const idx = this.idx();
     this.sweep();
-    return this.guard(() => idx.write(() => {
-      const live: { entry: Entry; size: number }[] = [];
-      const removed: Entry[] = [];
-      for (const entry of idx.all()) {
-        // Account what is on disk: a row whose file is gone is removed, and costs nothing.
-        const stamp = stampOf(this.blobPath(entry.key));
-        if (stamp === null) {
-          idx.remove(entry.key);
-          removed.push(entry);
-        } else {
-          live.push({ entry, size: stamp.size });
-        }
-      }
-      let total = live.reduce((s, l) => s + l.size, 0);
-      let freedBytes = 0;
-      for (const { entry, size } of live) {
-        if (total <= maxBytes) break;
-        removeFile(this.blobPath(entry.key));
-        idx.remove(entry.key);
-        removed.push(entry);
-        total -= size;
-        freedBytes += size;
-      }
-      return { removed, freedBytes };
-    }), 'gc failed');
+    return this.guard(() => idx.write(() => evictLru(idx, (k) => this.blobPath(k), maxBytes)), 'gc failed');
   }
 
-  /** Removes every entry and every blob file. */
+  /** Removes every entry and every blob file (files with no row are re-indexed first, so they are listed). */
   clear(): GcResult {
     const idx = this.idx();
-    const result = this.guard(() => idx.write(() => {
-      const removed = idx.all();
-      let freedBytes = 0;
-      for (const entry of removed) {
-        const path = this.blobPath(entry.key);
-        freedBytes += stampOf(path)?.size ?? 0;
-        removeFile(path);
-        idx.remove(entry.key);
-      }
-      return { removed, freedBytes };
-    }), 'clear failed');
     this.sweep();
-    return result;
+    return this.guard(() => idx.write(() => removeAll(idx, this.blobDir, (k) => this.blobPath(k))), 'clear failed');
   }
 
   /** Closes the index connection; the cache cannot be used afterwards. */
@@ -276,8 +261,11 @@ export class BlobCache {
     this.counts.puts++;
   }
 
-  /** Removes the file and row of `key` unless a writer replaced the file since it was judged. */
-  private discard(key: string, judged: FileStamp | null): void {
+  /**
+   * Removes the file and row of `key` unless a writer replaced the file since it was judged.
+   * @internal Called by a get or verify that refused the file; tests call it to judge a replaced one.
+   */
+  discard(key: string, judged: FileStamp | null): void {
     const path = this.blobPath(key);
     this.guard(() => this.idx().write(() => {
       if (!sameStamp(stampOf(path), judged)) return;
@@ -294,11 +282,11 @@ export class BlobCache {
     }), 'cannot remove an entry');
   }
 
-  /** Sweeps abandoned temp files, then, under the write lock, blob files no row names. */
-  private sweep(): string[] {
+  /** Sweeps abandoned temp files, then re-indexes or removes blob files no row names. */
+  private sweep(): { reindexed: Entry[]; swept: string[] } {
     const idx = this.idx();
     const temps = sweepTemps(this.blobDir);
-    const orphans = this.guard(() => idx.write(() => sweepOrphans(this.blobDir, (k) => idx.find(k) !== undefined)), 'sweep failed');
-    return [...temps, ...orphans];
+    const orphans = this.guard(() => sweepOrphans(this.blobDir, idx), 'sweep failed');
+    return { reindexed: orphans.reindexed, swept: [...temps, ...orphans.removed] };
   }
 }

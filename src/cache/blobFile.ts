@@ -12,7 +12,8 @@
  *  88  identity, then body
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, fstatSync, fsyncSync, lstatSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import * as fs from 'node:fs';
+import { closeSync, fstatSync, lstatSync, openSync, readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { CACHE_SCHEMA_VERSION, keyOf } from './identity.js';
 
@@ -20,6 +21,14 @@ const MAGIC = Buffer.from('NPUBLOB\0', 'latin1');
 /** Bytes before the identity. */
 export const HEADER_BYTES = 88;
 const CHECKSUM_AT = 56;
+
+/**
+ * @internal The calls that make a write durable, in one object so a test can observe their order or
+ * inject a failure between them. Nothing outside tests replaces them.
+ */
+export const writerFs = {
+  openSync: fs.openSync, writeSync: fs.writeSync, fsyncSync: fs.fsyncSync, closeSync: fs.closeSync, renameSync: fs.renameSync,
+};
 
 /** Why a blob file was refused. */
 export type BlobDefect =
@@ -30,7 +39,7 @@ export interface FileStamp { readonly ino: number; readonly size: number; readon
 
 /** The outcome of reading a blob file. */
 export type BlobRead =
-  | { readonly ok: true; readonly body: Buffer; readonly fileSize: number; readonly stamp: FileStamp }
+  | { readonly ok: true; readonly body: Buffer; readonly identity: Buffer; readonly fileSize: number; readonly stamp: FileStamp }
   | { readonly ok: false; readonly reason: BlobDefect; readonly stamp: FileStamp | null };
 
 /** The file name of the blob of `key`. */
@@ -80,7 +89,7 @@ export function encodeBlob(key: string, canonical: Uint8Array, body: Uint8Array)
  * Checks a whole blob file against the key it must hold; with `canonical`, the stored identity must be
  * those bytes, without it (verify, which has no identity) it must hash to the key. Returns the body.
  */
-export function decodeBlob(file: Buffer, key: string, canonical?: Uint8Array): { ok: true; body: Buffer } | { ok: false; reason: BlobDefect } {
+export function decodeBlob(file: Buffer, key: string, canonical?: Uint8Array): { ok: true; body: Buffer; identity: Buffer } | { ok: false; reason: BlobDefect } {
   if (file.length === 0) return { ok: false, reason: 'empty' };
   if (!file.subarray(0, MAGIC.length).equals(MAGIC.subarray(0, Math.min(MAGIC.length, file.length)))) return { ok: false, reason: 'bad-magic' };
   if (file.length < HEADER_BYTES) return { ok: false, reason: 'truncated' };
@@ -100,7 +109,7 @@ export function decodeBlob(file: Buffer, key: string, canonical?: Uint8Array): {
   const start = HEADER_BYTES + identityLength;
   const body = Buffer.allocUnsafeSlow(file.length - start);
   file.copy(body, 0, start);
-  return { ok: true, body };
+  return { ok: true, body, identity };
 }
 
 /** Reads and checks the blob file at `path`. */
@@ -122,7 +131,7 @@ export function readBlobFile(path: string, key: string, canonical?: Uint8Array):
       return { ok: false, reason: 'unreadable', stamp };
     }
     const r = decodeBlob(file, key, canonical);
-    return r.ok ? { ok: true, body: r.body, fileSize: file.length, stamp } : { ok: false, reason: r.reason, stamp };
+    return r.ok ? { ok: true, body: r.body, identity: r.identity, fileSize: file.length, stamp } : { ok: false, reason: r.reason, stamp };
   } finally {
     closeSync(fd);
   }
@@ -147,23 +156,25 @@ export function sameStamp(a: FileStamp | null, b: FileStamp | null): boolean {
 /** Writes `bytes` to a new temp file in `dir` and fsyncs it; returns its path. */
 export function writeTemp(dir: string, key: string, bytes: Uint8Array): string {
   const tmp = join(dir, tempFileName(key));
-  const fd = openSync(tmp, 'wx', 0o644);
+  const fd = writerFs.openSync(tmp, 'wx', 0o644);
   try {
     let off = 0;
-    while (off < bytes.byteLength) off += writeSync(fd, bytes, off, bytes.byteLength - off);
-    fsyncSync(fd);
+    while (off < bytes.byteLength) off += writerFs.writeSync(fd, bytes, off, bytes.byteLength - off);
+    // Before the rename makes the name point at it: a crash after a rename of unsynced data could
+    // leave a complete-looking name over a file whose blocks never reached the disk.
+    writerFs.fsyncSync(fd);
   } catch (e) {
-    closeSync(fd);
+    writerFs.closeSync(fd);
     removeFile(tmp);
     throw e;
   }
-  closeSync(fd);
+  writerFs.closeSync(fd);
   return tmp;
 }
 
 /** Renames a written temp file over its final name and fsyncs the directory, so the rename is durable. */
 export function commitTemp(dir: string, tmp: string, key: string): void {
-  renameSync(tmp, join(dir, blobFileName(key)));
+  writerFs.renameSync(tmp, join(dir, blobFileName(key)));
   fsyncDir(dir);
 }
 
@@ -171,17 +182,17 @@ export function commitTemp(dir: string, tmp: string, key: string): void {
 export function fsyncDir(dir: string): void {
   let fd: number;
   try {
-    fd = openSync(dir, 'r');
+    fd = writerFs.openSync(dir, 'r');
   } catch {
     return;
   }
   try {
-    fsyncSync(fd);
+    writerFs.fsyncSync(fd);
   } catch (e) {
     const code = errno(e);
     if (code !== 'EISDIR' && code !== 'EINVAL' && code !== 'EPERM' && code !== 'EBADF') throw e;
   } finally {
-    closeSync(fd);
+    writerFs.closeSync(fd);
   }
 }
 

@@ -5,7 +5,8 @@
  * write takes the write lock up front (BEGIN IMMEDIATE) so a writer never fails to upgrade a stale read.
  */
 import Database from 'better-sqlite3';
-import { CacheError } from '../errors/index.js';
+import { closeSync, openSync, readSync } from 'node:fs';
+import { CacheError, CacheUnavailable } from '../errors/index.js';
 import type { Entry as IndexRow } from './types.js';
 
 /** How long a connection waits for another process's write lock before failing. */
@@ -33,9 +34,45 @@ function sleepSync(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
-function isBusy(e: unknown): boolean {
+function sqliteCode(e: unknown): string {
   const code = (e as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
+  return typeof code === 'string' ? code : '';
+}
+
+function isBusy(e: unknown): boolean {
+  return sqliteCode(e).startsWith('SQLITE_BUSY');
+}
+
+/** The index file is not a sound index (garbage, truncated, malformed): no retry can read it. */
+export interface DamagedIndex {
+  readonly damaged: string;
+}
+
+/** Thrown inside open() to carry a damage verdict out of the retry loop. */
+class Damage extends Error {}
+
+const SQLITE_MAGIC = Buffer.from('SQLite format 3\0', 'latin1');
+
+/**
+ * True if `file` exists, is not empty, and does not start as an SQLite database does. Judged before
+ * SQLite opens it, because closing a connection to such a file deletes its -wal, which is kept aside.
+ */
+function notADatabase(file: string): boolean {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch {
+    return false; // missing (a new cache) or unreadable: SQLite says which
+  }
+  try {
+    const head = Buffer.alloc(SQLITE_MAGIC.length);
+    const n = readSync(fd, head, 0, head.length, 0);
+    return n > 0 && (n < head.length || !head.equals(SQLITE_MAGIC));
+  } catch {
+    return false;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** The index database of one cache directory. */
@@ -56,8 +93,13 @@ export class CacheIndex {
     };
   }
 
-  /** Opens (creating if needed) the index at `file`; throws CacheError if SQLite cannot. */
-  static open(file: string): CacheIndex {
+  /**
+   * Opens (creating if needed) the index at `file`, or says it is damaged. Throws CacheError when another
+   * process held it too long (a retry may succeed), CacheUnavailable for any other cause (a directory
+   * in its place, no permission, a full disk), which a retry cannot fix.
+   */
+  static open(file: string): CacheIndex | DamagedIndex {
+    if (notADatabase(file)) return { damaged: 'file is not a database' };
     let db: Database.Database | undefined;
     try {
       db = new Database(file, { timeout: BUSY_TIMEOUT_MS });
@@ -68,7 +110,7 @@ export class CacheIndex {
         try {
           db.pragma('journal_mode = WAL');
           // NORMAL in WAL never corrupts the index; a power cut may lose the last rows, which only
-          // makes their blob files orphans that gc and verify sweep.
+          // makes their blob files orphans that gc and verify re-index.
           db.pragma('synchronous = NORMAL');
           db.transaction(() => db!.exec(SCHEMA)).immediate();
           break;
@@ -77,10 +119,25 @@ export class CacheIndex {
           sleepSync(10 + Math.random() * 20);
         }
       }
-      return new CacheIndex(db);
+      // A file cut short or overwritten past its first pages still opens; reading every page once
+      // finds it now, not in the middle of a job.
+      const check: unknown = db.pragma('quick_check', { simple: true });
+      if (check !== 'ok') throw new Damage(`quick_check: ${String(check)}`);
+      let index: CacheIndex;
+      try {
+        index = new CacheIndex(db);
+      } catch (e) {
+        throw new Damage(`not this cache's index: ${(e as Error).message}`);
+      }
+      return index;
     } catch (e) {
       db?.close();
-      throw new CacheError(file, `cannot open the cache index: ${(e as Error).message}`);
+      const code = sqliteCode(e);
+      if (e instanceof Damage) return { damaged: e.message };
+      if (code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT')) return { damaged: (e as Error).message };
+      const why = `cannot open the cache index: ${code === '' ? '' : `${code}: `}${(e as Error).message}`;
+      if (isBusy(e) || code.startsWith('SQLITE_LOCKED')) throw new CacheError(file, why);
+      throw new CacheUnavailable(file, why);
     }
   }
 

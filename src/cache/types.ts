@@ -22,7 +22,9 @@ export type { BlobDefect };
 export interface VerifyResult {
   readonly ok: Entry[];
   readonly bad: { readonly entry: Entry; readonly reason: BlobDefect }[];
-  /** Files swept because no row named them, or abandoned temp files. */
+  /** Blob files that had no row and check out in full: they have their row again. */
+  readonly reindexed: Entry[];
+  /** Files removed: blob files with no row that do not check out, and abandoned temp files. */
   readonly swept: string[];
 }
 
@@ -42,4 +44,21 @@ export interface CacheStats {
   readonly refused: number;
   readonly compiles: number;
   readonly puts: number;
+}
+
+/** How BlobCache.open treats a damaged index. */
+export interface OpenOptions {
+  /** Move a damaged index aside and start a new one (default true); false: refuse with CacheUnavailable. */
+  readonly repairIndex?: boolean;
+  /**
+   * After such a repair, re-index the blob files before open returns (default true); false leaves it
+   * to the next verify(), gc(), clear() or reindex(), for a caller that must not wait.
+   */
+  readonly reindexNow?: boolean;
+}
+
+/** The outcome of getOrCompile: the artifact, and whether it came from the cache. */
+export interface CompileResult {
+  readonly bytes: Buffer;
+  readonly hit: boolean;
 }

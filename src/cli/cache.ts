@@ -1,12 +1,18 @@
 /**
  * `npu-offload cache ls|verify|gc|clear`: inspect and maintain the blob cache. Prints a table, or one
- * JSON document with `--json`. Exit codes: 0 done; 1 verify found (and removed) bad entries, or the
- * cache failed; 2 the command was called wrongly.
+ * JSON document with `--json`. Errors go to stderr as `error [Code]: message`, or to stdout as
+ * `{ "error": {...} }` with `--json`, like every command. Exit codes: 0 done; 1 verify found damage
+ * (bad entries, which it removed, or a damaged index, which it moved aside and rebuilt), or the cache
+ * failed; 2 the command was called wrongly.
+ *
+ * verify, gc and clear move a damaged index aside and rebuild it from the blob files; ls only reads,
+ * and refuses a damaged index with CacheUnavailable.
  */
 import { BlobCache } from '../cache/blobCache.js';
 import { defaultCacheDir } from '../cache/defaultDir.js';
 import type { Entry } from '../cache/types.js';
-import { EngineError, UsageError } from '../errors/index.js';
+import { UsageError } from '../errors/index.js';
+import { reportError, type Io } from './output.js';
 
 /** The subcommands of `cache`. */
 export type CacheSubcommand = 'ls' | 'verify' | 'gc' | 'clear';
@@ -18,26 +24,39 @@ export interface CacheCommandOptions {
   readonly maxBytes?: number;
 }
 
-/** Runs one `cache` subcommand, writing lines to `out`; returns the exit code. */
-export function cacheCommand(sub: CacheSubcommand, opts: CacheCommandOptions, out: (line: string) => void): number {
+/** Runs one `cache` subcommand, writing to `io`; returns the exit code. */
+export function cacheCommand(sub: CacheSubcommand, opts: CacheCommandOptions, io: Io): number {
   const json = opts.json === true;
+  const out = (line: string) => io.out(line);
   let cache: BlobCache;
   try {
     if (!['ls', 'verify', 'gc', 'clear'].includes(sub)) throw new UsageError(`unknown cache command '${String(sub)}': use ls, verify, gc or clear`);
     if (sub === 'gc' && (typeof opts.maxBytes !== 'number' || !(opts.maxBytes >= 0))) {
       throw new UsageError('cache gc needs --max-bytes, a number of bytes of at least 0');
     }
-    cache = BlobCache.open(opts.cacheDir ?? defaultCacheDir());
+    // Re-indexed by the subcommand itself, so verify can list what it gave back.
+    cache = BlobCache.open(opts.cacheDir ?? defaultCacheDir(), { repairIndex: sub !== 'ls', reindexNow: false });
   } catch (e) {
-    return fail(e, json, out);
+    return reportError(e, io, json);
   }
   try {
     return run(cache, sub, opts, json, out);
   } catch (e) {
-    return fail(e, json, out);
+    return reportError(e, io, json);
   } finally {
     cache.close();
   }
+}
+
+/** The repair open made, for `--json`, or nothing. */
+function repairJson(cache: BlobCache): Record<string, unknown> {
+  return cache.repairedIndex === null ? {} : { repairedIndex: cache.repairedIndex };
+}
+
+/** Tells a person that open moved a damaged index aside. */
+function repairLine(cache: BlobCache, out: (line: string) => void): void {
+  const r = cache.repairedIndex;
+  if (r !== null) out(`damaged index (${r.reason}) moved aside to ${r.movedTo}; rebuilt from the blob files`);
 }
 
 function run(cache: BlobCache, sub: CacheSubcommand, opts: CacheCommandOptions, json: boolean, out: (line: string) => void): number {
@@ -56,34 +75,33 @@ function run(cache: BlobCache, sub: CacheSubcommand, opts: CacheCommandOptions, 
       if (json) {
         out(JSON.stringify({
           dir: cache.dir,
+          ...repairJson(cache),
           ok: r.ok.map(entryJson),
           bad: r.bad.map((b) => ({ ...entryJson(b.entry), reason: b.reason })),
+          reindexed: r.reindexed.map(entryJson),
           swept: r.swept,
         }));
       } else {
+        repairLine(cache, out);
         for (const b of r.bad) out(`bad  ${b.entry.key.slice(0, 16)}  ${b.entry.device}  ${b.entry.compiler}  ${b.reason} (removed)`);
+        for (const e of r.reindexed) out(`re-indexed  ${e.key.slice(0, 16)}  ${e.device}  ${e.compiler}`);
         for (const s of r.swept) out(`swept  ${s}`);
-        out(`${r.ok.length} ok, ${r.bad.length} bad (removed), ${r.swept.length} stray files swept`);
+        out(`${r.ok.length} ok, ${r.reindexed.length} re-indexed, ${r.bad.length} bad (removed), ${r.swept.length} stray files swept`);
       }
-      return r.bad.length > 0 ? 1 : 0;
+      return r.bad.length > 0 || cache.repairedIndex !== null ? 1 : 0;
     }
     case 'gc':
     case 'clear': {
       const r = sub === 'gc' ? cache.gc({ maxBytes: opts.maxBytes ?? 0 }) : cache.clear();
-      if (json) out(JSON.stringify({ dir: cache.dir, removed: r.removed.map(entryJson), freedBytes: r.freedBytes }));
+      if (json) out(JSON.stringify({ dir: cache.dir, ...repairJson(cache), removed: r.removed.map(entryJson), freedBytes: r.freedBytes }));
       else {
+        repairLine(cache, out);
         table(r.removed, out);
         out(`removed ${r.removed.length} ${r.removed.length === 1 ? 'entry' : 'entries'}, freed ${bytes(r.freedBytes)}`);
       }
       return 0;
     }
   }
-}
-
-function fail(e: unknown, json: boolean, out: (line: string) => void): number {
-  if (!(e instanceof EngineError)) throw e;
-  out(json ? JSON.stringify({ error: e.toWire() }) : `error: ${e.message}`);
-  return e instanceof UsageError ? 2 : 1;
 }
 
 function entryJson(e: Entry): Record<string, unknown> {

@@ -9,7 +9,7 @@ import { SingleBar, Presets } from 'cli-progress';
 import PQueue from 'p-queue';
 import { asEngineError, createEngine } from '../jobs/engine.js';
 import { parseProgramText } from '../ir/codec.js';
-import { UsageError } from '../errors/index.js';
+import { CacheUnavailable, UsageError } from '../errors/index.js';
 import { readText } from './files.js';
 import type { Io } from './output.js';
 import { EXIT, errorJson } from './output.js';
@@ -68,6 +68,8 @@ export async function farmCommand(dir: string, opts: FarmOptions, io: Io): Promi
   const bar = showBar ? new SingleBar({ format: 'farm {bar} {value}/{total} programs | {hits} hits, {compiled} compiled, {refused} refused', stream: process.stderr }, Presets.shades_classic) : null;
   let hits = 0, compiled = 0, skipped = 0;
   const refused: { file: string; error: Record<string, unknown> }[] = [];
+  // A cache that cannot open fails every program alike: it is the farm's failure, reported once.
+  let unavailable: CacheUnavailable | null = null;
   try {
     bar?.start(files.length, 0, { hits, compiled, refused: 0 });
     const queue = new PQueue({ concurrency: workers * 2 });
@@ -80,6 +82,7 @@ export async function farmCommand(dir: string, opts: FarmOptions, io: Io): Promi
         if (r.hit) hits++; else compiled++;
       } catch (e) {
         const err = asEngineError(e);
+        if (err instanceof CacheUnavailable) { unavailable ??= err; queue.clear(); return; }
         refused.push({ file: name, error: errorJson(err).error });
         if (!opts.json && !bar) io.err(`refused ${name}: [${err.code}] ${err.message}`);
       } finally {
@@ -90,6 +93,7 @@ export async function farmCommand(dir: string, opts: FarmOptions, io: Io): Promi
     bar?.stop();
     await engine.close();
   }
+  if (unavailable !== null) throw unavailable;
   refused.sort((a, b) => a.file.localeCompare(b.file));
   const summary: FarmSummary = { programs: files.length - skipped, hits, compiled, skipped, refused, ms: Math.round(performance.now() - started) };
   if (opts.json) io.out(JSON.stringify(summary));

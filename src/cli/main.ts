@@ -104,7 +104,7 @@ export function buildCli(io: Io, done: (code: number) => void): Command {
       .option('--json', 'machine-readable output');
     if (sub === 'gc') c.option('--max-bytes <n>', 'size cap in bytes', intArg('--max-bytes'));
     c.action((o: { cacheDir?: string; json?: boolean; maxBytes?: number }) => {
-      done(cacheCommand(sub as CacheSubcommand, o, (l) => io.out(l)));
+      done(cacheCommand(sub as CacheSubcommand, o, io));
     });
   }
 

@@ -2,6 +2,8 @@ import { expect } from 'chai';
 import { existsSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BlobCache, CACHE_SCHEMA_VERSION, CacheError, defaultCacheDir, identityKey } from '../../src/cache/index.js';
+import { CacheUnavailable } from '../../src/errors/index.js';
+import { stampOf } from '../../src/cache/blobFile.js';
 import { checkBody, filesEndingWith, identity, makeTempDir, patternBody, removeTempDir } from './helpers/fixture.js';
 
 describe('BlobCache', () => {
@@ -147,15 +149,31 @@ describe('BlobCache', () => {
     expect(() => cache.get(identity())).to.throw(CacheError, /closed/);
   });
 
-  it('reports an unusable directory with a typed error', () => {
+  it('reports an unusable directory as CacheUnavailable, with its path and the cause', () => {
     const file = join(dir, 'plain-file');
     writeFileSync(file, 'x');
     let err: unknown;
     try { BlobCache.open(join(file, 'cache')); } catch (e) { err = e; }
-    expect(err).to.be.instanceOf(CacheError);
-    expect((err as CacheError).code).to.equal('CacheError');
-    expect((err as CacheError).path).to.equal(join(file, 'cache'));
-    expect((err as CacheError).message).to.match(/cannot be created or written/);
+    expect(err).to.be.instanceOf(CacheUnavailable);
+    expect((err as CacheUnavailable).code).to.equal('CacheUnavailable');
+    expect((err as CacheUnavailable).path).to.equal(join(file, 'cache'));
+    expect((err as CacheUnavailable).reason).to.match(/cannot be created or written: ENOTDIR/);
+  });
+
+  it('discarding a judged entry keeps the one a newer writer put in its place', () => {
+    const key = identityKey(identity());
+    cache.put(identity(), patternBody(1, 1000));
+    const judged = stampOf(cache.blobPath(key));
+    expect(judged).to.not.equal(null);
+    cache.put(identity(), patternBody(2, 1500));
+    cache.discard(key, judged);
+    expect(cache.get(identity()), 'the newer entry survives').to.deep.equal(patternBody(2, 1500));
+    expect(cache.list().map((e) => e.key)).to.deep.equal([key]);
+    // The stamp of the file that is there now does discard it.
+    cache.discard(key, stampOf(cache.blobPath(key)));
+    expect(cache.get(identity())).to.equal(null);
+    expect(existsSync(cache.blobPath(key))).to.equal(false);
+    expect(cache.list()).to.deep.equal([]);
   });
 });
 

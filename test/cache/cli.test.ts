@@ -5,10 +5,11 @@ import { cacheCommand } from '../../src/cli/cache.js';
 import { BlobCache, identityKey } from '../../src/cache/index.js';
 import { identity, makeTempDir, patternBody, removeTempDir } from './helpers/fixture.js';
 
-function run(sub: Parameters<typeof cacheCommand>[0], opts: Parameters<typeof cacheCommand>[1]): { code: number; lines: string[] } {
+function run(sub: Parameters<typeof cacheCommand>[0], opts: Parameters<typeof cacheCommand>[1]): { code: number; lines: string[]; errs: string[] } {
   const lines: string[] = [];
-  const code = cacheCommand(sub, opts, (l) => lines.push(l));
-  return { code, lines };
+  const errs: string[] = [];
+  const code = cacheCommand(sub, opts, { out: (l) => lines.push(l), err: (l) => errs.push(l) });
+  return { code, lines, errs };
 }
 
 describe('cache CLI command', () => {
@@ -48,13 +49,19 @@ describe('cache CLI command', () => {
     expect(doc.bad[0]).to.include({ key: identityKey(identity(1, 'npu4:lnl')), reason: 'truncated' });
     const again = run('verify', { cacheDir: dir });
     expect(again.code).to.equal(0);
-    expect(again.lines.at(-1)).to.equal('1 ok, 0 bad (removed), 0 stray files swept');
+    expect(again.lines.at(-1)).to.equal('1 ok, 0 re-indexed, 0 bad (removed), 0 stray files swept');
   });
 
   it('gc needs maxBytes and removes down to it; clear empties', () => {
     const bad = run('gc', { cacheDir: dir });
     expect(bad.code).to.equal(2);
-    expect(bad.lines[0]).to.match(/^error: cache gc needs --max-bytes/);
+    expect(bad.lines).to.deep.equal([]);
+    expect(bad.errs).to.have.length(1);
+    expect(bad.errs[0]).to.match(/^error \[UsageError\]: cache gc needs --max-bytes/);
+    const badJson = run('gc', { cacheDir: dir, json: true });
+    expect(badJson.code).to.equal(2);
+    expect(badJson.errs).to.deep.equal([]);
+    expect(JSON.parse(badJson.lines[0]!)).to.deep.equal({ error: { code: 'UsageError', reason: 'cache gc needs --max-bytes, a number of bytes of at least 0' } });
     const gc = run('gc', { cacheDir: dir, maxBytes: 4000, json: true });
     expect(gc.code).to.equal(0);
     const doc = JSON.parse(gc.lines[0]!) as { removed: { key: string }[]; freedBytes: number };
@@ -66,11 +73,19 @@ describe('cache CLI command', () => {
     expect(run('ls', { cacheDir: dir, json: true }).lines[0]).to.include('"entries":[]');
   });
 
-  it('reports an unusable cache directory as a typed error', () => {
+  it('reports an unusable cache directory as CacheUnavailable naming the path and the cause', () => {
     const file = join(dir, 'file');
     writeFileSync(file, '');
     const r = run('ls', { cacheDir: join(file, 'sub'), json: true });
     expect(r.code).to.equal(1);
-    expect((JSON.parse(r.lines[0]!) as { error: { code: string } }).error.code).to.equal('CacheError');
+    expect(r.errs).to.deep.equal([]);
+    const doc = JSON.parse(r.lines[0]!) as { error: { code: string; path: string; reason: string } };
+    expect(doc.error).to.include({ code: 'CacheUnavailable', path: join(file, 'sub') });
+    expect(doc.error.reason).to.contain('ENOTDIR');
+    const text = run('verify', { cacheDir: join(file, 'sub') });
+    expect(text.code).to.equal(1);
+    expect(text.lines).to.deep.equal([]);
+    expect(text.errs).to.have.length(1);
+    expect(text.errs[0]).to.match(/^error \[CacheUnavailable\]: the blob cache at .*\/file\/sub cannot be used: .*ENOTDIR/);
   });
 });

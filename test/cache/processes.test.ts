@@ -4,10 +4,10 @@
  */
 import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BlobCache, identityKey } from '../../src/cache/index.js';
+import { BlobCache, CACHE_SCHEMA_VERSION, identityKey } from '../../src/cache/index.js';
 import { writeBlobFile } from '../../src/cache/blobFile.js';
 import { resolveIdentity } from '../../src/cache/identity.js';
 import { checkBody, filesEndingWith, identity, makeTempDir, patternBody, removeTempDir } from './helpers/fixture.js';
@@ -15,7 +15,7 @@ import { checkBody, filesEndingWith, identity, makeTempDir, patternBody, removeT
 const CHILD = fileURLToPath(new URL('./helpers/cacheChild.js', import.meta.url));
 
 function child(args: string[]): { proc: ChildProcess; exited: Promise<{ code: number | null; signal: string | null; stderr: string }> } {
-  const proc = spawn(process.execPath, [CHILD, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [CHILD, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
   let stderr = '';
   proc.stderr!.on('data', (d: Buffer) => { stderr += d.toString(); });
   const exited = new Promise<{ code: number | null; signal: string | null; stderr: string }>((res) => {
@@ -32,6 +32,28 @@ function firstLine(proc: ChildProcess): Promise<string> {
       if (text.includes('\n')) res(text.split('\n')[0]!);
     });
     proc.on('exit', () => rej(new Error(`child exited before a line: ${text}`)));
+  });
+}
+
+/** Reads a child's stdout line by line: each call resolves with the next line. */
+function lines(proc: ChildProcess): () => Promise<string> {
+  const ready: string[] = [];
+  const waiting: ((line: string) => void)[] = [];
+  let text = '';
+  proc.stdout!.on('data', (d: Buffer) => {
+    text += d.toString();
+    let nl: number;
+    while ((nl = text.indexOf('\n')) >= 0) {
+      const line = text.slice(0, nl);
+      text = text.slice(nl + 1);
+      const w = waiting.shift();
+      if (w) w(line); else ready.push(line);
+    }
+  });
+  proc.on('exit', () => { for (const w of waiting.splice(0)) w(`(exited; left: ${text})`); });
+  return () => new Promise((res) => {
+    const l = ready.shift();
+    if (l !== undefined) res(l); else waiting.push(res);
   });
 }
 
@@ -66,26 +88,63 @@ describe('BlobCache across processes and crashes', function () {
   beforeEach(() => { dir = makeTempDir(); });
   afterEach(() => removeTempDir(dir));
 
-  it('leaves exactly one valid entry when processes put one key at once', async () => {
-    const startAt = String(Date.now() + 600);
-    const kids = [1, 2, 3].map((seed) => child(['put', dir, String(seed), '40', startAt]));
-    const results = await Promise.all(kids.map((k) => k.exited));
-    for (const r of results) expect(r, r.stderr).to.include({ code: 0 });
+  /** The single entry of identity(), checked against its file, the body it holds, and a clean folder. */
+  function expectOnlyEntry(seed: number, length: number): void {
     const cache = BlobCache.open(dir);
     try {
       const entries = cache.list();
-      expect(entries.length).to.equal(1);
-      const got = cache.get(identity());
-      expect(got).to.not.equal(null);
-      expect(checkBody(got!)).to.equal(true);
+      expect(entries.map((e) => e.key)).to.deep.equal([identityKey(identity())]);
+      expect(cache.get(identity())).to.deep.equal(patternBody(seed, length));
       // The row describes the file the last rename left, because rename and row share the write lock.
       expect(entries[0]!.size).to.equal(statSync(cache.blobPath(entries[0]!.key)).size);
-      expect(cache.verify()).to.deep.include({ bad: [], swept: [] });
+      expect(cache.verify()).to.deep.include({ bad: [], reindexed: [], swept: [] });
       expect(filesEndingWith(cache.blobDir, '.blob')).to.deep.equal([`${identityKey(identity())}.blob`]);
       expect(filesEndingWith(cache.blobDir, '.tmp')).to.deep.equal([]);
     } finally {
       cache.close();
     }
+  }
+
+  it('keeps the committed entry when a second process\'s put of the same key fails mid-write', async () => {
+    const first = BlobCache.open(dir);
+    first.put(identity(), patternBody(1, 20_000));
+    first.close();
+    const second = child(['paused', dir, '2', '30000']);
+    const out = lines(second.proc);
+    expect(await out()).to.equal('paused');
+    // Half its temp file is on disk; readers see the committed entry only.
+    const reader = BlobCache.open(dir);
+    try {
+      expect(filesEndingWith(reader.blobDir, '.tmp')).to.have.length(1);
+      expect(reader.get(identity())).to.deep.equal(patternBody(1, 20_000));
+    } finally {
+      reader.close();
+    }
+    second.proc.stdin!.end('fail\n');
+    expect([await out(), await out()]).to.deep.equal(['put failed CacheError', 'got 1']);
+    expect((await second.exited).code).to.equal(0);
+    // The failed writer removed its own temp file: no open has swept the folder since.
+    expect(filesEndingWith(join(dir, `v${CACHE_SCHEMA_VERSION}`, 'blobs'), '.tmp')).to.deep.equal([]);
+    expectOnlyEntry(1, 20_000);
+  });
+
+  it('the last rename wins when two processes put one key at once, and its row describes its file', async () => {
+    const slow = child(['paused', dir, '3', '30000']);
+    const out = lines(slow.proc);
+    expect(await out()).to.equal('paused');
+    // A second writer puts the same key from start to end while the first is halfway through.
+    const fast = child(['put', dir, '4', '1', String(Date.now())]);
+    expect(await fast.exited).to.include({ code: 0 });
+    const between = BlobCache.open(dir);
+    try {
+      expect(between.get(identity())).to.deep.equal(patternBody(4000, 1000 + ((4000 * 7919) % 60_000)));
+    } finally {
+      between.close();
+    }
+    slow.proc.stdin!.end('go\n');
+    expect([await out(), await out()]).to.deep.equal(['put ok', 'got 3']);
+    expect((await slow.exited).code).to.equal(0);
+    expectOnlyEntry(3, 30_000);
   });
 
   it('leaves nothing that loads wrongly when a writer is killed at random points', async () => {
@@ -99,7 +158,7 @@ describe('BlobCache across processes and crashes', function () {
     }
   });
 
-  it('never uses a blob file that has no index row, and sweeps it', async () => {
+  it('never uses a blob file that has no index row; verify and gc re-index it, or sweep it when damaged', async () => {
     const cache = BlobCache.open(dir);
     try {
       // A crash between the blob's rename and its row leaves exactly this.
@@ -111,14 +170,25 @@ describe('BlobCache across processes and crashes', function () {
       expect(calls).to.equal(1);
       expect(got.hit).to.equal(false);
       expect(cache.get(identity())).to.deep.equal(patternBody(10, 600));
-      // An orphan of another key is swept by verify and by gc.
+      // A whole orphan of another key carries its identity: verify gives it its row back.
       const o = resolveIdentity(identity(1));
       writeBlobFile(cache.blobDir, o.key, o.canonical, patternBody(11, 500));
-      expect(cache.verify().swept).to.deep.equal([cache.blobPath(o.key)]);
-      writeBlobFile(cache.blobDir, o.key, o.canonical, patternBody(11, 500));
+      const v = cache.verify();
+      expect(v.swept).to.deep.equal([]);
+      expect(v.reindexed.map((e) => [e.key, e.device, e.compiler, e.compilerVersion])).to.deep.equal([[o.key, 'xdna2:aie2p', 'iron', '1.4.0']]);
+      expect(v.reindexed[0]!.size).to.equal(statSync(cache.blobPath(o.key)).size);
+      expect(cache.get(identity(1))).to.deep.equal(patternBody(11, 500));
+      // A damaged orphan is swept, by verify and by gc alike.
+      const p = resolveIdentity(identity(2));
+      writeBlobFile(cache.blobDir, p.key, p.canonical, patternBody(12, 500));
+      const damaged = readFileSync(cache.blobPath(p.key));
+      damaged[damaged.length - 1]! ^= 1;
+      writeFileSync(cache.blobPath(p.key), damaged);
+      expect(cache.verify()).to.deep.include({ swept: [cache.blobPath(p.key)], reindexed: [] });
+      writeFileSync(cache.blobPath(p.key), damaged);
       cache.gc({ maxBytes: 1e9 });
-      expect(existsSync(cache.blobPath(o.key))).to.equal(false);
-      expect(cache.get(identity(1))).to.equal(null);
+      expect(existsSync(cache.blobPath(p.key))).to.equal(false);
+      expect(cache.get(identity(2))).to.equal(null);
       expect(cache.get(identity())).to.deep.equal(patternBody(10, 600));
     } finally {
       cache.close();
