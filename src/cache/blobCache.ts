@@ -14,9 +14,10 @@
  *   even when several processes put the same key at once;
  * - verify() and a get remove what they refuse; verify reports it too.
  */
-import { constants, accessSync, mkdirSync } from 'node:fs';
+import { constants, accessSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { CacheError, EngineError } from '../errors.js';
+import { ensureDir } from '../io/write.js';
 import {
   blobFileName, commitTemp, encodeBlob, readBlobFile, removeFile, sameStamp, stampOf, writeTemp, type FileStamp,
 } from './blobFile.js';
@@ -63,7 +64,7 @@ export class BlobCache {
     const root = join(abs, `v${CACHE_SCHEMA_VERSION}`);
     const blobDir = join(root, 'blobs');
     try {
-      mkdirSync(blobDir, { recursive: true });
+      ensureDir(blobDir, (_p, why) => new CacheError(abs, `the cache directory cannot be created or written: ${why}`));
       accessSync(blobDir, constants.R_OK | constants.W_OK | constants.X_OK);
     } catch (e) {
       throw wrap(e, abs, 'the cache directory cannot be created or written');
