@@ -18,9 +18,10 @@
  *   a new one started (see repair.ts), so a broken index costs rows, which the files give back, and
  *   never blobs.
  */
-import { constants, accessSync, mkdirSync } from 'node:fs';
+import { constants, accessSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { CacheError, CacheUnavailable, EngineError } from '../errors/index.js';
+import { CacheError, CacheUnavailable, EngineError, messageOf } from '../errors/index.js';
+import { ensureDir } from '../io/write.js';
 import {
   blobFileName, commitTemp, encodeBlob, readBlobFile, removeFile, sameStamp, stampOf, writeTemp, type FileStamp,
 } from './blobFile.js';
@@ -68,11 +69,12 @@ export class BlobCache {
     const abs = resolve(dir);
     const root = join(abs, `v${CACHE_SCHEMA_VERSION}`);
     const blobDir = join(root, 'blobs');
+    const unusable = (why: string) => new CacheUnavailable(abs, `the cache directory cannot be created or written: ${why}`);
+    ensureDir(blobDir, (_p, why) => unusable(why));
     try {
-      mkdirSync(blobDir, { recursive: true });
       accessSync(blobDir, constants.R_OK | constants.W_OK | constants.X_OK);
     } catch (e) {
-      throw new CacheUnavailable(abs, `the cache directory cannot be created or written: ${e instanceof Error ? e.message : String(e)}`);
+      throw unusable(messageOf(e));
     }
     const { index, repaired } = openIndex(join(root, 'index.sqlite'), opts.repairIndex !== false);
     const cache = new BlobCache(abs, blobDir, index, repaired);

@@ -1,29 +1,26 @@
 /** Reading the files a user names, with typed errors that name the file and what is wrong with it. */
-import { readFileSync } from 'node:fs';
-import { InvalidInput, UsageError } from '../errors/index.js';
+import { InvalidInput } from '../errors/index.js';
+import { readRegularFile } from '../io/files.js';
 import { parseProgramText } from '../ir/codec.js';
 import { jsonErrorAt } from '../ir/jsonText.js';
 import type { Program } from '../ir/types.js';
 
-/** The text of a file, or a UsageError naming it. */
-export function readText(file: string): string {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : code ?? String(e);
-    throw new UsageError(`cannot read ${file}: ${why}`);
-  }
+/**
+ * The text of a regular file of at most the `file-bytes` limit; `what` names it in errors. A missing
+ * file, a directory, a FIFO or a device is a UsageError naming it; a larger file is ResourceLimit.
+ */
+export function readText(file: string, what = 'file'): string {
+  return readRegularFile(file, { what }).toString('utf8');
 }
 
 /** A program file, decoded (structure only; validation is checkProgram's). */
 export function readProgram(file: string): Program {
-  return parseProgramText(readText(file));
+  return parseProgramText(readText(file, 'program'));
 }
 
 /** An inputs file as JSON; a syntax error is InvalidInput naming the line and column. */
 export function readInputs(file: string): unknown {
-  const text = readText(file);
+  const text = readText(file, 'inputs file');
   try {
     return JSON.parse(text) as unknown;
   } catch (e) {

@@ -18,6 +18,8 @@ import { packGguf, type PackProgress } from '../model/pack/pack.js';
 import { verifyLines } from '../model/pack/report.js';
 import { checkStamp, sourceIdentity } from '../model/pack/stamp.js';
 import { DEFAULT_MIN_COSINE, verifyPack } from '../model/pack/verify.js';
+import { jsonErrorAt } from '../ir/jsonText.js';
+import { escapeControl } from '../io/escape.js';
 import { readText } from './files.js';
 import { EXIT, type Io } from './output.js';
 
@@ -86,12 +88,12 @@ export function ggufInfoCommand(path: string, opts: GgufInfoOptions, io: Io): nu
 
 /** Checks that a config.json carries the GGUF's declared scales; exit 1 on a fatal finding. */
 export function ggufCheckConfigCommand(ggufPath: string, configPath: string, opts: GgufCheckConfigOptions, io: Io): number {
-  const text = readText(configPath);
+  const text = readText(configPath, 'config');
   let config: unknown;
   try {
     config = JSON.parse(text) as unknown;
   } catch (e) {
-    throw new InvalidInput('', `${configPath} is not JSON: ${e instanceof Error ? e.message : String(e)}`);
+    throw new InvalidInput('', `${configPath} is not JSON: ${jsonErrorAt(text, e instanceof Error ? e.message : String(e))}`);
   }
   if (typeof config !== 'object' || config === null || Array.isArray(config)) throw new InvalidInput('', `${configPath} is not a JSON object`);
   const findings = withFile(ggufPath, (f) => scanDeclaredScales(f.metadata, config));
@@ -132,7 +134,7 @@ function progressBar(label: string, show: boolean): { onProgress: (p: PackProgre
   let started = false;
   return {
     onProgress: (p) => {
-      const payload = { mb: (p.doneBytes / MB).toFixed(1), totalMb: (p.totalBytes / MB).toFixed(1), index: p.tensorIndex + 1, count: p.tensorCount, tensor: p.tensor };
+      const payload = { mb: (p.doneBytes / MB).toFixed(1), totalMb: (p.totalBytes / MB).toFixed(1), index: p.tensorIndex + 1, count: p.tensorCount, tensor: escapeControl(p.tensor) };
       if (!started) { bar.start(p.totalBytes, p.doneBytes, payload); started = true; } else bar.update(p.doneBytes, payload);
     },
     stop: () => { if (started) bar.stop(); },
@@ -224,7 +226,7 @@ export function registerGgufCommands(gguf: Command, io: Io, wrap: GgufWrap): voi
     .argument('[outdir]', 'the model directory to write (or use --cache)')
     .option('--tokenizer <dir>', 'directory holding the tokenizer.json to copy')
     .option('--cache', 'pack into the repack cache (reused while its stamp and config scan pass)')
-    .option('--force', 'replace a non-empty output directory')
+    .option('--force', 'replace a previous pack in OUTDIR (refused when OUTDIR holds anything else)')
     .option('--json', 'machine-readable output')
     .action(wrap((_f: string, _d: string | undefined, o: GgufPackOptions) => o.json === true,
       (f: string, d: string | undefined, o: GgufPackOptions) => ggufPackCommand(f, d, o, io)));

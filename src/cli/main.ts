@@ -22,7 +22,8 @@ import { TARGET_NAMES } from '../targets/target.js';
 function intArg(what: string) {
   return (v: string): number => {
     const n = Number(v);
-    if (!Number.isInteger(n) || n < 0 || v.trim() === '') throw new InvalidArgumentError(`${what} must be a whole number, got ${JSON.stringify(v)}`);
+    // Safe integers only: 1e20 is an integer to JavaScript but no count the engine can take (a usage error).
+    if (!Number.isSafeInteger(n) || n < 0 || v.trim() === '') throw new InvalidArgumentError(`${what} must be a whole number from 0 to ${Number.MAX_SAFE_INTEGER}, got ${JSON.stringify(v)}`);
     return n;
   };
 }

@@ -3,6 +3,7 @@
  * machines, never a stack trace for a user's mistake.
  */
 import { EngineError } from '../errors/index.js';
+import { escapeLines } from '../io/escape.js';
 import type { Tensor } from '../ir/tensor.js';
 
 export interface Io {
@@ -10,9 +11,14 @@ export interface Io {
   err(line: string): void;
 }
 
+/**
+ * The terminal: every line is escaped on its way out, since names and strings quoted from files may
+ * hold control characters. JSON stays the same document (JSON.stringify leaves only DEL and C1 raw,
+ * and their escapes are JSON's own).
+ */
 export const processIo: Io = {
-  out: (l) => process.stdout.write(l + '\n'),
-  err: (l) => process.stderr.write(l + '\n'),
+  out: (l) => process.stdout.write(escapeLines(l) + '\n'),
+  err: (l) => process.stderr.write(escapeLines(l) + '\n'),
 };
 
 /** Exit codes: 0 done, 1 a typed refusal or failure, 2 a usage error, 3 an internal defect. */
@@ -27,12 +33,12 @@ export function errorJson(e: EngineError): { error: Record<string, unknown> } {
 export function reportError(e: unknown, io: Io, json: boolean): number {
   if (e instanceof EngineError) {
     if (json) io.out(JSON.stringify(errorJson(e)));
-    else io.err(`error [${e.code}]: ${e.message}`);
+    else io.err(`error [${e.code}]: ${escapeLines(e.message)}`);
     return e.code === 'UsageError' ? EXIT.usage : EXIT.refused;
   }
   const msg = e instanceof Error ? e.message : String(e);
   if (json) io.out(JSON.stringify({ error: { code: 'Internal', message: msg } }));
-  else io.err(`internal error: ${msg}${process.env.NPU_OFFLOAD_DEBUG && e instanceof Error ? `\n${e.stack}` : ''}`);
+  else io.err(`internal error: ${escapeLines(msg)}${process.env.NPU_OFFLOAD_DEBUG && e instanceof Error ? `\n${e.stack}` : ''}`);
   return EXIT.internal;
 }
 

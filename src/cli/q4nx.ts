@@ -5,9 +5,10 @@
  * code order, from the data or against a GGUF of the same model. Exit codes: 0 done, 1 a typed
  * refusal (Q4nxError, GgufError), 2 the command was called wrongly.
  */
-import { closeSync, existsSync, openSync, readSync } from 'node:fs';
+import { closeSync, existsSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { UsageError } from '../errors/index.js';
+import { openRegularFile } from '../io/files.js';
 import { dequantize } from '../model/gguf/dequant.js';
 import { ggmlType } from '../model/gguf/ggmlTypes.js';
 import { openGguf } from '../model/gguf/reader.js';
@@ -78,7 +79,7 @@ function ggufRows(path: string, t: GgufTensorInfo, n: number): Float32Array {
   const info = ggmlType(t.type)!;
   const count = n * cols;
   const bytes = new Uint8Array((count / info.blockSize) * info.typeSize);
-  const fd = openSync(path, 'r');
+  const { fd } = openRegularFile(path, { what: 'GGUF' });
   try {
     let off = 0;
     while (off < bytes.length) {

@@ -13,9 +13,11 @@
  * sealed (1BPKCRYP) file is refused. Every command prints one line per fact, or one JSON document
  * with `--json`; exit 0 done, 1 refused (`{ "error": { code, ...fields } }` with --json), 2 usage.
  */
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, sep } from 'node:path';
 import { UsageError } from '../errors/index.js';
+import { readRegularFile } from '../io/files.js';
+import { ensureDir, writeOutputFile } from '../io/write.js';
 import { formatKernelKey, generateKernelKey, parseKernelKey } from '../seal/kernelKey.js';
 import type { Manifest } from '../seal/manifest.js';
 import { checkSet, sealSet, verifySet } from '../seal/set.js';
@@ -68,11 +70,21 @@ export function sealKeygenCommand(opts: SealKeygenOptions, io: Io): number {
       if (existsSync(p)) throw new UsageError(`${p} already exists; keygen never overwrites a key`);
     }
     const { privatePem, publicPem } = keyPairPem(generateSigningKeyPair());
-    mkdirSync(dirname(paths.signingKey), { recursive: true });
-    // Secrets are created owner-only and exclusively ('wx'), so a race cannot clobber a key either.
-    writeFileSync(paths.signingKey, privatePem, { mode: 0o600, flag: 'wx' });
-    writeFileSync(paths.publicKey, publicPem, { mode: 0o644, flag: 'wx' });
-    writeFileSync(paths.kernelKey, formatKernelKey(generateKernelKey()), { mode: 0o600, flag: 'wx' });
+    ensureDir(dirname(paths.signingKey));
+    // Secrets are created owner-only and exclusively, so a race cannot clobber a key either. A failure
+    // part way removes what this call wrote, so a second try does not meet its own half-written keys.
+    const written: string[] = [];
+    try {
+      for (const [path, text, mode] of [
+        [paths.signingKey, privatePem, 0o600], [paths.publicKey, publicPem, 0o644], [paths.kernelKey, formatKernelKey(generateKernelKey()), 0o600],
+      ] as const) {
+        writeOutputFile(path, text, { mode, exclusive: true });
+        written.push(path);
+      }
+    } catch (e) {
+      for (const p of written) rmSync(p, { force: true });
+      throw e;
+    }
     if (json) io.out(JSON.stringify(paths));
     else {
       io.out(`signing key (keep secret, for seal write --key): ${paths.signingKey}`);
@@ -140,12 +152,7 @@ function report(set: string, m: Manifest, signed: boolean, json: boolean, io: Io
 
 /** A file the user named; a missing one is a usage error (exit 2), a malformed one the seal's refusal. */
 function readArg(file: string, flag: string): Buffer {
-  try {
-    return readFileSync(file);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    throw new UsageError(`cannot read ${flag} ${file}: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : code ?? String(e)}`);
-  }
+  return readRegularFile(file, { what: flag });
 }
 
 function requireSetDir(set: string): void {

@@ -78,7 +78,9 @@ export class GgufError extends EngineError {
 export class SealError extends EngineError {
   readonly code = 'SealError' as const;
   constructor(readonly file: string | null, readonly reason: SealReason, detail?: string) {
-    super(`sealed set${file === null ? '' : ` ${file}`}: ${SEAL_REASONS[reason]}${detail ? ` (${detail})` : ''}`);
+    // A key is not part of any set: its errors name the key file, not "sealed set".
+    const subject = reason === 'bad-key' ? (file === null ? 'key' : `key file ${file}`) : `sealed set${file === null ? '' : ` ${file}`}`;
+    super(`${subject}: ${SEAL_REASONS[reason]}${detail ? ` (${detail})` : ''}`);
   }
   static readonly wire = { file: 'string?', reason: 'string' } as const;
 }

@@ -3,6 +3,7 @@
  * (and quotes the whole text in its message), so a small scanner finds the first offending character
  * and the message names its line and column instead.
  */
+import { escapeControl, quote } from '../io/escape.js';
 
 class Stop {
   constructor(readonly at: number) {}
@@ -98,8 +99,9 @@ export function lineColumn(text: string, offset: number): { line: number; column
 /** A reason for a JSON syntax error naming its line and column, given JSON.parse's own message. */
 export function jsonErrorAt(text: string, parseMessage: string): string {
   const at = jsonErrorOffset(text);
-  if (at === undefined) return `not valid JSON: ${parseMessage.slice(0, 200)}`;
+  // JSON.parse quotes the text it stopped at, which may hold control characters.
+  if (at === undefined) return `not valid JSON: ${escapeControl(parseMessage.slice(0, 200))}`;
   const { line, column } = lineColumn(text, at);
-  const what = at >= text.length ? 'the text ends early' : `unexpected ${JSON.stringify(text[at])}`;
+  const what = at >= text.length ? 'the text ends early' : `unexpected ${quote(text[at]!)}`;
   return `not valid JSON at line ${line}, column ${column}: ${what}`;
 }

@@ -2,6 +2,7 @@
  * JSON pointers (RFC 6901) and the small type tests every decoder of the wire formats shares. Every
  * refusal names its place as a pointer, so the helpers here build them the one correct way.
  */
+import { quote } from '../io/escape.js';
 
 /** Escapes one reference token of a JSON pointer (`~` as `~0`, `/` as `~1`, in that order). */
 export function escapeToken(token: string | number): string {
@@ -26,7 +27,9 @@ export function kindOf(v: unknown): string {
   if (Array.isArray(v)) return 'an array';
   if (typeof v === 'object') return 'an object';
   if (typeof v === 'number') return `the number ${v}`;
-  if (typeof v === 'string') return `the string ${JSON.stringify(v)}`;
+  if (typeof v === 'string') return `the string ${quote(v)}`;
+  // In decoded JSON, undefined is only ever a key that is not there.
+  if (v === undefined) return 'a missing key';
   return `a ${typeof v}`;
 }
 

@@ -4,6 +4,7 @@
  * or scalars (`[]`); each step is typed and evaluated by its own op's rule, so a step is computed and
  * rounded exactly like an equation of its own, in the row inputs' dtype.
  */
+import { quote } from '../io/escape.js';
 import type { Tensor } from '../ir/tensor.js';
 import type { DType, Operand, RowBody, Shape } from '../ir/types.js';
 import { isLiteral, numel } from '../ir/types.js';
@@ -54,7 +55,7 @@ function checkOperands(ins: readonly ValueType[]): Rows {
 function operandType(o: Operand, env: ReadonlyMap<string, ValueType>, dtype: DType, at: string): ValueType {
   if (isLiteral(o)) return { dtype: o.dtype ?? dtype, shape: [] };
   const t = env.get(o);
-  if (t === undefined) fail(at, `${o} is not defined before this step (names are params or earlier steps' outs)`);
+  if (t === undefined) fail(at, `${quote(o)} is not defined before this step (names are params or earlier steps' outs)`);
   return t;
 }
 
@@ -90,7 +91,7 @@ function checkBody(body: RowBody, rows: Rows, arity: number, lookup: StepLookup)
   if (body.results.length === 0) fail('/body/results', 'the body has no results');
   return body.results.map((r, k) => {
     const t = env.get(r);
-    if (t === undefined) fail(`/body/results/${k}`, `result ${r} is not defined in the body`);
+    if (t === undefined) fail(`/body/results/${k}`, `result ${quote(r)} is not defined in the body`);
     return { dtype: t.dtype, shape: t.shape.length === 0 ? rows.shape.slice(0, -1) : [...rows.shape] };
   });
 }

@@ -6,8 +6,9 @@
  * without an entry is almost always a forgotten carry, and a value that never changes is a weight.
  */
 import { InvalidProgram } from '../errors/index.js';
-import { RuleError, isOpName, type AttrSpec, type ValueType } from './rule.js';
-import { OPS, inferEqn } from './table.js';
+import { quote } from '../io/escape.js';
+import { RuleError, isOpName, type AttrSpec, type ValueType } from '../ops/rule.js';
+import { OPS, inferEqn } from '../ops/table.js';
 import { decodeAttrs } from '../ir/attrs.js';
 import type { CheckedEqn, CheckedProgram } from '../ir/checked.js';
 import { decodeArg } from '../ir/codec.js';
@@ -67,8 +68,8 @@ function operandType(o: Operand, at: string, scope: Scope): ValueType | undefine
   if (t !== undefined) return t;
   const later = scope.later?.get(o);
   throw new InvalidProgram(at, later === undefined
-    ? `${o} is not defined (not an arg, not any equation's out)`
-    : `${o} is used before it is defined (equation ${later} defines it)`);
+    ? `${quote(o)} is not defined (not an arg, not any equation's out)`
+    : `${quote(o)} is used before it is defined (equation ${later} defines it)`);
 }
 
 /**
@@ -117,7 +118,7 @@ export function checkEqn(e: Eqn, index: number, scope: Scope): CheckedEqn {
   names.forEach((n, k) => {
     const at = typeof e.out === 'string' ? ptr(base, 'out') : ptr(base, 'out', k);
     const first = scope.types.has(n) ? (scope.origin?.get(n) ?? 'an earlier definition') : names.indexOf(n) < k ? 'this equation' : undefined;
-    if (first !== undefined) throw new InvalidProgram(at, `${n} is defined twice (first by ${first}); every name is defined once`);
+    if (first !== undefined) throw new InvalidProgram(at, `${quote(n)} is defined twice (first by ${first}); every name is defined once`);
   });
   return { index, eqn: { op: e.op, in: e.in, out: e.out, attrs }, op, ins, outs };
 }
@@ -133,7 +134,7 @@ function checkState(p: Program, types: ReadonlyMap<string, ValueType>): void {
     if (arg === undefined) throw new InvalidProgram(at, `${k} is not an arg; "state" maps state args to their new values`);
     if (arg.role !== 'state') throw new InvalidProgram(at, `${k} is a${arg.role === 'activation' ? 'n' : ''} ${arg.role}, not a state arg; only state is carried`);
     const t = types.get(v);
-    if (t === undefined) throw new InvalidProgram(at, `${v} is not defined (not an arg, not any equation's out)`);
+    if (t === undefined) throw new InvalidProgram(at, `${quote(v)} is not defined (not an arg, not any equation's out)`);
     const want = { dtype: arg.dtype, shape: arg.shape };
     if (!sameType(t, want)) throw new InvalidProgram(at, `state ${k} is ${typeStr(want)}, its new value ${v} is ${typeStr(t)}`);
   }
@@ -152,7 +153,7 @@ export function checkProgram(p: Program): CheckedProgram {
   const args = p.args.map((raw, i) => {
     const a = decodeArg(raw, ptr('/args', i));
     const first = origin.get(a.name);
-    if (first !== undefined) throw new InvalidProgram(ptr('/args', i, 'name'), `${a.name} is defined twice (first by ${first}); arg names are distinct`);
+    if (first !== undefined) throw new InvalidProgram(ptr('/args', i, 'name'), `${quote(a.name)} is defined twice (first by ${first}); arg names are distinct`);
     types.set(a.name, { dtype: a.dtype, shape: a.shape });
     origin.set(a.name, `arg ${i}`);
     return a;
@@ -168,7 +169,7 @@ export function checkProgram(p: Program): CheckedProgram {
     return c;
   });
   p.results.forEach((r, k) => {
-    if (!types.has(r)) throw new InvalidProgram(ptr('/results', k), `${r} is not defined (not an arg, not any equation's out)`);
+    if (!types.has(r)) throw new InvalidProgram(ptr('/results', k), `${quote(r)} is not defined (not an arg, not any equation's out)`);
   });
   checkState(p, types);
   const program: Program = { format: 'program@1', name: p.name, args, eqns: eqns.map((c) => c.eqn), results: [...p.results], state: { ...p.state } };

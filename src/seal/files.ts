@@ -3,9 +3,10 @@
  * them. Symlinks and other special entries are refused rather than followed: a link could point a
  * listed name at bytes outside the set after the manifest was checked.
  */
-import { lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { lstatSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { SealError } from '../errors/index.js';
+import { readRegularFile } from '../io/files.js';
 import { comparePaths, MANIFEST_FILE, SIGNATURE_FILE } from './manifest.js';
 
 /** The clear layout file at the root of a set. */
@@ -56,11 +57,7 @@ export function listSetFiles(dir: string): string[] {
 
 /** The bytes of one set-relative file; a file that vanished is SealError 'missing-file'. */
 export function readSetFile(dir: string, rel: string): Buffer {
-  try {
-    return readFileSync(onDisk(dir, rel));
-  } catch (e) {
-    throw new SealError(rel, 'missing-file', (e as NodeJS.ErrnoException).code ?? String(e));
-  }
+  return readRegularFile(onDisk(dir, rel), { fail: (_p, why) => new SealError(rel, 'missing-file', why) });
 }
 
 /** The bytes of a root file of the set, or null when it is absent. */

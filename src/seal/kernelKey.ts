@@ -8,8 +8,11 @@
  * guessed at, because a key misread is a set that silently fails to open everywhere.
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { SealError } from '../errors/index.js';
+import { readRegularFile } from '../io/files.js';
+
+/** No key file is larger: a PEM Ed25519 key is about 120 bytes. */
+const MAX_KEY_FILE_BYTES = 64 * 1024;
 
 /** The length of the kernel key in bytes. */
 export const KERNEL_KEY_BYTES = 32;
@@ -44,11 +47,10 @@ export function parseKernelKey(bytes: Uint8Array, file: string | null = null): U
 
 /** Reads a kernel key file; an unreadable file is a SealError 'bad-key' naming it. */
 export function readKernelKey(file: string): Uint8Array {
-  let bytes: Buffer;
-  try {
-    bytes = readFileSync(file);
-  } catch (e) {
-    throw new SealError(file, 'bad-key', `cannot read it: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
-  }
-  return parseKernelKey(bytes, file);
+  return parseKernelKey(readKeyBytes(file), file);
+}
+
+/** The bytes of a key file; missing, a FIFO, a device or over 64 KiB is SealError 'bad-key' naming it. */
+export function readKeyBytes(file: string): Buffer {
+  return readRegularFile(file, { maxBytes: MAX_KEY_FILE_BYTES, fail: (p, why) => new SealError(p, 'bad-key', `cannot read it: ${why}`) });
 }

@@ -9,6 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import { SealError } from '../errors/index.js';
+import { escapeControl, quote } from '../io/escape.js';
 
 /** The manifest's format tag. */
 export const MANIFEST_FORMAT = 'npu-offload-seal-manifest@1';
@@ -81,16 +82,16 @@ function exactKeys(v: Record<string, unknown>, keys: readonly string[], where: s
   const extra = have.filter((k) => !keys.includes(k));
   const missing = keys.filter((k) => !have.includes(k));
   if (extra.length > 0 || missing.length > 0) {
-    throw bad(`${where}: keys must be exactly ${keys.join(', ')}${extra.length ? `; unexpected ${extra.join(', ')}` : ''}${missing.length ? `; missing ${missing.join(', ')}` : ''}`);
+    throw bad(`${where}: keys must be exactly ${keys.join(', ')}${extra.length ? `; unexpected ${extra.map(quote).join(', ')}` : ''}${missing.length ? `; missing ${missing.join(', ')}` : ''}`);
   }
 }
 
 function checkEntries(files: readonly ManifestEntry[]): void {
   files.forEach((f, i) => {
     const why = badSetPath(f.path);
-    if (why !== null) throw bad(`files[${i}].path ${JSON.stringify(f.path)}: ${why}`);
+    if (why !== null) throw bad(`files[${i}].path ${quote(f.path)}: ${why}`);
     if (i > 0 && comparePaths(files[i - 1]!.path, f.path) >= 0) {
-      throw bad(`files[${i}].path ${JSON.stringify(f.path)}: paths must be sorted and unique`);
+      throw bad(`files[${i}].path ${quote(f.path)}: paths must be sorted and unique`);
     }
   });
 }
@@ -101,11 +102,11 @@ export function parseManifest(bytes: Uint8Array): Manifest {
   try {
     doc = JSON.parse(Buffer.from(bytes).toString('utf8'));
   } catch (e) {
-    throw bad(`not JSON: ${e instanceof Error ? e.message : String(e)}`);
+    throw bad(`not JSON: ${escapeControl(e instanceof Error ? e.message : String(e))}`);
   }
   if (!isRecord(doc)) throw bad('not a JSON object');
   exactKeys(doc, ['format', 'files'], '(root)');
-  if (doc['format'] !== MANIFEST_FORMAT) throw bad(`format ${JSON.stringify(doc['format'])}, expected ${JSON.stringify(MANIFEST_FORMAT)}`);
+  if (doc['format'] !== MANIFEST_FORMAT) throw bad(`format ${escapeControl(String(JSON.stringify(doc['format'])))}, expected ${JSON.stringify(MANIFEST_FORMAT)}`);
   const raw = doc['files'];
   if (!Array.isArray(raw)) throw bad('files is not an array');
   const files = raw.map((f: unknown, i): ManifestEntry => {

@@ -9,9 +9,12 @@
  * public key. Decrypted kernels exist only in memory; this module never writes clear kernel bytes.
  */
 import type { KeyObject } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { SealError } from '../errors/index.js';
+import { SealError, UsageError } from '../errors/index.js';
+import { escapeControl, quote } from '../io/escape.js';
+import { fsReason } from '../io/files.js';
+import { ensureDir, writeOutputFile } from '../io/write.js';
 import { hasSealMagic, openBytes, sealBytes } from './container.js';
 import { hasFile, LAYOUT_FILE, listSetFiles, onDisk, readOptional, readSetFile, requireDirectory } from './files.js';
 import { checkKernelKey } from './kernelKey.js';
@@ -59,7 +62,7 @@ function parseLayout(bytes: Uint8Array): unknown {
   try {
     return JSON.parse(Buffer.from(bytes).toString('utf8')) as unknown;
   } catch (e) {
-    throw new SealError(LAYOUT_FILE, 'bad-layout', e instanceof Error ? e.message : String(e));
+    throw new SealError(LAYOUT_FILE, 'bad-layout', escapeControl(e instanceof Error ? e.message : String(e)));
   }
 }
 
@@ -87,18 +90,21 @@ export function sealSet(srcDir: string, outDir: string, keys: SealKeys): SealRes
   const manifest = buildManifest(files);
   const manifestBytes = serializeManifest(manifest);
   const signature = signBytes(manifestBytes, keys.signingKey);
-  mkdirSync(dirname(out), { recursive: true });
+  ensureDir(dirname(out));
   // Built beside its destination and renamed into place: a crash leaves a stray temp dir, never a
   // directory under the final name that lacks its manifest.
-  const tmp = mkdtempSync(join(dirname(out), `.${basename(out)}.partial-`));
+  let tmp: string;
+  try { tmp = mkdtempSync(join(dirname(out), `.${basename(out)}.partial-`)); } catch (e) {
+    throw new UsageError(`cannot write the sealed set ${outDir}: cannot create a directory in ${dirname(out)}: ${fsReason(e)}`);
+  }
   try {
     for (const f of files) {
-      mkdirSync(dirname(onDisk(tmp, f.path)), { recursive: true });
-      writeFileSync(onDisk(tmp, f.path), f.bytes);
+      ensureDir(dirname(onDisk(tmp, f.path)));
+      writeOutputFile(onDisk(tmp, f.path), f.bytes);
     }
-    writeFileSync(onDisk(tmp, MANIFEST_FILE), manifestBytes);
-    writeFileSync(onDisk(tmp, SIGNATURE_FILE), signature);
-    renameSync(tmp, out);
+    writeOutputFile(onDisk(tmp, MANIFEST_FILE), manifestBytes);
+    writeOutputFile(onDisk(tmp, SIGNATURE_FILE), signature);
+    try { renameSync(tmp, out); } catch (e) { throw new UsageError(`cannot write the sealed set ${outDir}: ${fsReason(e)}`); }
   } catch (e) {
     rmSync(tmp, { recursive: true, force: true });
     throw e;
@@ -120,8 +126,8 @@ export function signSet(dir: string, signingKey: KeyObject): Manifest {
   const manifest = buildManifest(files);
   const bytes = serializeManifest(manifest);
   const signature = signBytes(bytes, signingKey);
-  writeFileSync(onDisk(dir, MANIFEST_FILE), bytes);
-  writeFileSync(onDisk(dir, SIGNATURE_FILE), signature);
+  writeOutputFile(onDisk(dir, MANIFEST_FILE), bytes);
+  writeOutputFile(onDisk(dir, SIGNATURE_FILE), signature);
   return manifest;
 }
 
@@ -133,7 +139,7 @@ function checkFiles(dir: string, manifest: Manifest): Map<string, Buffer> {
   const extra = actual.filter((p) => !listed.has(p));
   for (const f of manifest.files) {
     if (!present.has(f.path)) {
-      throw new SealError(f.path, 'missing-file', extra.length > 0 ? `the set has unlisted ${extra.join(', ')}` : undefined);
+      throw new SealError(f.path, 'missing-file', extra.length > 0 ? `the set has unlisted ${extra.map(quote).join(', ')}` : undefined);
     }
   }
   const first = extra[0];

@@ -6,8 +6,8 @@
 import {
   createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject,
 } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { SealError } from '../errors/index.js';
+import { readKeyBytes } from './kernelKey.js';
 
 /** The length of an Ed25519 signature in bytes. */
 export const SIGNATURE_BYTES = 64;
@@ -63,22 +63,14 @@ export function publicKeyFromPem(pem: string | Uint8Array, file: string | null =
   return requireEd25519(key, 'public', file);
 }
 
-function readKeyFile(file: string): Buffer {
-  try {
-    return readFileSync(file);
-  } catch (e) {
-    throw new SealError(file, 'bad-key', `cannot read it: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
-  }
-}
-
 /** Reads a PKCS#8 PEM signing key file. */
 export function readSigningKey(file: string): KeyObject {
-  return signingKeyFromPem(readKeyFile(file), file);
+  return signingKeyFromPem(readKeyBytes(file), file);
 }
 
 /** Reads an SPKI PEM public key file. */
 export function readPublicKey(file: string): KeyObject {
-  return publicKeyFromPem(readKeyFile(file), file);
+  return publicKeyFromPem(readKeyBytes(file), file);
 }
 
 /** The Ed25519 signature of `bytes` with the release signing key. */

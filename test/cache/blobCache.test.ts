@@ -157,7 +157,7 @@ describe('BlobCache', () => {
     expect(err).to.be.instanceOf(CacheUnavailable);
     expect((err as CacheUnavailable).code).to.equal('CacheUnavailable');
     expect((err as CacheUnavailable).path).to.equal(join(file, 'cache'));
-    expect((err as CacheUnavailable).reason).to.match(/cannot be created or written: ENOTDIR/);
+    expect((err as CacheUnavailable).reason).to.match(/cannot be created or written: .*plain-file exists and is not a directory \(ENOTDIR\)/);
   });
 
   it('discarding a judged entry keeps the one a newer writer put in its place', () => {

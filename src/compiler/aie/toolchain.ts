@@ -5,10 +5,11 @@
  * Without them the simulated link serves and the manifest says `linked: 'simulated'`.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { VendorCompilerError } from '../../errors/index.js';
+import { ensureDir } from '../../io/write.js';
 import type { AieManifest } from './artifact.js';
 
 /** Where the toolchain's programs are, when they all are. */
@@ -41,7 +42,7 @@ function run(cmd: string, args: readonly string[], cwd: string, what: string): s
 export function linkWithAiecc(m: AieManifest, tc: Toolchain): { xclbin: string; insts: string } {
   const dir = mkdtempSync(join(tmpdir(), 'poot-aie-'));
   try {
-    mkdirSync(join(dir, 'kernels'));
+    ensureDir(join(dir, 'kernels'));
     for (const [symbol, source] of Object.entries(m.kernels)) {
       const cc = join(dir, 'kernels', `${symbol}.cc`);
       writeFileSync(cc, source);

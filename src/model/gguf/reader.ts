@@ -4,8 +4,9 @@
  * model of hundreds of MB is never read whole to list it. Every malformed or hostile field is a
  * GgufError naming the byte it is about.
  */
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { GgufError, UsageError } from '../../errors/index.js';
+import { closeSync, readSync } from 'node:fs';
+import { GgufError } from '../../errors/index.js';
+import { openRegularFile } from '../../io/files.js';
 import { Cursor, NeedMoreBytes } from './cursor.js';
 import { dequantize } from './dequant.js';
 import { ggmlType } from './ggmlTypes.js';
@@ -98,19 +99,11 @@ const FIRST_WINDOW = 1 << 20;
 
 /** Opens a GGUF file on disk, reading its header now and each tensor's bytes when asked; call close(). */
 export function openGguf(path: string, opts: ReadGgufOptions = {}): GgufFile {
-  let fd: number;
-  try {
-    fd = openSync(path, 'r');
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    throw new UsageError(`cannot read ${path}: ${code === 'ENOENT' ? 'no such file' : code ?? String(e)}`);
-  }
+  // A FIFO or a device is refused before it is opened for reading: reading one would block or never end.
+  const { fd, size } = openRegularFile(path, { what: 'GGUF' });
   let open = true;
   const close = (): void => { if (open) { open = false; closeSync(fd); } };
   try {
-    const st = fstatSync(fd);
-    if (!st.isFile()) throw new UsageError(`cannot read ${path}: not a regular file`);
-    const size = st.size;
     const read = (at: number, n: number): Uint8Array => {
       if (!open) throw new GgufError(at, 'the file is closed');
       const buf = Buffer.alloc(n);

@@ -18,6 +18,7 @@
  *   otherwise they are warnings: a dropped YaRN factor only bites past the original context.
  * - A non-critical key the config carries under its own name is not warned about.
  */
+import { escapeControl } from '../../io/escape.js';
 import { plainValue, numericValue, type GgufMetadata, type GgufValue } from './types.js';
 
 /** The findings of the scan: fatal ones make the check fail. */
@@ -110,5 +111,6 @@ export function scanDeclaredScales(metadata: GgufMetadata, config: object): Scal
     if (configValues(config, name).length > 0) continue;
     warnings.push(`${key} = ${show(v)} is scale-like and config.json does not carry ${name}`);
   }
-  return { fatal, warnings };
+  // Keys and values come from the GGUF; the findings are printed, so none may carry a control character.
+  return { fatal: fatal.map(escapeControl), warnings: warnings.map(escapeControl) };
 }

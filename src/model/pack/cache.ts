@@ -9,11 +9,13 @@
  * failure rebuilds the slot (pack writes a temp dir and swaps it in).
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, realpathSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { withSlotLock } from './slotLock.js';
 import { defaultCacheDir } from '../../cache/defaultDir.js';
 import { UsageError } from '../../errors/index.js';
+import { readRegularFile } from '../../io/files.js';
+import { ensureDir } from '../../io/write.js';
 import { openGguf } from '../gguf/reader.js';
 import { scanDeclaredScales } from '../gguf/scaleGuard.js';
 import type { GgufFile } from '../gguf/types.js';
@@ -58,7 +60,7 @@ export function cachedDirProblems(dir: string, f: GgufFile, ggufPath: string, to
   const verdict = checkStamp(dir, { architecture: plan.architecture, source: sourceIdentity(ggufPath), ...(tokenizerSha256 !== undefined ? { tokenizerSha256 } : {}) });
   const problems = verdict.status === 'current' ? [] : [`stamp ${verdict.status}: ${verdict.reasons.join('; ')}`];
   let config: unknown;
-  try { config = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')); } catch { problems.push('config.json is missing or not JSON'); }
+  try { config = JSON.parse(readRegularFile(join(dir, 'config.json')).toString('utf8')); } catch { problems.push('config.json is missing or not JSON'); }
   if (typeof config === 'object' && config !== null && !Array.isArray(config)) {
     const { fatal } = scanDeclaredScales(f.metadata, config);
     if (fatal.length > 0) problems.push(`declared-scale scan failed: ${fatal.join('; ')}`);
@@ -82,7 +84,7 @@ export function packCached(ggufPath: string, opts: CachedPackOptions = {}): Cach
   // A non-qwen3 model or a dropped critical scale is refused before the cache is touched at all.
   const f = openGguf(ggufPath);
   try { planPack(f, ggufPath); } finally { f.close(); }
-  mkdirSync(root, { recursive: true });
+  ensureDir(root);
   return withSlotLock(dir, () => packSlot(ggufPath, dir, opts));
 }
 
@@ -103,7 +105,7 @@ function packSlot(ggufPath: string, dir: string, opts: CachedPackOptions): Cache
   }
   const stamp = formatStamp(currentStamp(architecture, sourceIdentity(ggufPath), tokSha));
   const pack = packGguf(ggufPath, dir, {
-    force: true, extraFiles: { [STAMP_FILE]: stamp },
+    force: true, slot: true, extraFiles: { [STAMP_FILE]: stamp },
     ...(opts.tokenizer !== undefined ? { tokenizer: opts.tokenizer } : {}),
     ...(opts.onProgress !== undefined ? { onProgress: opts.onProgress } : {}),
   });

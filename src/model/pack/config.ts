@@ -4,6 +4,7 @@
  * runtime reads (/work/shared/Q4NX_LAYOUT.md, "config.json and header metadata").
  */
 import { InvalidInput } from '../../errors/index.js';
+import { quote } from '../../io/escape.js';
 import { numericValue, type GgufFile, type GgufMetadata } from '../gguf/types.js';
 import type { PlanDims } from './plan.js';
 
@@ -20,7 +21,7 @@ export function architectureOf(metadata: GgufMetadata): string {
 export function requirePackable(metadata: GgufMetadata): string {
   const arch = architectureOf(metadata);
   if (!PACK_ARCHITECTURES.includes(arch)) {
-    throw new InvalidInput('/metadata/general.architecture', `architecture ${arch === '' ? '(none)' : JSON.stringify(arch)} cannot be packed: gguf pack converts ${PACK_ARCHITECTURES.join(', ')} only`);
+    throw new InvalidInput('/metadata/general.architecture', `architecture ${arch === '' ? '(none)' : quote(arch)} cannot be packed: gguf pack converts ${PACK_ARCHITECTURES.join(', ')} only`);
   }
   return arch;
 }

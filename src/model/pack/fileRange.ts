@@ -5,6 +5,7 @@
  */
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
 import { UsageError } from '../../errors/index.js';
+import { openRegularFile } from '../../io/files.js';
 
 /** A file opened for positional reads. */
 export class FileReader {
@@ -12,12 +13,7 @@ export class FileReader {
   private open = true;
 
   constructor(readonly path: string) {
-    try {
-      this.fd = openSync(path, 'r');
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      throw new UsageError(`cannot read ${path}: ${code === 'ENOENT' ? 'no such file' : code ?? String(e)}`);
-    }
+    this.fd = openRegularFile(path).fd;
   }
 
   /** Reads exactly `n` bytes at `at`; a file that ends first is an error naming it. */

@@ -4,9 +4,11 @@
  * declared-scale guard, a bad tensor, a full disk) leaves no half-written directory behind. The guard
  * runs before any byte is written: config.json derives from metadata alone.
  */
-import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { InvalidInput, UsageError } from '../../errors/index.js';
+import { EngineError, InvalidInput, UsageError } from '../../errors/index.js';
+import { fileKind, fsReason, isRegularFile } from '../../io/files.js';
+import { ensureDir, writeOutputFile } from '../../io/write.js';
 import { openGguf } from '../gguf/reader.js';
 import { scanDeclaredScales } from '../gguf/scaleGuard.js';
 import type { GgufFile } from '../gguf/types.js';
@@ -15,6 +17,7 @@ import { qwen3Config, qwen3Dims, requirePackable } from './config.js';
 import { convertTensor } from './convert.js';
 import { FileReader } from './fileRange.js';
 import { converterLabel } from './identity.js';
+import { refuseOwnInput, refuseToReplace } from './outDir.js';
 import { planQwen3, storedShape, type PlannedTensor } from './plan.js';
 import { Q4nxStreamWriter } from './q4nxStream.js';
 
@@ -31,8 +34,10 @@ export interface PackProgress {
 export interface PackOptions {
   /** A directory holding tokenizer.json (or the tokenizer.json file itself). */
   readonly tokenizer?: string;
-  /** Replace an existing non-empty output directory. */
+  /** Replace an output directory that holds a previous pack's files (and nothing else). */
   readonly force?: boolean;
+  /** @internal The output directory is the repack cache's own slot: replaced whatever it holds. */
+  readonly slot?: boolean;
   readonly onProgress?: (p: PackProgress) => void;
   /** Extra files written into the directory before it is renamed into place (the cache's stamp). */
   readonly extraFiles?: Readonly<Record<string, string>>;
@@ -75,15 +80,15 @@ export function tokenizerFile(arg: string): string {
   try { isDir = statSync(arg).isDirectory(); } catch { throw new UsageError(`--tokenizer ${arg}: no such file or directory`); }
   const file = isDir ? join(arg, 'tokenizer.json') : arg;
   if (!existsSync(file)) throw new UsageError(`--tokenizer ${arg}: there is no tokenizer.json in it`);
+  // A FIFO or a device would hang the copy or never end it.
+  if (!isRegularFile(file)) throw new UsageError(`--tokenizer ${arg}: ${file} is ${fileKind(statSync(file))}, not a regular file`);
   return file;
 }
 
-function isNonEmptyDir(p: string): boolean {
-  try { return readdirSync(p).length > 0; } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return false;
-    if ((e as NodeJS.ErrnoException).code === 'ENOTDIR') throw new UsageError(`${p} exists and is not a directory`);
-    throw e;
-  }
+/** A file-system failure while writing the output, typed and naming the directory. */
+function writeFailure(outDir: string, e: unknown): unknown {
+  const isFsError = typeof (e as NodeJS.ErrnoException | undefined)?.syscall === 'string';
+  return e instanceof EngineError || !isFsError ? e : new UsageError(`cannot write ${outDir}: ${fsReason(e)}`);
 }
 
 const tag = (): string => `${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
@@ -91,6 +96,7 @@ const tag = (): string => `${process.pid}-${Math.random().toString(36).slice(2, 
 /** Moves a finished temp directory to `dir`, replacing what is there. */
 export function swapInto(tmp: string, dir: string): void {
   if (!existsSync(dir)) { renameSync(tmp, dir); return; }
+  // Only a directory refuseToReplace accepted gets here: a previous pack, or the cache's own slot.
   const old = `${dir}.old-${tag()}`;
   renameSync(dir, old);
   renameSync(tmp, dir);
@@ -130,22 +136,23 @@ export function packGguf(ggufPath: string, outDir: string, opts: PackOptions = {
   const started = performance.now();
   const dir = resolve(outDir);
   const tokenizer = opts.tokenizer === undefined ? null : tokenizerFile(opts.tokenizer);
-  if (opts.force !== true && isNonEmptyDir(dir)) throw new UsageError(`${outDir} exists and is not empty (use --force to replace it)`);
+  refuseOwnInput(outDir, { gguf: ggufPath, tokenizer });
+  refuseToReplace(outDir, { force: opts.force === true, slot: opts.slot === true });
   const f = openGguf(ggufPath);
   try {
     const plan = planPack(f, ggufPath);
-    mkdirSync(dirname(dir), { recursive: true });
+    ensureDir(dirname(dir));
     const tmp = `${dir}.partial-${tag()}`;
-    mkdirSync(tmp);
+    ensureDir(tmp, (_p, why) => new UsageError(`cannot write ${outDir}: ${why}`));
     try {
       const sizes = writeModel(ggufPath, plan, tmp, opts.onProgress);
-      writeFileSync(join(tmp, 'config.json'), JSON.stringify(plan.config, null, 2) + '\n');
+      writeOutputFile(join(tmp, 'config.json'), JSON.stringify(plan.config, null, 2) + '\n');
       if (tokenizer !== null) {
         copyFileSync(tokenizer, join(tmp, 'tokenizer.json'));
         const extra = join(dirname(tokenizer), 'tokenizer_config.json');
-        if (existsSync(extra)) copyFileSync(extra, join(tmp, 'tokenizer_config.json'));
+        if (isRegularFile(extra)) copyFileSync(extra, join(tmp, 'tokenizer_config.json'));
       }
-      for (const [name, text] of Object.entries(opts.extraFiles ?? {})) writeFileSync(join(tmp, name), text);
+      for (const [name, text] of Object.entries(opts.extraFiles ?? {})) writeOutputFile(join(tmp, name), text);
       swapInto(tmp, dir);
       return {
         dir, tensors: plan.tensors.length, sourceBytes: sizes.source, outputBytes: sizes.output,
@@ -153,7 +160,7 @@ export function packGguf(ggufPath: string, outDir: string, opts: PackOptions = {
       };
     } catch (e) {
       rmSync(tmp, { recursive: true, force: true });
-      throw e;
+      throw writeFailure(outDir, e);
     }
   } finally {
     f.close();

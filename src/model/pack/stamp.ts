@@ -9,8 +9,10 @@
  * (2: no stamp, or one that does not parse).
  */
 import { createHash } from 'node:crypto';
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { basename, join } from 'node:path';
+import { escapeControl } from '../../io/escape.js';
+import { readRegularFile } from '../../io/files.js';
 import { FileReader } from './fileRange.js';
 import { converterIdentity } from './identity.js';
 
@@ -61,7 +63,7 @@ export function sourceIdentity(path: string): SourceIdentity {
 
 /** The sha256 of a file's bytes. */
 export function fileSha256(path: string): string {
-  return createHash('sha256').update(readFileSync(path)).digest('hex');
+  return createHash('sha256').update(readRegularFile(path, { what: 'tokenizer' })).digest('hex');
 }
 
 /** The stamp this build writes for a source. */
@@ -134,14 +136,14 @@ export interface StampExpectation {
 /** Checks a directory's stamp against this build and, when given, a source and tokenizer. */
 export function checkStamp(dir: string, want: StampExpectation = {}): StampVerdict {
   let text: string;
-  try { text = readFileSync(join(dir, STAMP_FILE), 'utf8'); } catch {
+  try { text = readRegularFile(join(dir, STAMP_FILE)).toString('utf8'); } catch {
     return { status: 'unknown', reasons: [`${join(dir, STAMP_FILE)} is missing or unreadable`], stamp: null };
   }
   const stamp = parseStamp(text);
   if (stamp === null) return { status: 'unknown', reasons: [`${join(dir, STAMP_FILE)} is garbled`], stamp: null };
   const id = converterIdentity();
   const reasons: string[] = [];
-  const diff = (what: string, was: unknown, now: unknown): void => { if (was !== now) reasons.push(`${what}: stamp has ${String(was)}, now ${String(now)}`); };
+  const diff = (what: string, was: unknown, now: unknown): void => { if (was !== now) reasons.push(escapeControl(`${what}: stamp has ${String(was)}, now ${String(now)}`)); };
   diff('converter', stamp.converter, id.name);
   diff('converter version', stamp.converterVersion, id.version);
   diff('packer version', stamp.packerVersion, id.packer);

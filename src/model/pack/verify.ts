@@ -4,8 +4,9 @@
  * its bound; a requantized one must also reach `minCosine` (default 0.99: q4_1 of smooth data gives
  * about 0.997, as Qwen3-0.6B's Q6_K tensors do). config.json must hold what pack derives.
  */
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { escapeControl } from '../../io/escape.js';
+import { readRegularFile } from '../../io/files.js';
 import { openGguf } from '../gguf/reader.js';
 import type { GgufFile } from '../gguf/types.js';
 import { CHUNK_BYTES, TILE_COLS, TILE_ROWS, TILE_VALUES } from '../q4nx/chunks.js';
@@ -128,14 +129,14 @@ function sameJson(a: unknown, b: unknown): boolean {
 function configProblems(f: GgufFile, ggufPath: string, dir: string): string[] {
   let config: Record<string, unknown>;
   try {
-    config = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')) as Record<string, unknown>;
+    config = JSON.parse(readRegularFile(join(dir, 'config.json')).toString('utf8')) as Record<string, unknown>;
   } catch (e) {
-    return [`config.json cannot be read as JSON: ${e instanceof Error ? e.message : String(e)}`];
+    return [`config.json cannot be read as JSON: ${escapeControl(e instanceof Error ? e.message : String(e))}`];
   }
   const want = qwen3Config(f, ggufPath, converterLabel());
   return Object.entries(want)
     .filter(([k, v]) => k !== 'q4nx_source' && !sameJson(config[k], v))
-    .map(([k, v]) => `config.json ${k} is ${JSON.stringify(config[k])}, the GGUF gives ${JSON.stringify(v)}`);
+    .map(([k, v]) => escapeControl(`config.json ${k} is ${JSON.stringify(config[k])}, the GGUF gives ${JSON.stringify(v)}`));
 }
 
 function shapeProblem(t: PlannedTensor, info: Q4nxTensorInfo | undefined): string | null {

@@ -4,6 +4,7 @@
  * is `[tiles, chunk]` or `[tile rows, tile cols, chunk]` (docs/Q4NX.md, "Tiles").
  */
 import { Q4nxError } from '../../errors/index.js';
+import { quote } from '../../io/escape.js';
 import type { Q4nxTensorInfo } from './container.js';
 
 /** Rows of one tile. */
@@ -57,7 +58,7 @@ export function logicalShapeFromMetadata(metadata: Readonly<Record<string, strin
   const v = metadata?.[logicalShapeKey(name)];
   if (v === undefined) return null;
   const m = /^(\d{1,15}),(\d{1,15})$/.exec(v);
-  if (m === null) throw new Q4nxError(name, `__metadata__ ${logicalShapeKey(name)} = ${JSON.stringify(v)} is not "rows,cols"`);
+  if (m === null) throw new Q4nxError(name, `__metadata__ ${logicalShapeKey(name)} = ${quote(v)} is not "rows,cols"`);
   return [Number(m[1]), Number(m[2])];
 }
 

@@ -4,8 +4,10 @@
  * at most 100 MB, valid UTF-8 JSON object starting with '{', known dtypes, non-negative integer dims,
  * exact sizes, and data offsets that tile the data region from 0 to its end with no gap or overlap.
  */
-import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, readSync } from 'node:fs';
 import { Q4nxError } from '../../errors/index.js';
+import { escapeControl } from '../../io/escape.js';
+import { fsReason, openRegularFile, readRegularFile, type FileFailure } from '../../io/files.js';
 
 /** safetensors' MAX_HEADER_SIZE: a larger header is refused before it is read. */
 export const MAX_HEADER_BYTES = 100_000_000;
@@ -80,7 +82,7 @@ export function parseHeader(json: Uint8Array, dataBytes: number): Q4nxHeader {
   if (text[0] !== '{') throw new Q4nxError(null, 'header does not start with "{"');
   let root: unknown;
   try { root = JSON.parse(text); } catch (e) {
-    throw new Q4nxError(null, `header is not JSON: ${e instanceof Error ? e.message : String(e)}`);
+    throw new Q4nxError(null, `header is not JSON: ${escapeControl(e instanceof Error ? e.message : String(e))}`);
   }
   if (!isRecord(root)) throw new Q4nxError(null, 'header is not a JSON object');
   let metadata: Record<string, string> | null = null;
@@ -108,7 +110,7 @@ function parseMetadata(v: unknown): Record<string, string> {
   if (!isRecord(v)) throw new Q4nxError(null, '__metadata__ is not an object');
   const out: Record<string, string> = {};
   for (const [k, s] of Object.entries(v)) {
-    if (typeof s !== 'string') throw new Q4nxError(null, `__metadata__.${k} is not a string`);
+    if (typeof s !== 'string') throw new Q4nxError(null, `__metadata__.${escapeControl(k)} is not a string`);
     out[k] = s;
   }
   return out;
@@ -117,7 +119,7 @@ function parseMetadata(v: unknown): Record<string, string> {
 function parseEntry(name: string, v: unknown): Q4nxTensorInfo {
   if (!isRecord(v)) throw new Q4nxError(name, 'entry is not an object');
   const { dtype, shape, data_offsets: offs } = v;
-  if (typeof dtype !== 'string' || !isDtype(dtype)) throw new Q4nxError(name, `unknown dtype ${JSON.stringify(dtype)}`);
+  if (typeof dtype !== 'string' || !isDtype(dtype)) throw new Q4nxError(name, `unknown dtype ${escapeControl(String(JSON.stringify(dtype)))}`);
   if (!Array.isArray(shape) || !shape.every(isCount)) throw new Q4nxError(name, 'shape is not a list of non-negative integers');
   if (!Array.isArray(offs) || offs.length !== 2 || !isCount(offs[0]) || !isCount(offs[1])) {
     throw new Q4nxError(name, 'data_offsets is not [begin, end] of non-negative integers');
@@ -141,26 +143,20 @@ export function parseQ4nx(bytes: Uint8Array): Q4nxFile {
   return { header, data: bytes.subarray(8 + n) };
 }
 
-function readError(path: string, e: unknown): Q4nxError {
-  const code = (e as NodeJS.ErrnoException).code;
-  const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : code ?? String(e);
-  return new Q4nxError(null, `cannot read ${path}: ${why}`);
-}
+/** The refusal of a container file that cannot be read (missing, a directory, a FIFO). */
+export const q4nxReadError: FileFailure = (path, reason) => new Q4nxError(null, `cannot read ${path}: ${reason}`);
 
 /** Reads a container from bytes or a file path, checking the header and every tensor's extent. */
 export function readQ4nx(src: Uint8Array | string): Q4nxFile {
   if (typeof src !== 'string') return parseQ4nx(src);
-  let bytes: Uint8Array;
-  try { bytes = readFileSync(src); } catch (e) { throw readError(src, e); }
-  return parseQ4nx(bytes);
+  // A container read whole is a model: no file-bytes bound beyond what a Buffer holds.
+  return parseQ4nx(readRegularFile(src, { maxBytes: Number.MAX_SAFE_INTEGER, fail: q4nxReadError }));
 }
 
 /** Reads only the 8 + n header bytes of a container file; the data is checked against the file size. */
 export function readQ4nxHeader(path: string): Q4nxHeader {
-  let fd: number;
-  try { fd = openSync(path, 'r'); } catch (e) { throw readError(path, e); }
+  const { fd, size } = openRegularFile(path, { fail: q4nxReadError });
   try {
-    const size = fstatSync(fd).size;
     const prefix = new Uint8Array(8);
     const got = size >= 8 ? readSync(fd, prefix, 0, 8, 0) : 0;
     const n = headerLength(prefix.subarray(0, got), size);
@@ -174,7 +170,7 @@ export function readQ4nxHeader(path: string): Q4nxHeader {
     return parseHeader(json, size - 8 - n);
   } catch (e) {
     if (e instanceof Q4nxError) throw e;
-    throw readError(path, e);
+    throw q4nxReadError(path, fsReason(e));
   } finally {
     closeSync(fd);
   }
