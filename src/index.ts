@@ -5,6 +5,8 @@ export { Job } from './jobs/job.js';
 export type { JobEvents, JobResult, JobStage, StepEvent, Verification } from './jobs/job.js';
 export type { ProgramSource } from './jobs/inputs.js';
 export type { ChaosOptions, FaultPlan } from './actors/deviceActor.js';
+export { exposeEngine, connectEngine } from './jobs/embed.js';
+export type { RemoteEngine, JobApi, EnginePort, EmitterPort, DomPort } from './jobs/embed.js';
 
 export * from './errors/index.js';
 
