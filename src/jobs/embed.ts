@@ -9,11 +9,11 @@
  * carry (they take MessagePortMain), and pulling keeps a job's stages and its result on one channel, in order.
  */
 import { expose, finalizer, releaseProxy, wrap, type Remote } from 'comlink';
-import { ActorCrashed, EngineClosed, EngineError, InvalidInput, InvalidOptions } from '../errors.js';
+import { ActorCrashed, EngineClosed, EngineError, InvalidInput, InvalidOptions } from '../errors/index.js';
 import type { EventEmitter } from 'eventemitter3';
-import { createEngine, type CompileOutcome, type Engine, type EngineOptions, type JobSpec } from '../engine/engine.js';
-import { programJsonOf, type ProgramSource } from '../engine/inputs.js';
-import { Job, type JobEvents, type JobResult, type JobStage } from '../engine/job.js';
+import { createEngine, type CompileOutcome, type Engine, type EngineOptions, type JobSpec } from './engine.js';
+import { programJsonOf, type ProgramSource } from './inputs.js';
+import { Job, type JobEvents, type JobResult, type JobStage } from './job.js';
 import type { Tensor } from '../ir/tensor.js';
 import { encodeTensor } from '../ir/tensorCodec.js';
 import type { TensorMap } from '../oracle/types.js';

@@ -4,7 +4,7 @@
  * fields as it would in-process. Both sides of a connection install this before they speak.
  */
 import { transferHandlers, type TransferHandler } from 'comlink';
-import { EngineError, fromWire, isWireError, type WireError } from '../errors.js';
+import { ActorCrashed, EngineError, fromWire, isWireError, type WireError } from '../errors/index.js';
 
 /** What comlink's 'throw' handler is given: the thrown value under `value`. */
 interface Thrown { readonly value: unknown }
@@ -27,7 +27,7 @@ export function installErrorTransfer(): void {
     canHandle: (v): v is Thrown => base.canHandle(v),
     serialize: (t) => (t.value instanceof EngineError ? [{ engineError: t.value.toWire() } satisfies ThrownEngineError, []] : base.serialize(t)),
     deserialize: (s) => {
-      if (isThrownEngineError(s)) throw fromWire(s.engineError);
+      if (isThrownEngineError(s)) throw rebuilt(s.engineError);
       return base.deserialize(s);
     },
   };
@@ -36,7 +36,12 @@ export function installErrorTransfer(): void {
   const value: TransferHandler<EngineError, WireError> = {
     canHandle: (v): v is EngineError => v instanceof EngineError,
     serialize: (e) => [e.toWire(), []],
-    deserialize: (w) => fromWire(w),
+    deserialize: (w) => rebuilt(w),
   };
   transferHandlers.set('engineError', value);
+}
+
+// An error of a code this build does not know (a newer host) still arrives typed.
+function rebuilt(w: WireError): EngineError {
+  return fromWire(w) ?? new ActorCrashed('engine', `unknown error ${String(w.code)}: ${w.message}`);
 }

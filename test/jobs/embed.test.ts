@@ -5,7 +5,7 @@ import {
   ActorCrashed, DeadlineExceeded, EngineClosed, EngineError, InvalidInput, InvalidOptions, InvalidProgram,
   connectEngine, createEngine, exposeEngine, program, tensor, type Job, type JobEvents, type JobResult, type JobSpec,
 } from '../../src/index.js';
-import { STEP_PROGRAM, stepInputs, tempDir } from '../engine/helpers.js';
+import { STEP_PROGRAM, stepInputs, tempDir } from './helpers.js';
 
 const ENGINE_WORKER = new URL('./fixtures/engine.worker.js', import.meta.url);
 const PORT_WORKER = new URL('./fixtures/port.worker.js', import.meta.url);
