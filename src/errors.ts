@@ -304,7 +304,8 @@ export class ResourceLimit extends EngineError {
   constructor(readonly what: string, readonly needed: number, readonly max: number, readonly place = '') {
     super(`${place === '' ? '' : `${place}: `}${what} ${needed} is past the limit ${max}`);
   }
-  fields() { return { what: this.what, needed: this.needed, max: this.max }; }
+  // `place` (a JSON pointer or a file) is carried only where the limit has one.
+  fields() { return { what: this.what, needed: this.needed, max: this.max, ...(this.place === '' ? {} : { place: this.place }) }; }
 }
 
 /** An option given to createEngine or submit is not one the engine accepts: `field` names it. */
@@ -422,7 +423,7 @@ function rebuild(w: WireError): EngineError {
     case 'UsageError': return new UsageError(str(w, 'reason'));
     case 'CacheError': return new CacheError(str(w, 'path'), str(w, 'reason'));
     case 'CacheUnavailable': return new CacheUnavailable(str(w, 'path'), str(w, 'reason'));
-    case 'ResourceLimit': return new ResourceLimit(str(w, 'what'), num(w, 'needed'), num(w, 'max'));
+    case 'ResourceLimit': return new ResourceLimit(str(w, 'what'), num(w, 'needed'), num(w, 'max'), typeof w['place'] === 'string' ? w['place'] : '');
     case 'InvalidOptions': return new InvalidOptions(str(w, 'field'), str(w, 'reason'));
     case 'Q4nxError': return new Q4nxError(typeof w.tensor === 'string' ? w.tensor : null, str(w, 'reason'));
     case 'GgufError': return new GgufError(num(w, 'offset'), str(w, 'reason'));

@@ -14,6 +14,7 @@ import { tolName, type Tolerance } from '../numerics/compare.js';
 import { planReport } from '../planner/report.js';
 import { resolveTarget } from '../targets/index.js';
 import { describeContract } from '../targets/contract.js';
+import { equationNumerics } from '../targets/numerics.js';
 import type { Target } from '../targets/target.js';
 import { XDNA2_BOUNDS } from '../targets/xdna2Contracts.js';
 import { readProgram } from './files.js';
@@ -127,7 +128,7 @@ export function planCommand(file: string, opts: PlanOptions, io: Io): number {
 
   io.out(`plan: program ${JSON.stringify(checked.program.name)} on ${target.name} (${target.part}): ${refused.length === 0 ? 'admitted' : `${refused.length} refusal${refused.length === 1 ? '' : 's'}`}`);
   io.out(`admitted (${report.admitted.length} of ${checked.eqns.length}):`);
-  for (const a of report.admitted) io.out(`  eqn ${a.eqn} ${a.op}: ${a.contract ? describeContract(a.contract) : 'exact (the oracle itself)'}`);
+  for (const a of report.admitted) io.out(`  eqn ${a.eqn} ${a.op}: ${a.contract ? describeContract(a.contract) : equationNumerics(target.numerics)}`);
   io.out(`refused (${refused.length}):`);
   for (const e of refused) {
     const at = 'eqn' in e && typeof e.eqn === 'number' ? `eqn ${e.eqn} ${names.get(e.eqn) ?? ''}: ` : '';
