@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { InvalidInput, UsageError } from '../errors.js';
 import { parseProgramText } from '../ir/codec.js';
 import { jsonErrorAt } from '../ir/jsonText.js';
+import type { Limits } from '../ir/limits.js';
 import type { Program } from '../ir/types.js';
 
 /** The text of a file, or a UsageError naming it. */
@@ -16,9 +17,9 @@ export function readText(file: string): string {
   }
 }
 
-/** A program file, decoded (structure only; validation is checkProgram's). */
-export function readProgram(file: string): Program {
-  return parseProgramText(readText(file));
+/** A program file, decoded (structure only; validation is checkProgram's) under `limits` (default the defaults). */
+export function readProgram(file: string, limits?: Limits): Program {
+  return parseProgramText(readText(file), limits);
 }
 
 /** An inputs file as JSON; a syntax error is InvalidInput naming the line and column. */

@@ -9,6 +9,7 @@ import type { AieUsage } from '../compiler/aie/artifact.js';
 import type { EngineError } from '../errors.js';
 import { ContextLimit, RegionLimit } from '../errors.js';
 import type { CheckedProgram } from '../ir/checked.js';
+import { resolveLimits } from '../ir/limits.js';
 import { checkProgram } from '../ir/validate.js';
 import { tolName, type Tolerance } from '../numerics/compare.js';
 import { planReport } from '../planner/report.js';
@@ -18,10 +19,11 @@ import { equationNumerics } from '../targets/numerics.js';
 import type { Target } from '../targets/target.js';
 import { XDNA2_BOUNDS } from '../targets/xdna2Contracts.js';
 import { readProgram } from './files.js';
+import { limitsOfFlags, type LimitFlags } from './limits.js';
 import type { Io } from './output.js';
 import { EXIT, errorJson } from './output.js';
 
-export interface PlanOptions {
+export interface PlanOptions extends LimitFlags {
   readonly target: string;
   readonly json?: boolean;
 }
@@ -103,7 +105,8 @@ function regionLine(r: RegionSummary): string {
 /** Plans one program file on a target and prints the report; returns the exit code. */
 export function planCommand(file: string, opts: PlanOptions, io: Io): number {
   const target = resolveTarget(opts.target);
-  const checked = checkProgram(readProgram(file));
+  const limits = resolveLimits(limitsOfFlags(opts));
+  const checked = checkProgram(readProgram(file, limits), limits);
   const report = planReport(checked, target);
   const refused: EngineError[] = [...report.refused];
   const { regions, limit, contexts } = regionsOf(checked, target, refused.length === 0);
