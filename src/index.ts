@@ -19,6 +19,8 @@ export { program, lit, ProgramBuilder } from './ops/builder.js';
 export type { Value, ValueOperand } from './ops/builder.js';
 export { parseProgram, parseProgramText, programToJson } from './ir/codec.js';
 export { checkProgram } from './ops/validate.js';
+export { DEFAULT_LIMITS, resolveLimits } from './ir/limits.js';
+export type { Limits } from './ir/limits.js';
 export { decodeTensor, encodeTensor } from './ir/tensorCodec.js';
 export type { WireTensor, WireB64Tensor, WireDataTensor } from './ir/tensorCodec.js';
 export { decodeInputs } from './ir/inputsCodec.js';
@@ -41,7 +43,9 @@ export { NUMERICS_CLASSES, toleranceFor } from './numerics/classes.js';
 export type { NumericsClass } from './numerics/classes.js';
 
 export { TARGET_NAMES } from './targets/target.js';
-export type { TargetName } from './targets/target.js';
+export type { TargetName, NumericsPolicy } from './targets/target.js';
+export { programNumerics } from './targets/numerics.js';
+export type { ProgramNumerics } from './targets/numerics.js';
 
 export { BlobCache, defaultCacheDir, identityKey } from './cache/index.js';
 export type { BlobIdentity } from './cache/index.js';

@@ -2,6 +2,7 @@
 import { backendOf } from '../compiler/index.js';
 import { parseProgram } from '../ir/codec.js';
 import { checkProgram } from '../ops/validate.js';
+import { NO_LIMITS } from '../ir/limits.js';
 import { planProgram } from '../planner/plan.js';
 import { resolveTarget } from '../targets/index.js';
 import { transfer } from './transfer.js';
@@ -16,7 +17,8 @@ export interface CompileTask {
 /** Compiles one unit; the result's buffer is transferred, not copied. */
 export function compileTask(task: CompileTask): Uint8Array {
   const t = resolveTarget(task.target);
-  const checked = checkProgram(parseProgram(task.programJson));
+  // The planner checked the program under the engine's limits; the defaults must not refuse it here.
+  const checked = checkProgram(parseProgram(task.programJson, NO_LIMITS), NO_LIMITS);
   const bytes = backendOf(t.name).compile(checked, planProgram(checked, t), task.unit);
   const out = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : bytes.slice();
   return transfer(out, [out.buffer as ArrayBuffer]);

@@ -11,6 +11,7 @@ import type { Wiring } from '../compiler/wiring.js';
 import type { CheckedProgram } from '../ir/checked.js';
 import { parseProgram, programToJson } from '../ir/codec.js';
 import { checkProgram } from '../ops/validate.js';
+import { resolveLimits, type Limits } from '../ir/limits.js';
 import type { Plan } from '../planner/plan.js';
 import { planProgram } from '../planner/plan.js';
 import { resolveTarget } from '../targets/index.js';
@@ -30,11 +31,12 @@ export interface PlanReply {
   readonly units: readonly PlannedUnit[];
 }
 
-/** Validates, plans and splits one program (JSON form) for a target. */
-export function planJob(programJson: unknown, target: string): PlanReply {
+/** Validates (under `limits`), plans and splits one program (JSON form) for a target. */
+export function planJob(programJson: unknown, target: string, limits?: Limits): PlanReply {
   const t = resolveTarget(target);
   const backend = backendOf(t.name);
-  const checked = checkProgram(parseProgram(programJson));
+  const lim = resolveLimits(limits);
+  const checked = checkProgram(parseProgram(programJson, lim), lim);
   const plan = planProgram(checked, t);
   const units = backend.units(checked, plan).map((u) => {
     const identity: BlobIdentity = {
@@ -50,9 +52,9 @@ export function planJob(programJson: unknown, target: string): PlanReply {
 }
 
 export const plannerApi = {
-  plan(programJson: unknown, target: string): PlanReply {
+  plan(programJson: unknown, target: string, limits?: Limits): PlanReply {
     if (typeof target !== 'string') throw new UsageError('target must be a string');
-    return planJob(programJson, target);
+    return planJob(programJson, target, limits);
   },
 };
 export type PlannerApi = typeof plannerApi;

@@ -18,6 +18,8 @@ import { runXdna2Contracts } from '../contracts/xdna2.js';
 import type { ContractReport } from '../contracts/xdna2.js';
 import { UsageError } from '../errors/index.js';
 import type { StepOutput } from '../oracle/types.js';
+import { checkBulk } from '../contracts/bulk.js';
+import { checkWorkers } from './limits.js';
 import type { Io } from './output.js';
 import { EXIT } from './output.js';
 
@@ -89,8 +91,8 @@ function xdna2Report(reports: readonly ContractReport[], opts: ContractsOptions,
 /** Verifies a target's contracts, the references on an oracle pool; resolves 0 when every op passes, 1 when one fails. */
 export async function contractsCommand(opts: ContractsOptions, io: Io): Promise<number> {
   if (opts.target !== 'xdna2' && opts.target !== 'npu4') throw new UsageError(`contracts are verified for --target xdna2 or npu4 only, got ${JSON.stringify(opts.target)}`);
-  const workers = opts.workers ?? CONTRACT_WORKERS;
-  if (!Number.isInteger(workers) || workers < 1) throw new UsageError(`--workers must be at least 1, got ${String(workers)}`);
+  const workers = checkWorkers(opts.workers, CONTRACT_WORKERS);
+  checkBulk(opts.bulk);
   const pool = createPool<OracleTask, StepOutput[]>({
     name: 'oracle', entry: new URL('../workers/oracle.worker.js', import.meta.url), workers, restart: { max: 2, windowMs: 60_000 },
   });

@@ -9,12 +9,14 @@ import { SingleBar, Presets } from 'cli-progress';
 import PQueue from 'p-queue';
 import { asEngineError, createEngine } from '../jobs/engine.js';
 import { parseProgramText } from '../ir/codec.js';
+import { resolveLimits } from '../ir/limits.js';
 import { CacheUnavailable, UsageError } from '../errors/index.js';
 import { readText } from './files.js';
+import { checkWorkers, limitsOfFlags, type LimitFlags } from './limits.js';
 import type { Io } from './output.js';
 import { EXIT, errorJson } from './output.js';
 
-export interface FarmOptions {
+export interface FarmOptions extends LimitFlags {
   readonly target: string;
   readonly workers?: number;
   readonly cacheDir?: string;
@@ -59,11 +61,11 @@ export async function farmCommand(dir: string, opts: FarmOptions, io: Io): Promi
   let isDir = false;
   try { isDir = statSync(dir).isDirectory(); } catch { /* reported below */ }
   if (!isDir) throw new UsageError(`${dir} is not a directory`);
-  const workers = opts.workers ?? 2;
-  if (!(Number.isInteger(workers) && workers >= 1)) throw new UsageError(`--workers must be a whole number of at least 1, got ${String(opts.workers)}`);
+  const workers = checkWorkers(opts.workers, 2);
+  const limits = resolveLimits(limitsOfFlags(opts));
   const started = performance.now();
   const files = jsonFiles(dir);
-  const engine = createEngine({ workers, ...(opts.cacheDir !== undefined ? { cacheDir: opts.cacheDir } : {}) });
+  const engine = createEngine({ workers, limits, ...(opts.cacheDir !== undefined ? { cacheDir: opts.cacheDir } : {}) });
   const showBar = opts.progress ?? (!opts.json && process.stderr.isTTY === true);
   const bar = showBar ? new SingleBar({ format: 'farm {bar} {value}/{total} programs | {hits} hits, {compiled} compiled, {refused} refused', stream: process.stderr }, Presets.shades_classic) : null;
   let hits = 0, compiled = 0, skipped = 0;
@@ -78,7 +80,7 @@ export async function farmCommand(dir: string, opts: FarmOptions, io: Io): Promi
       try {
         const text = readText(file);
         if (!isProgramJson(text)) { skipped++; return; }
-        const r = await engine.compileOnly(parseProgramText(text), opts.target);
+        const r = await engine.compileOnly(parseProgramText(text, limits), opts.target);
         if (r.hit) hits++; else compiled++;
       } catch (e) {
         const err = asEngineError(e);

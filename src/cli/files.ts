@@ -3,6 +3,7 @@ import { InvalidInput } from '../errors/index.js';
 import { readRegularFile } from '../io/files.js';
 import { parseProgramText } from '../ir/codec.js';
 import { jsonErrorAt } from '../ir/jsonText.js';
+import type { Limits } from '../ir/limits.js';
 import type { Program } from '../ir/types.js';
 
 /**
@@ -13,9 +14,9 @@ export function readText(file: string, what = 'file'): string {
   return readRegularFile(file, { what }).toString('utf8');
 }
 
-/** A program file, decoded (structure only; validation is checkProgram's). */
-export function readProgram(file: string): Program {
-  return parseProgramText(readText(file, 'program'));
+/** A program file, decoded (structure only; validation is checkProgram's) under `limits` (default the defaults). */
+export function readProgram(file: string, limits?: Limits): Program {
+  return parseProgramText(readText(file, 'program'), limits);
 }
 
 /** An inputs file as JSON; a syntax error is InvalidInput naming the line and column. */

@@ -17,6 +17,7 @@ import { runCommand } from './run.js';
 import { sealCheckCommand, sealKeygenCommand, sealVerifyCommand, sealWriteCommand } from './seal.js';
 import { validateCommand } from './validate.js';
 import { EXIT, processIo, reportError, type Io } from './output.js';
+import { withLimitFlags } from './limits.js';
 import { TARGET_NAMES } from '../targets/target.js';
 
 function intArg(what: string) {
@@ -47,13 +48,13 @@ export function buildCli(io: Io, done: (code: number) => void): Command {
       try { done(await fn(...a)); } catch (e) { done(reportError(e, io, json(...a))); }
     };
 
-  cli.command('validate')
+  withLimitFlags(cli.command('validate'))
     .description('check a program against the program format')
     .argument('<program>', 'program JSON file')
     .option('--json', 'machine-readable output')
     .action(wrap((_f: string, o: { json?: boolean }) => o.json === true, (f: string, o: { json?: boolean }) => validateCommand(f, o, io)));
 
-  cli.command('run')
+  withLimitFlags(cli.command('run'))
     .description('run a program on a target')
     .argument('<program>', 'program JSON file')
     .addOption(new Option('--target <target>', 'target').choices(TARGET_NAMES).makeOptionMandatory())
@@ -66,7 +67,7 @@ export function buildCli(io: Io, done: (code: number) => void): Command {
     .option('--json', 'machine-readable output: { "results": {...}, "state": {...} } with b64 tensors')
     .action(wrap((_f: string, o: { json?: boolean }) => o.json === true, (f: string, o: Parameters<typeof runCommand>[1]) => runCommand(f, o, io)));
 
-  cli.command('plan')
+  withLimitFlags(cli.command('plan'))
     .description('show what a target admits and refuses of a program, its regions and contexts')
     .argument('<program>', 'program JSON file')
     .addOption(new Option('--target <target>', 'target').choices(TARGET_NAMES).makeOptionMandatory())
@@ -89,7 +90,7 @@ export function buildCli(io: Io, done: (code: number) => void): Command {
     .option('--json', 'machine-readable output')
     .action(wrap((o: { json?: boolean }) => o.json === true, (o: Parameters<typeof contractsCommand>[0]) => contractsCommand(o, io)));
 
-  cli.command('farm')
+  withLimitFlags(cli.command('farm'))
     .description('compile every program under a directory into the blob cache, in parallel')
     .argument('<dir>', 'directory of program JSON files')
     .addOption(new Option('--target <target>', 'target').choices(TARGET_NAMES).makeOptionMandatory())

@@ -9,18 +9,21 @@ import type { AieUsage } from '../compiler/aie/artifact.js';
 import type { EngineError } from '../errors/index.js';
 import { ContextLimit, RegionLimit } from '../errors/index.js';
 import type { CheckedProgram } from '../ir/checked.js';
+import { resolveLimits } from '../ir/limits.js';
 import { checkProgram } from '../ops/validate.js';
 import { tolName, type Tolerance } from '../numerics/compare.js';
 import { planReport } from '../planner/report.js';
 import { resolveTarget } from '../targets/index.js';
 import { describeContract } from '../targets/contract.js';
+import { equationNumerics } from '../targets/numerics.js';
 import type { Target } from '../targets/target.js';
 import { XDNA2_BOUNDS } from '../targets/xdna2Contracts.js';
 import { readProgram } from './files.js';
+import { limitsOfFlags, type LimitFlags } from './limits.js';
 import type { Io } from './output.js';
 import { EXIT, errorJson } from './output.js';
 
-export interface PlanOptions {
+export interface PlanOptions extends LimitFlags {
   readonly target: string;
   readonly json?: boolean;
 }
@@ -102,7 +105,8 @@ function regionLine(r: RegionSummary): string {
 /** Plans one program file on a target and prints the report; returns the exit code. */
 export function planCommand(file: string, opts: PlanOptions, io: Io): number {
   const target = resolveTarget(opts.target);
-  const checked = checkProgram(readProgram(file));
+  const limits = resolveLimits(limitsOfFlags(opts));
+  const checked = checkProgram(readProgram(file, limits), limits);
   const report = planReport(checked, target);
   const refused: EngineError[] = [...report.refused];
   const { regions, limit, contexts } = regionsOf(checked, target, refused.length === 0);
@@ -127,7 +131,7 @@ export function planCommand(file: string, opts: PlanOptions, io: Io): number {
 
   io.out(`plan: program ${JSON.stringify(checked.program.name)} on ${target.name} (${target.part}): ${refused.length === 0 ? 'admitted' : `${refused.length} refusal${refused.length === 1 ? '' : 's'}`}`);
   io.out(`admitted (${report.admitted.length} of ${checked.eqns.length}):`);
-  for (const a of report.admitted) io.out(`  eqn ${a.eqn} ${a.op}: ${a.contract ? describeContract(a.contract) : 'exact (the oracle itself)'}`);
+  for (const a of report.admitted) io.out(`  eqn ${a.eqn} ${a.op}: ${a.contract ? describeContract(a.contract) : equationNumerics(target.numerics)}`);
   io.out(`refused (${refused.length}):`);
   for (const e of refused) {
     const at = 'eqn' in e && typeof e.eqn === 'number' ? `eqn ${e.eqn} ${names.get(e.eqn) ?? ''}: ` : '';

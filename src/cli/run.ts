@@ -11,11 +11,13 @@ import type { Tensor } from '../ir/tensor.js';
 import { encodeTensor } from '../ir/tensorCodec.js';
 import type { TensorMap } from '../oracle/types.js';
 import { readInputs, readProgram } from './files.js';
+import { resolveLimits } from '../ir/limits.js';
+import { limitsOfFlags, type LimitFlags } from './limits.js';
 import type { Io } from './output.js';
 import { EXIT, formatTensor } from './output.js';
 import { programToJson } from '../ir/codec.js';
 
-export interface RunOptions {
+export interface RunOptions extends LimitFlags {
   readonly target: string;
   readonly inputs?: string;
   readonly steps?: number;
@@ -54,9 +56,11 @@ export async function runCommand(file: string, opts: RunOptions, io: Io): Promis
   if (opts.steps !== undefined && !(Number.isInteger(opts.steps) && opts.steps >= 1)) {
     throw new UsageError(`--steps must be a whole number of at least 1, got ${String(opts.steps)}`);
   }
-  const program = programToJson(readProgram(file));
+  const limits = limitsOfFlags(opts);
+  const program = programToJson(readProgram(file, resolveLimits(limits)));
   const inputs = opts.inputs !== undefined ? readInputs(opts.inputs) : {};
   const engine = createEngine({
+    limits,
     ...(opts.cacheDir !== undefined ? { cacheDir: opts.cacheDir } : {}),
     ...(opts.device !== undefined ? { devices: { xdna2: { mode: opts.device }, npu4: { mode: opts.device } } } : {}),
   });

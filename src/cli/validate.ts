@@ -1,14 +1,17 @@
 /** `npu-offload validate PROGRAM.json`: checks a program against the format and says what it holds. */
+import { resolveLimits } from '../ir/limits.js';
 import { checkProgram } from '../ops/validate.js';
 import { readProgram } from './files.js';
+import { limitsOfFlags, type LimitFlags } from './limits.js';
 import type { Io } from './output.js';
 import { EXIT } from './output.js';
 
-export interface ValidateOptions { readonly json?: boolean }
+export interface ValidateOptions extends LimitFlags { readonly json?: boolean }
 
 /** Validates one program file; throws the typed error that refuses it. */
 export function validateCommand(file: string, opts: ValidateOptions, io: Io): number {
-  const checked = checkProgram(readProgram(file));
+  const limits = resolveLimits(limitsOfFlags(opts));
+  const checked = checkProgram(readProgram(file, limits), limits);
   const p = checked.program;
   const summary = {
     valid: true,

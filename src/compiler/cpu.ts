@@ -15,6 +15,7 @@ import { LoadFailed } from '../errors/index.js';
 import type { CheckedProgram } from '../ir/checked.js';
 import { parseProgram, programToJson } from '../ir/codec.js';
 import { checkProgram } from '../ops/validate.js';
+import { NO_LIMITS } from '../ir/limits.js';
 import { planProgram } from '../planner/plan.js';
 import { CPU_TARGET } from '../targets/cpu.js';
 import { frame, unframe } from './frame.js';
@@ -56,7 +57,8 @@ export function loadCpuArtifact(bytes: Uint8Array, device = 'cpu'): CheckedProgr
     return fail(`the payload is not JSON: ${e instanceof Error ? e.message : String(e)}`);
   }
   try {
-    return checkProgram(parseProgram(json));
+    // Compiled from a program checked under the engine's limits, whatever they were.
+    return checkProgram(parseProgram(json, NO_LIMITS), NO_LIMITS);
   } catch (e) {
     // A checksummed payload that no longer checks was written by another build: still a load failure.
     return fail(`the program does not check: ${e instanceof Error ? e.message : String(e)}`);

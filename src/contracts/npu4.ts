@@ -32,6 +32,7 @@ import { isRangeRefusal, judgeCase, narrowedInputs, opReport } from './npu4Tally
 import type { ReferenceOracle } from './reference.js';
 import { inThreadOracle, pipelined, references } from './reference.js';
 import { Npu4SimDevice } from '../devices/npu4/simDevice.js';
+import { bulkRounds, checkBulk } from './bulk.js';
 
 export type { CaseReport, Npu4ContractReport } from './npu4Tally.js';
 export { NPU4_CONTRACT_OPS } from './npu4Ops.js';
@@ -42,7 +43,7 @@ export interface Npu4ContractOptions {
   readonly op?: string;
   /** The random bulk's seed (default 1), so a failure can be replayed. */
   readonly seed?: number;
-  /** Random elements per op, beyond the edge cases (default 65536). */
+  /** Random elements per op, beyond the edge cases (default 65536, at most MAX_BULK), drawn in rounds. */
   readonly bulk?: number;
   /** A fresh device per op (default the simulated NPU4); a negative control passes a faulty one. */
   readonly device?: () => Device;
@@ -72,19 +73,38 @@ export async function runNpu4Contracts(opts: Npu4ContractOptions): Promise<Npu4C
   }
   const backend = NPU4_BACKEND;
   const contract = NPU4_CONTRACT;
+  checkBulk(opts.bulk);
   const bulk = opts.bulk ?? 65_536;
   const seed = opts.seed ?? 1;
   const makeDevice = opts.device ?? (() => new Npu4SimDevice({ name: 'npu4-contracts' }));
   const oracle = opts.oracle ?? inThreadOracle;
   const ops = NPU4_CONTRACT_OPS.filter((op) => opts.op === undefined || op === opts.op);
-  const run: OpRun = { backend, contract, bulk, seed, makeDevice };
-  return pipelined(ops, (op) => prepareOp(op, run, oracle), (prepared, op) => verifyOp(op, prepared, run));
+  const run: OpRun = { backend, contract, seed, makeDevice };
+  const rounds = bulkRounds(bulk);
+  return pipelined(ops, (op) => {
+    // Each op has its own stream, so `--op` alone reproduces the same cases as a full run.
+    const r = rng(run.seed * 1009 + NPU4_CONTRACT_OPS.indexOf(op));
+    return { r, first: prepareOp(NPU4_CONTRACT_CASES[op].cases(r, rounds[0]!), oracle) };
+  }, async ({ r, first }, op) => {
+    const judged: CaseReport[] = [];
+    let bulkCases = first.cases.filter(isBulk).length;
+    // Later rounds draw the bulk alone, numbered on from the first round's, and are judged one at a time.
+    for (let k = 0, cur = first; k < rounds.length; k++) {
+      judged.push(...await verifyCases(cur, run));
+      if (k + 1 < rounds.length) {
+        const more = NPU4_CONTRACT_CASES[op].cases(r, rounds[k + 1]!).filter(isBulk).map((c) => ({ ...c, name: `bulk#${bulkCases++}` }));
+        cur = prepareOp(more, oracle);
+      }
+    }
+    return opReport(op, NPU4_CONTRACT_CASES[op].group, run.contract.normwise, run.contract.maxMagnitude, judged);
+  });
 }
+
+const isBulk = (c: ContractCase) => /^bulk(#|$)/.test(c.name);
 
 interface OpRun {
   readonly backend: Backend;
   readonly contract: NarrowingContract;
-  readonly bulk: number;
   readonly seed: number;
   readonly makeDevice: () => Device;
 }
@@ -95,9 +115,7 @@ interface PreparedOp {
   readonly want: readonly Promise<StepOutput[]>[];
 }
 
-function prepareOp(op: Npu4ContractOp, run: OpRun, oracle: ReferenceOracle): PreparedOp {
-  // Each op has its own stream, so `--op` alone reproduces the same cases as a full run.
-  const cases = NPU4_CONTRACT_CASES[op].cases(rng(run.seed * 1009 + NPU4_CONTRACT_OPS.indexOf(op)), run.bulk);
+function prepareOp(cases: readonly ContractCase[], oracle: ReferenceOracle): PreparedOp {
   const json = new Map<CheckedProgram, object>();
   const want = cases.map((c) => {
     let j = json.get(c.program);
@@ -107,7 +125,7 @@ function prepareOp(op: Npu4ContractOp, run: OpRun, oracle: ReferenceOracle): Pre
   return { cases, want };
 }
 
-async function verifyOp(op: Npu4ContractOp, prepared: PreparedOp, run: OpRun): Promise<Npu4ContractReport> {
+async function verifyCases(prepared: PreparedOp, run: OpRun): Promise<CaseReport[]> {
   const device = run.makeDevice();
   const sessions = new Map<CheckedProgram, Session>();
   const judged: CaseReport[] = [];
@@ -120,5 +138,5 @@ async function verifyOp(op: Npu4ContractOp, prepared: PreparedOp, run: OpRun): P
   } finally {
     device.drop();
   }
-  return opReport(op, NPU4_CONTRACT_CASES[op].group, run.contract.normwise, run.contract.maxMagnitude, judged);
+  return judged;
 }

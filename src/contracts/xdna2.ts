@@ -24,6 +24,7 @@ import { Xdna2SimDevice } from '../devices/xdna2/simDevice.js';
 import { describeContract } from '../targets/contract.js';
 import { numel } from '../ir/types.js';
 import type { StepOutput } from '../oracle/types.js';
+import { bulkRounds, checkBulk } from './bulk.js';
 import { CONTRACT_DEADLINE_MS, openSession } from './deviceSession.js';
 import type { RawIo } from './rawIo.js';
 import { withRawIo } from './rawIo.js';
@@ -41,7 +42,7 @@ export interface Xdna2ContractOptions {
   readonly op?: string;
   /** The random bulk's seed (default 1), so a failure can be replayed. */
   readonly seed?: number;
-  /** Random elements per op, beyond the edge cases (default 100000). */
+  /** Random elements per op, beyond the edge cases (default 100000, at most MAX_BULK), drawn in rounds. */
   readonly bulk?: number;
   /** The device's core arithmetic (default the XDNA2 core's); a negative control passes a broken one. */
   readonly math?: CoreMath;
@@ -55,21 +56,31 @@ export async function runXdna2Contracts(opts: Xdna2ContractOptions): Promise<Con
   if (opts.op !== undefined && !(CONTRACT_OPS as readonly string[]).includes(opts.op)) {
     throw new UsageError(`xdna2 admits no op ${JSON.stringify(opts.op)}: choose one of ${CONTRACT_OPS.join(', ')}`);
   }
+  checkBulk(opts.bulk);
   const math = opts.math ?? CORE_MATH;
-  const bulk = opts.bulk ?? 100_000;
+  const rounds = bulkRounds(opts.bulk ?? 100_000);
   const seed = opts.seed ?? 1;
   const oracle = opts.oracle ?? inThreadOracle;
   const ops = CONTRACT_OPS.filter((o) => opts.op === undefined || o === opts.op);
-  return pipelined(ops, (op) => {
-    // Each op has its own stream, so `--op` alone reproduces the same cases as a full run.
-    const plan = planOp(op, rng(seed * 1009 + CONTRACT_OPS.indexOf(op)), bulk);
+  // One round of an op: its programs and chunks, and the references submitted to the oracle.
+  const round = (op: ContractOp, r: () => number, k: number) => {
+    const plan = planOp(op, r, rounds[k]!, k === 0);
     const fp64 = referenceOf(op) === 'oracle-fp64';
     const want = plan.programs.map((p) => references(oracle, p.json, p.weights, p.chunks, fp64, stepsPerTask(chunkElements(p))));
     return { plan, want };
-  }, async ({ plan, want }, op) => {
-    const got = await runOnDevice(op, plan.programs, math);
+  };
+  return pipelined(ops, (op) => {
+    // Each op has its own stream, so `--op` alone reproduces the same cases as a full run.
+    const r = rng(seed * 1009 + CONTRACT_OPS.indexOf(op));
+    return { r, first: round(op, r, 0) };
+  }, async ({ r, first }, op) => {
     const tally = tallyOf(op);
-    plan.judge(tally, got, await Promise.all(want));
+    // Round by round, so only one round's cases and results are held at a time.
+    for (let k = 0, cur = first; k < rounds.length; k++) {
+      const got = await runOnDevice(op, cur.plan.programs, math);
+      cur.plan.judge(tally, got, await Promise.all(cur.want));
+      if (k + 1 < rounds.length) cur = round(op, r, k + 1);
+    }
     return tally.report();
   });
 }

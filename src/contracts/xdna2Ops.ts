@@ -162,8 +162,8 @@ function rows(op: 'reduce_sum' | 'reduce_max', groups: readonly RowGroup[]): OpP
   };
 }
 
-function gather(r: () => number, bulk: number): OpPlan {
-  const { src, idx } = gatherCase(r, bulk);
+function gather(r: () => number, bulk: number, edges: boolean): OpPlan {
+  const { src, idx } = gatherCase(r, bulk, edges);
   const srcValues = Float64Array.from(new Float32Array(src.buffer));
   const srcTensor: Tensor = { dtype: 'f32', shape: [src.length], data: srcValues };
   const p = contractProgram('gather', { src: { shape: [src.length] }, idx: { shape: [GATHER_CHUNK], dtype: 'i32' } }, [
@@ -189,10 +189,11 @@ function gather(r: () => number, bulk: number): OpPlan {
   };
 }
 
-function rmsNorm(r: () => number, bulk: number): OpPlan {
+function rmsNorm(r: () => number, bulk: number, edges: boolean): OpPlan {
   const rowsN = Math.max(8, Math.ceil(bulk / RMS_COLS));
   const xs: number[] = [];
-  for (let i = 0; i < rowsN * RMS_COLS; i++) xs.push(i < RMS_COLS ? 0 : (i / RMS_COLS) % 7 === 1 ? randomF32(r, -60, 60) : uniformF32(r, -4, 4));
+  // The edge: a first row of zeros (rms 0 plus the epsilon).
+  for (let i = 0; i < rowsN * RMS_COLS; i++) xs.push(edges && i < RMS_COLS ? 0 : (i / RMS_COLS) % 7 === 1 ? randomF32(r, -60, 60) : uniformF32(r, -4, 4));
   const ws: number[] = [];
   for (let j = 0; j < RMS_COLS; j++) ws.push(uniformF32(r, -2, 2));
   const x = f32(xs);
@@ -217,21 +218,21 @@ function rmsNorm(r: () => number, bulk: number): OpPlan {
   };
 }
 
-/** The programs and judge of `op`, its cases drawn from `r`. */
-export function planOp(op: ContractOp, r: () => number, bulk: number): OpPlan {
+/** The programs and judge of `op`, its cases drawn from `r`: the edge cases too unless `edges` is false. */
+export function planOp(op: ContractOp, r: () => number, bulk: number, edges = true): OpPlan {
   switch (op) {
-    case 'add': case 'sub': return binary(op, addCases(r, bulk, op === 'sub'), 1);
-    case 'mul': return binary(op, pairCases(r, bulk, 60, [[1 + 2 ** -12, 1 + 2 ** -12], [2 ** -63, 2 ** -63], [2 ** 64, 2 ** 64]]), 3);
-    case 'div': return binary(op, pairCases(r, bulk, 60, [[1, 3], [2, 3], [1, 2 ** 126], [2 ** -126, 0.5]]), 3);
-    case 'max': case 'ge': return binary(op, pairCases(r, bulk, 126), 0);
-    case 'neg': return unary(op, unaryCases(r, bulk, (g) => randomF32(g, -126, 127)));
-    case 'recip': return unary(op, unaryCases(r, bulk, (g) => randomF32(g, -125, 125)));
-    case 'exp': return unary(op, unaryCases(r, bulk, (g) => uniformF32(g, -90, 90), EXP_EXTRA));
-    case 'log': return unary(op, unaryCases(r, bulk, (g) => randomF32(g, -126, 127, true), LOG_EXTRA));
-    case 'tanh': case 'erf': return unary(op, unaryCases(r, bulk, (g) => (g() < 0.8 ? uniformF32(g, -10, 10) : randomF32(g, -126, 10)), SAT_EXTRA));
-    case 'sqrt': return unary(op, unaryCases(r, bulk, (g) => randomF32(g, -126, 127, true)));
-    case 'reduce_sum': case 'reduce_max': return rows(op, rowCases(r, bulk));
-    case 'gather': return gather(r, bulk);
-    case 'row_kernel': return rmsNorm(r, bulk);
+    case 'add': case 'sub': return binary(op, addCases(r, bulk, op === 'sub', edges), 1);
+    case 'mul': return binary(op, pairCases(r, bulk, 60, [[1 + 2 ** -12, 1 + 2 ** -12], [2 ** -63, 2 ** -63], [2 ** 64, 2 ** 64]], edges), 3);
+    case 'div': return binary(op, pairCases(r, bulk, 60, [[1, 3], [2, 3], [1, 2 ** 126], [2 ** -126, 0.5]], edges), 3);
+    case 'max': case 'ge': return binary(op, pairCases(r, bulk, 126, [], edges), 0);
+    case 'neg': return unary(op, unaryCases(r, bulk, (g) => randomF32(g, -126, 127), [], edges));
+    case 'recip': return unary(op, unaryCases(r, bulk, (g) => randomF32(g, -125, 125), [], edges));
+    case 'exp': return unary(op, unaryCases(r, bulk, (g) => uniformF32(g, -90, 90), EXP_EXTRA, edges));
+    case 'log': return unary(op, unaryCases(r, bulk, (g) => randomF32(g, -126, 127, true), LOG_EXTRA, edges));
+    case 'tanh': case 'erf': return unary(op, unaryCases(r, bulk, (g) => (g() < 0.8 ? uniformF32(g, -10, 10) : randomF32(g, -126, 10)), SAT_EXTRA, edges));
+    case 'sqrt': return unary(op, unaryCases(r, bulk, (g) => randomF32(g, -126, 127, true), [], edges));
+    case 'reduce_sum': case 'reduce_max': return rows(op, rowCases(r, bulk, edges));
+    case 'gather': return gather(r, bulk, edges);
+    case 'row_kernel': return rmsNorm(r, bulk, edges);
   }
 }

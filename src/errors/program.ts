@@ -35,7 +35,8 @@ export class ResourceLimit extends EngineError {
   constructor(readonly what: string, readonly needed: number, readonly max: number, readonly place = '') {
     super(`${place === '' ? '' : `${place}: `}${what} ${needed} is past the limit ${max}`);
   }
-  static readonly wire = { what: 'string', needed: 'number', max: 'number' } as const;
+  // `place` (a JSON pointer or a file; '' where the limit has none) crosses too, so a rebuilt error reads the same.
+  static readonly wire = { what: 'string', needed: 'number', max: 'number', place: 'string' } as const;
 }
 
 export class IndexOutOfRange extends EngineError {

@@ -3,10 +3,11 @@
  * Only the document's shape is checked here (types of fields, dtype names, shapes, literal spellings);
  * names, ops, attributes and types are checked by validation (validate.ts).
  */
-import { InvalidProgram } from '../errors/index.js';
+import { InvalidProgram, ResourceLimit } from '../errors/index.js';
 import { jsonErrorAt } from './jsonText.js';
+import { DEFAULT_LIMITS, LIMIT_NAMES, checkEquationCount, measureJson, type Limits } from './limits.js';
 import { decodeOperands, encodeOperand } from './operand.js';
-import { hasOwn, isRecord, kindOf, ptr, setOwn } from './pointer.js';
+import { hasOwn, isRecord, kindOf, ptr, setOwn, valueNameProblem } from './pointer.js';
 import { DTYPE_LIST, isDType } from './scalars.js';
 import type { Arg, Eqn, Program, Role } from './types.js';
 
@@ -41,6 +42,14 @@ function name(v: unknown, path: string, what: string): string {
   return v;
 }
 
+/** A name that defines a value (an arg, an equation's output): a non-empty plain name. */
+export function definedName(v: unknown, path: string, what: string): string {
+  const n = name(v, path, what);
+  const bad = valueNameProblem(n);
+  if (bad !== undefined) throw new InvalidProgram(path, `${what}: ${bad}`);
+  return n;
+}
+
 /** Decodes a shape at `path`: an array of non-negative integers. */
 export function decodeShape(v: unknown, path: string): number[] {
   return array(v, path, 'a shape').map((d, k) => {
@@ -55,7 +64,7 @@ export function decodeShape(v: unknown, path: string): number[] {
 export function decodeArg(v: unknown, path: string): Arg {
   const o = object(v, path, 'an arg');
   onlyKeys(o, path, ARG_KEYS, 'an arg');
-  const n = name(o['name'], ptr(path, 'name'), "an arg's name");
+  const n = definedName(o['name'], ptr(path, 'name'), "an arg's name");
   const role = o['role'];
   if (!isRole(role)) {
     throw new InvalidProgram(ptr(path, 'role'), `an arg's role is "weight", "activation" or "state", not ${kindOf(role)}`);
@@ -67,8 +76,8 @@ export function decodeArg(v: unknown, path: string): Arg {
 }
 
 function decodeOut(v: unknown, path: string): string | string[] {
-  if (typeof v === 'string') return name(v, path, 'an equation\'s "out"');
-  if (Array.isArray(v) && v.length > 0) return v.map((n, k) => name(n, ptr(path, k), 'an output name'));
+  if (typeof v === 'string') return definedName(v, path, 'an equation\'s "out"');
+  if (Array.isArray(v) && v.length > 0) return v.map((n, k) => definedName(n, ptr(path, k), 'an output name'));
   throw new InvalidProgram(path, `an equation's "out" is a name or a non-empty array of names, not ${kindOf(v)}`);
 }
 
@@ -86,9 +95,17 @@ function decodeEqn(v: unknown, path: string): Eqn {
   return { op, in: ins, out, attrs };
 }
 
-/** Decodes a `program@1` JSON document; throws InvalidProgram with a JSON pointer at the fault. */
-export function parseProgram(json: unknown): Program {
+/**
+ * Decodes a `program@1` JSON document; throws InvalidProgram with a JSON pointer at the fault, and
+ * ResourceLimit, before decoding anything, for a document past the equation count or nesting depth.
+ */
+export function parseProgram(json: unknown, limits: Limits = DEFAULT_LIMITS): Program {
   const o = object(json, '', 'a program');
+  if (Array.isArray(o['eqns'])) checkEquationCount(o['eqns'].length, limits);
+  const m = measureJson(o, limits.jsonDepth);
+  if (m.deepest !== undefined) throw new ResourceLimit(LIMIT_NAMES.jsonDepth, m.depth, limits.jsonDepth, m.deepest);
+  // JSON has no infinity: a number such as 1e999 is one the text could not mean, not an infinity.
+  if (m.nonFinite !== undefined) throw new InvalidProgram(m.nonFinite, 'not a finite number: JSON text such as 1e999 overflows to infinity, so it is refused; write "inf", "-inf" or "nan" as a string');
   onlyKeys(o, '', PROGRAM_KEYS, 'a program');
   if (o['format'] !== 'program@1') throw new InvalidProgram('/format', `"format" is "program@1", not ${kindOf(o['format'])}`);
   const progName = o['name'];
@@ -107,14 +124,14 @@ export function parseProgram(json: unknown): Program {
 }
 
 /** Parses program text; a JSON syntax error becomes InvalidProgram at '' naming its line and column. */
-export function parseProgramText(text: string): Program {
+export function parseProgramText(text: string, limits: Limits = DEFAULT_LIMITS): Program {
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (e) {
     throw new InvalidProgram('', jsonErrorAt(text, e instanceof Error ? e.message : String(e)));
   }
-  return parseProgram(json);
+  return parseProgram(json, limits);
 }
 
 // Attribute values are plain JSON, except literals inside a row_kernel body, whose decoded numbers

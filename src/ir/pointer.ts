@@ -45,3 +45,16 @@ export function hasOwn(o: object, k: string): boolean {
 export function setOwn<T>(o: Record<string, T>, k: string, v: T): void {
   Object.defineProperty(o, k, { value: v, writable: true, enumerable: true, configurable: true });
 }
+
+const VALUE_NAME = /^[A-Za-z_][A-Za-z0-9_.]*$/;
+
+/**
+ * Why `n` is not a value name the format accepts, or undefined when it is one. A name is a plain
+ * identifier (a letter or `_`, then letters, digits, `_` or `.`), and one starting with `__` is reserved:
+ * names become object keys in inputs files and results, where `__proto__` cannot be a key at all.
+ */
+export function valueNameProblem(n: string): string | undefined {
+  if (!VALUE_NAME.test(n)) return `${JSON.stringify(n)} is not a plain name: a letter or "_", then letters, digits, "_" or "."`;
+  if (n.startsWith('__')) return `${JSON.stringify(n)} starts with "__", which is reserved`;
+  return undefined;
+}

@@ -4,13 +4,15 @@
  */
 import { InvalidProgram } from '../errors/index.js';
 import { decodeOperands } from './operand.js';
-import { isRecord, kindOf, ptr } from './pointer.js';
+import { isRecord, kindOf, ptr, valueNameProblem } from './pointer.js';
 import type { BodyStep, RowBody } from './types.js';
 
-function names(v: unknown, path: string, what: string): string[] {
+function names(v: unknown, path: string, what: string, defines: boolean): string[] {
   if (!Array.isArray(v)) throw new InvalidProgram(path, `a body's "${what}" is an array of names, not ${kindOf(v)}`);
   return v.map((n, k) => {
     if (typeof n !== 'string' || n === '') throw new InvalidProgram(ptr(path, k), `a name is a non-empty string, not ${kindOf(n)}`);
+    const bad = defines ? valueNameProblem(n) : undefined;
+    if (bad !== undefined) throw new InvalidProgram(ptr(path, k), `a param: ${bad}`);
     return n;
   });
 }
@@ -26,6 +28,8 @@ function step(v: unknown, path: string): BodyStep {
   const ins = decodeOperands(v['in'], ptr(path, 'in'));
   const out = v['out'];
   if (typeof out !== 'string' || out === '') throw new InvalidProgram(ptr(path, 'out'), `a step's "out" is a non-empty name, not ${kindOf(out)}`);
+  const bad = valueNameProblem(out);
+  if (bad !== undefined) throw new InvalidProgram(ptr(path, 'out'), `a step's "out": ${bad}`);
   return { op, in: ins, out };
 }
 
@@ -35,11 +39,11 @@ export function decodeRowBody(v: unknown, path: string): RowBody {
   for (const k of Object.keys(v)) {
     if (k !== 'params' && k !== 'steps' && k !== 'results') throw new InvalidProgram(ptr(path, k), `a body has only "params", "steps" and "results", not "${k}"`);
   }
-  const params = names(v['params'], ptr(path, 'params'), 'params');
+  const params = names(v['params'], ptr(path, 'params'), 'params', true);
   const rawSteps = v['steps'];
   if (!Array.isArray(rawSteps)) throw new InvalidProgram(ptr(path, 'steps'), `a body's "steps" is an array, not ${kindOf(rawSteps)}`);
   const steps = rawSteps.map((s, k) => step(s, ptr(path, 'steps', k)));
-  const results = names(v['results'], ptr(path, 'results'), 'results');
+  const results = names(v['results'], ptr(path, 'results'), 'results', false);
   if (results.length === 0) throw new InvalidProgram(ptr(path, 'results'), 'a body has at least one result');
   return { params, steps, results };
 }

@@ -3,6 +3,7 @@
  * checks that a number is a value an integer dtype can hold. Shared by the program codec (literals),
  * validation and the tensor codec so that all three accept exactly the same spellings.
  */
+import { roundToDtype } from '../numerics/float16.js';
 import { DTYPES, type DType } from './types.js';
 
 /** The number a wire scalar stands for, or undefined when it is not one. */
@@ -41,3 +42,15 @@ export function integerValueProblem(dtype: DType, v: number): string | undefined
 
 /** A dtype list for messages: `f32, f16, bf16, i32 or bool`. */
 export const DTYPE_LIST = `${DTYPES.slice(0, -1).join(', ')} or ${DTYPES[DTYPES.length - 1]}`;
+
+/**
+ * Why a finite `v` is not a value of a float dtype: one that rounds to infinity there (an f16 literal
+ * 1e6), where an infinity is meant to be written "inf". Undefined for every other value and dtype.
+ */
+export function floatLiteralProblem(dtype: DType, v: number): string | undefined {
+  if (dtype !== 'f32' && dtype !== 'f16' && dtype !== 'bf16') return undefined;
+  if (!Number.isFinite(v) || Number.isFinite(roundToDtype(dtype, v))) return undefined;
+  return `${v} rounds to ${v > 0 ? '' : '-'}infinity in ${dtype} (its largest finite value is ${FLOAT_MAX[dtype]}); write "${v > 0 ? '' : '-'}inf" for an infinity`;
+}
+
+const FLOAT_MAX = { f32: 3.4028234663852886e38, f16: 65504, bf16: 3.3895313892515355e38 } as const;

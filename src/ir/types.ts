@@ -74,6 +74,13 @@ export function numel(shape: Shape): number {
   return n;
 }
 
+/** The exact number of elements of a shape, where a product of large dimensions would round as a number. */
+export function exactNumel(shape: Shape): bigint {
+  let n = 1n;
+  for (const d of shape) n *= BigInt(d);
+  return n;
+}
+
 /** Bytes per element of a dtype in the wire's `b64` encoding. */
 export function dtypeBytes(d: DType): number {
   switch (d) {

@@ -21,6 +21,7 @@ import type { DeviceKind } from '../devices/device.js';
 import { CPU_DEFAULT_CONTEXTS } from '../devices/cpuDevice.js';
 import type { FaultOptions } from '../devices/faults.js';
 import { decodeInputs } from '../ir/inputsCodec.js';
+import { checkJsonDepth, resolveLimits, type Limits } from '../ir/limits.js';
 import type { Tensor } from '../ir/tensor.js';
 import { encodeTensor } from '../ir/tensorCodec.js';
 import type { ProgramInputs, StepOutput, TensorMap } from '../oracle/types.js';
@@ -52,6 +53,8 @@ export interface EngineOptions {
   readonly deadlineMs?: number;
   /** Per device kind: fault injection and hardware context counts, for tests and soak runs. */
   readonly devices?: Partial<Record<DeviceKind, DeviceConfig>>;
+  /** Size limits of every submitted program, over the defaults (src/ir/limits.ts, docs/LIMITS.md). */
+  readonly limits?: Partial<Limits>;
 }
 
 export interface JobSpec {
@@ -94,8 +97,10 @@ export class Engine {
   #queues = new Map<DeviceKind, PQueue>();
   #closed = false;
   #nextJob = 1;
+  #limits: Limits;
 
   constructor(opts: EngineOptions = {}) {
+    this.#limits = resolveLimits(opts.limits, 'limits');
     this.#opts = opts;
     this.cacheDir = opts.cacheDir ?? defaultCacheDir();
     this.#restart = opts.restart ?? { max: 5, windowMs: 60_000 };
@@ -144,6 +149,13 @@ export class Engine {
     return job;
   }
 
+  // Measured before anything walks it recursively (the memo's JSON.stringify, a worker's structured
+  // clone): a program nested too deep is a ResourceLimit, not a stack overflow.
+  #programJson(program: ProgramSource): unknown {
+    checkJsonDepth(program, this.#limits);
+    return programJsonOf(program);
+  }
+
   /** Plans a program, answering a program it planned before (same JSON, same target) from memory. */
   async #plan(json: unknown, target: string): Promise<PlanReply> {
     const memoKey = `${target}\u0000${JSON.stringify(json)}`;
@@ -153,7 +165,7 @@ export class Engine {
       this.#plans.set(memoKey, have); // most recently used last
       return have;
     }
-    const planned = await this.#plannerActor().call('plan', [json, target]);
+    const planned = await this.#plannerActor().call('plan', [json, target, this.#limits]);
     this.#plans.set(memoKey, planned);
     if (this.#plans.size > PLAN_MEMO) this.#plans.delete(this.#plans.keys().next().value!);
     return planned;
@@ -178,13 +190,13 @@ export class Engine {
   /** Plans and compiles one program's artifacts into the cache without running it (the farm's job). */
   async compileOnly(program: ProgramSource, target: string): Promise<CompileOutcome> {
     if (this.#closed) throw new EngineClosed();
-    const planned = await this.#plan(programJsonOf(program), target);
+    const planned = await this.#plan(this.#programJson(program), target);
     const arts = await Promise.all(planned.units.map((_, i) => this.#artifact(planned, i)));
     return { keys: planned.units.map((u) => u.key), hit: arts.every((a) => a.hit) };
   }
 
   async #run(job: Job, spec: JobSpec): Promise<JobResult> {
-    const planned = await this.#plan(programJsonOf(spec.program), spec.target);
+    const planned = await this.#plan(this.#programJson(spec.program), spec.target);
     const target = planned.plan.target;
     job.stage('planned', { target, regions: planned.units.length });
     const inputs = decodeInputs(inputsJsonOf(spec.inputs), planned.checked, spec.steps);

@@ -5,6 +5,7 @@
 import { InvalidInput } from '../errors/index.js';
 import { ProgramBuilder } from '../ops/builder.js';
 import { programToJson } from '../ir/codec.js';
+import { setOwn } from '../ir/pointer.js';
 import type { Tensor } from '../ir/tensor.js';
 import { encodeTensor } from '../ir/tensorCodec.js';
 import type { Program } from '../ir/types.js';
@@ -34,9 +35,9 @@ export function inputsJsonOf(inputs: unknown): unknown {
     throw new InvalidInput('', 'inputs must be an object mapping arg names to tensors');
   }
   const out: Record<string, unknown> = {};
+  // setOwn: a key `__proto__` stays a key (and is refused as no arg's name), not the object's prototype.
   for (const [k, v] of Object.entries(inputs)) {
-    if (Array.isArray(v)) out[k] = v.map((t: unknown) => (isTensor(t) ? encodeTensor(t, 'b64') : t));
-    else out[k] = isTensor(v) ? encodeTensor(v, 'b64') : v;
+    setOwn(out, k, Array.isArray(v) ? v.map((t: unknown) => (isTensor(t) ? encodeTensor(t, 'b64') : t)) : isTensor(v) ? encodeTensor(v, 'b64') : v);
   }
   return out;
 }

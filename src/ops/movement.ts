@@ -4,7 +4,7 @@
  */
 import type { Tensor } from '../ir/tensor.js';
 import type { Shape } from '../ir/types.js';
-import { numel } from '../ir/types.js';
+import { exactNumel, numel } from '../ir/types.js';
 import type { OpAttrs, OpRule } from './rule.js';
 import { fail, forEachIndex, requireAxis, requireShape, shapeStr, stridesOf } from './common.js';
 
@@ -23,9 +23,10 @@ export const reshapeRule: OpRule<OpAttrs['reshape']> = {
   infer(ins, { shape }) {
     const a = ins[0]!;
     requireShape('/shape', shape);
-    if (numel(shape) !== numel(a.shape)) {
-      fail('/shape', `shape ${shapeStr(shape)} holds ${numel(shape)} elements, the operand ${shapeStr(a.shape)} holds ${numel(a.shape)}`);
-    }
+    // Counted exactly: [2^53 - 1, 3] and [6755399441055743, 4] hold the same number of elements as doubles.
+    const want = exactNumel(shape);
+    const have = exactNumel(a.shape);
+    if (want !== have) fail('/shape', `shape ${shapeStr(shape)} holds ${want} elements, the operand ${shapeStr(a.shape)} holds ${have}`);
     return [{ dtype: a.dtype, shape: [...shape] }];
   },
   evaluate(ins, { shape }) {

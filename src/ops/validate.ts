@@ -12,8 +12,9 @@ import { OPS, inferEqn } from '../ops/table.js';
 import { decodeAttrs } from '../ir/attrs.js';
 import type { CheckedEqn, CheckedProgram } from '../ir/checked.js';
 import { decodeArg } from '../ir/codec.js';
-import { hasOwn, ptr } from '../ir/pointer.js';
-import { integerValueProblem } from '../ir/scalars.js';
+import { ByteBudget, DEFAULT_LIMITS, checkElements, checkEquationCount, type Limits } from '../ir/limits.js';
+import { hasOwn, ptr, valueNameProblem } from '../ir/pointer.js';
+import { floatLiteralProblem, integerValueProblem } from '../ir/scalars.js';
 import { eqnOuts, isLiteral, type DType, type Eqn, type Operand, type Program, type RowBody } from '../ir/types.js';
 
 /** What an equation is checked against: the values defined before it. */
@@ -45,7 +46,7 @@ function arityProblem(op: string, arity: readonly [number, number], n: number): 
 }
 
 function literalProblem(dtype: DType, lit: number): string | undefined {
-  const p = integerValueProblem(dtype, lit);
+  const p = integerValueProblem(dtype, lit) ?? floatLiteralProblem(dtype, lit);
   return p === undefined ? undefined : `a ${dtype} literal: ${p}`;
 }
 
@@ -117,6 +118,8 @@ export function checkEqn(e: Eqn, index: number, scope: Scope): CheckedEqn {
   }
   names.forEach((n, k) => {
     const at = typeof e.out === 'string' ? ptr(base, 'out') : ptr(base, 'out', k);
+    const bad = valueNameProblem(n);
+    if (bad !== undefined) throw new InvalidProgram(at, `an output name: ${bad}`);
     const first = scope.types.has(n) ? (scope.origin?.get(n) ?? 'an earlier definition') : names.indexOf(n) < k ? 'this equation' : undefined;
     if (first !== undefined) throw new InvalidProgram(at, `${quote(n)} is defined twice (first by ${first}); every name is defined once`);
   });
@@ -145,15 +148,22 @@ function checkState(p: Program, types: ReadonlyMap<string, ValueType>): void {
   }
 }
 
-/** Validates a program: every name, attribute, literal, shape and dtype; throws InvalidProgram at the fault. */
-export function checkProgram(p: Program): CheckedProgram {
+/**
+ * Validates a program: every name, attribute, literal, shape and dtype; throws InvalidProgram at the
+ * fault, and ResourceLimit for a program past `limits` (src/ir/limits.ts), before anything is allocated.
+ */
+export function checkProgram(p: Program, limits: Limits = DEFAULT_LIMITS): CheckedProgram {
   if (p.format !== 'program@1') throw new InvalidProgram('/format', `"format" is "program@1", not ${JSON.stringify(p.format)}`);
+  checkEquationCount(p.eqns.length, limits);
+  const budget = new ByteBudget(limits);
+  const sized = (shape: readonly number[], place: string) => budget.add(checkElements(shape, limits, place), place);
   const types = new Map<string, ValueType>();
   const origin = new Map<string, string>();
   const args = p.args.map((raw, i) => {
     const a = decodeArg(raw, ptr('/args', i));
     const first = origin.get(a.name);
     if (first !== undefined) throw new InvalidProgram(ptr('/args', i, 'name'), `${quote(a.name)} is defined twice (first by ${first}); arg names are distinct`);
+    sized(a.shape, ptr('/args', i, 'shape'));
     types.set(a.name, { dtype: a.dtype, shape: a.shape });
     origin.set(a.name, `arg ${i}`);
     return a;
@@ -163,6 +173,7 @@ export function checkProgram(p: Program): CheckedProgram {
   const eqns = p.eqns.map((e, i) => {
     const c = checkEqn(e, i, { types, origin, later });
     eqnOuts(e).forEach((n, k) => {
+      sized(c.outs[k]!.shape, typeof e.out === 'string' ? ptr('/eqns', i, 'out') : ptr('/eqns', i, 'out', k));
       types.set(n, c.outs[k]!);
       origin.set(n, `equation ${i}`);
     });

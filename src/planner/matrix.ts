@@ -12,6 +12,7 @@ import type { OpName } from '../ops/rule.js';
 import { OP_NAMES } from '../ops/rule.js';
 import { describeContract } from '../targets/contract.js';
 import type { OpContract } from '../targets/contract.js';
+import { describeNumerics } from '../targets/numerics.js';
 import type { Refusal, Target } from '../targets/target.js';
 import { PROBES } from './matrixProbes.js';
 
@@ -30,6 +31,8 @@ export interface MatrixRow {
 export interface FeatureMatrix {
   readonly target: string;
   readonly part: string;
+  /** The target's numerics policy in one line (src/targets/numerics.ts). */
+  readonly numerics: string;
   readonly dtypes: readonly DType[];
   readonly rows: readonly MatrixRow[];
 }
@@ -61,7 +64,7 @@ export function featureMatrix(target: Target): FeatureMatrix {
       rows.push({ op, variant: p.variant, cells });
     }
   }
-  return { target: target.name, part: target.part, dtypes: [...DTYPES], rows };
+  return { target: target.name, part: target.part, numerics: describeNumerics(target.numerics), dtypes: [...DTYPES], rows };
 }
 
 function cellText(c: MatrixCell): string {
@@ -88,7 +91,7 @@ export function matrixMarkdown(m: FeatureMatrix): string {
   const head = `| op | variant | ${m.dtypes.join(' | ')} |`;
   const rule = `|---|---|${m.dtypes.map(() => '---').join('|')}|`;
   const lines = m.rows.map((r) => `| \`${r.op}\` | ${esc(r.variant)} | ${m.dtypes.map((d) => esc(cellText(r.cells[d]))).join(' | ')} |`);
-  return [`## ${m.target} (${m.part})`, '', head, rule, ...lines].join('\n');
+  return [`## ${m.target} (${m.part})`, '', `Numerics: ${m.numerics}.`, '', head, rule, ...lines].join('\n');
 }
 
 /** The matrix as JSON text (one document, no trailing newline). */

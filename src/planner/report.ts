@@ -1,14 +1,14 @@
 /**
  * What planning says about a program on a target, all at once: each equation admitted (with the
  * contract the target publishes for it) or refused (its typed error), and the program's numerics class
- * and result tolerances. Regions are the compiler's business; the `plan` command adds them.
+ * and result tolerances, from the target's numerics policy (src/targets/numerics.ts). Regions are the compiler's business; the `plan` command adds them.
  */
 import type { EngineError } from '../errors/index.js';
 import type { CheckedProgram } from '../ir/checked.js';
 import type { OpName } from '../ops/rule.js';
 import type { OpContract } from '../targets/contract.js';
 import type { Target } from '../targets/target.js';
-import { programTolerance, type ProgramNumerics } from '../targets/xdna2Numerics.js';
+import { programNumerics, type ProgramNumerics } from '../targets/numerics.js';
 import { refusalError } from './plan.js';
 
 /** One admitted equation and its contract (none: the target computes exactly what the oracle does). */
@@ -34,5 +34,5 @@ export function planReport(checked: CheckedProgram, target: Target): PlanReport 
     if (!a.admitted) refused.push(refusalError(e, a.refusal));
     else admitted.push(a.contract === undefined ? { eqn: e.index, op: e.op } : { eqn: e.index, op: e.op, contract: a.contract });
   }
-  return { admitted, refused, numerics: programTolerance(checked, target) };
+  return { admitted, refused, numerics: programNumerics(checked, target) };
 }

@@ -2,6 +2,7 @@
  * The CPU target: the oracle itself behind the Device interface. It admits every op of the format
  * except the collective, which no single-device target admits.
  */
+import { CLASS_TOLERANCES } from '../numerics/classes.js';
 import { ADMIT, refuse } from './target.js';
 import type { AdmissionTable, Target } from './target.js';
 
@@ -17,4 +18,7 @@ const admission = {
   all_reduce: () => refuse('collective.all_reduce'),
 } satisfies AdmissionTable;
 
-export const CPU_TARGET: Target = { name: 'cpu', device: 'cpu', part: 'cpu:oracle', admission };
+/** The oracle itself: any difference at all is a defect in the path between them. */
+const numerics = { kind: 'class', numericsClass: 'Exact', tolerances: CLASS_TOLERANCES.Exact, perEquation: 'exact (the oracle itself)' } as const;
+
+export const CPU_TARGET: Target = { name: 'cpu', device: 'cpu', part: 'cpu:oracle', admission, numerics };

@@ -9,10 +9,11 @@
 import type { CheckedEqn } from '../ir/checked.js';
 import type { DType } from '../ir/types.js';
 import { isFloat, isLiteral } from '../ir/types.js';
+import { CLASS_TOLERANCES } from '../numerics/classes.js';
 import { F16_MAX } from '../numerics/float16.js';
 import type { OpName } from '../ops/rule.js';
 import { ADMIT, refuse } from './target.js';
-import type { Admission, AdmissionRule, AdmissionTable, Target } from './target.js';
+import type { Admission, AdmissionRule, AdmissionTable, NumericsPolicy, Target } from './target.js';
 
 /**
  * A narrowing contract measured on the device: the normwise error bound of a narrowed graph against
@@ -111,9 +112,28 @@ export function npu4Admission(contract: NarrowingContract | null): AdmissionTabl
   } satisfies AdmissionTable;
 }
 
+/**
+ * NarrowStorage for every program: the NPU stores every value in FP16 (F32 ones behind the narrowing
+ * boundary), so each float result is held to the contract's normwise bound (the class's without one).
+ */
+export function npu4Numerics(contract: NarrowingContract | null): NumericsPolicy {
+  const normwise = { kind: 'normwise', rel: contract?.normwise ?? CLASS_TOLERANCES.NarrowStorage.f16.rel } as const;
+  const max = contract?.maxMagnitude ?? F16_MAX;
+  return {
+    kind: 'class',
+    numericsClass: 'NarrowStorage',
+    tolerances: { ...CLASS_TOLERANCES.NarrowStorage, f32: normwise, f16: normwise },
+    perEquation: `in FP16 storage (NarrowStorage: each float result within normwise ${normwise.rel} of the oracle's)`,
+    premise: `every value is stored in FP16: magnitudes up to ${max} (past it a value is refused, NarrowingRange*)`,
+  };
+}
+
 /** An NPU4 target recording `contract`; `{ contract: null }` is the target with no contract (tests). */
 export function npu4Target(opts: { readonly contract: NarrowingContract | null }): Npu4Target {
-  return { name: 'npu4', device: 'npu4', part: 'npu4:lunarlake', admission: npu4Admission(opts.contract), contract: opts.contract };
+  return {
+    name: 'npu4', device: 'npu4', part: 'npu4:lunarlake', admission: npu4Admission(opts.contract),
+    numerics: npu4Numerics(opts.contract), contract: opts.contract,
+  };
 }
 
 /** The NPU4 target as the device records it: with its narrowing contract. */

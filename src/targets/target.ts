@@ -3,6 +3,9 @@
  * the only place that decides whether the target admits an equation.
  */
 import type { CheckedEqn } from '../ir/checked.js';
+import type { DType } from '../ir/types.js';
+import type { NumericsClass } from '../numerics/classes.js';
+import type { Tolerance } from '../numerics/compare.js';
 import type { OpName } from '../ops/rule.js';
 import type { OpContract } from './contract.js';
 
@@ -37,6 +40,24 @@ export type AdmissionRule = (e: CheckedEqn) => Admission;
 
 export type AdmissionTable = { readonly [P in OpName]: AdmissionRule };
 
+/**
+ * How a target's results are judged against the oracle: the one place the plan, the verification of a
+ * run and the docs take a program's numerics class and tolerances from (src/targets/numerics.ts).
+ */
+export type NumericsPolicy =
+  /** The admission table's per-op contracts, propagated through each program (xdna2Numerics.ts). */
+  | { readonly kind: 'contracts' }
+  /** One class for every program, with a tolerance per result dtype. */
+  | {
+    readonly kind: 'class';
+    readonly numericsClass: NumericsClass;
+    readonly tolerances: { readonly [D in DType]: Tolerance };
+    /** What an admitted equation computes, for people: `exact (the oracle itself)`. */
+    readonly perEquation: string;
+    /** The premise each float result's tolerance rests on, if any. */
+    readonly premise?: string;
+  };
+
 export interface Target {
   readonly name: TargetName;
   /** The device kind that runs this target's artifacts. */
@@ -44,6 +65,7 @@ export interface Target {
   /** The device part recorded in every cache identity (e.g. `xdna2:aie2p`). */
   readonly part: string;
   readonly admission: AdmissionTable;
+  readonly numerics: NumericsPolicy;
 }
 
 export const ADMIT: Admission = { admitted: true };

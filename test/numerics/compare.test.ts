@@ -64,6 +64,20 @@ describe('numerics/compare', () => {
     expect(c.worst?.index).to.equal(3);
   });
 
+  it('an error exactly at its bound passes: the bound is <=, for absrel and normwise alike', () => {
+    // Powers of two throughout, so every error and bound below is exact.
+    const want = tensor('f32', [2], [4, 1]);
+    const got = tensor('f32', [2], [2, 1]);
+    expect(compareTensor(got, want, { kind: 'absrel', abs: 2, rel: 0 }).pass).to.equal(true);
+    expect(compareTensor(got, want, { kind: 'absrel', abs: 0, rel: 0.5 }).pass).to.equal(true);
+    expect(compareTensor(got, want, { kind: 'absrel', abs: 1, rel: 0.25 }).pass).to.equal(true);
+    expect(compareTensor(got, want, { kind: 'absrel', abs: 1, rel: 0.25 - 2 ** -20 }).pass).to.equal(false);
+    // ||got - want|| / ||want|| = 2 / 4 with one element.
+    const one = (v: number) => tensor('f32', [1], [v]);
+    expect(compareTensor(one(2), one(4), { kind: 'normwise', rel: 0.5 }).pass).to.equal(true);
+    expect(compareTensor(one(2), one(4), { kind: 'normwise', rel: 0.5 - 2 ** -20 }).pass).to.equal(false);
+  });
+
   it('NaN: matching positions pass, a one-sided NaN fails every kind', () => {
     const want = tensor('f32', [2], [NaN, 1]);
     for (const tol of [EXACT, { kind: 'ulps', ulps: 1e9 }, { kind: 'absrel', abs: 1e9, rel: 1e9 }, { kind: 'normwise', rel: 1e9 }] as Tolerance[]) {

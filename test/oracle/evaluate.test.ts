@@ -101,6 +101,15 @@ describe('oracle: fp64 mode', () => {
     same(runStep(p, env, { fp64: true }).results['y'], [0.1]);
   });
 
+  it('rounds a literal to its dtype before the op: 3 x f16(0.1) is 0.2998046875, not f16(0.3)', () => {
+    const p = prog([{ name: 'x', role: 'activation', dtype: 'f16', shape: [1] }], [eq('mul', ['x', { lit: 0.1 }], 'y')], ['y']);
+    const env = { weights: {}, state: {}, activations: { x: tensor('f16', [1], [3]) } };
+    // 3 x 1638 x 2^-14 = 4914 x 2^-14 is a tie between 2457 x 2^-13 and 2458 x 2^-13: even wins. An
+    // unrounded 0.1 would give f16(0.3) = 1229 x 2^-12 = 0.300048828125.
+    same(runStep(p, env).results['y'], [0.2998046875]);
+    same(runStep(p, env, { fp64: true }).results['y'], [3 * 0.1]);
+  });
+
   it('a signed-zero literal is materialized as -0', () => {
     const p = prog([{ name: 'x', role: 'activation', dtype: 'f32', shape: [2] }], [eq('add', ['x', { lit: -0 }], 'y')], ['y']);
     same(runStep(p, { weights: {}, state: {}, activations: { x: tensor('f32', [2], [-0, 0]) } }).results['y'], [-0, 0]);

@@ -55,7 +55,7 @@ describe('feature matrix', () => {
   it('matrixCommand prints md or json, and refuses another format', () => {
     const md = capture();
     expect(matrixCommand({ target: 'xdna2', format: 'md' }, md)).to.equal(0);
-    expect(md.outs[0]).to.match(/^## xdna2 \(xdna2:aie2p\)\n\n\| op \| variant \| f32 \| f16 \| bf16 \| i32 \| bool \|/);
+    expect(md.outs[0]).to.match(/^## xdna2 \(xdna2:aie2p\)\n\nNumerics: Exact where every equation a result depends on is exact, else Contract[^\n]*\n\n\| op \| variant \| f32 \| f16 \| bf16 \| i32 \| bool \|/);
     const js = capture();
     expect(matrixCommand({ target: 'cpu', format: 'json' }, js)).to.equal(0);
     const doc = JSON.parse(js.outs[0]!) as FeatureMatrix;

@@ -117,6 +117,23 @@ describe('plan command', () => {
     expect(doc.numerics).to.deep.equal({ class: 'Exact', tolerance: { t: { kind: 'exact' } }, assumptions: { t: [] } });
   });
 
+  it('npu4: the numerics class and tolerances are the target\'s NarrowStorage, as a verified run uses them', () => {
+    const prog = programJson([['x', 'f32', [4, 8]], ['k', 'f16', [4, 8]]], [
+      { op: 'add', in: ['x', 'x'], out: 'y' },
+      { op: 'reshape', in: ['k'], out: 'r', shape: [32] },
+    ], ['y', 'r'], 'narrow');
+    const io = capture();
+    expect(planCommand(file('narrow.json', prog), { target: 'npu4', json: true }, io)).to.equal(0);
+    const doc = JSON.parse(io.outs[0]!) as PlanJson;
+    expect(doc.numerics.class).to.equal('NarrowStorage');
+    expect(doc.numerics.tolerance).to.deep.equal({ y: { kind: 'normwise', rel: 0.01 }, r: { kind: 'normwise', rel: 0.01 } });
+    const text = capture();
+    expect(planCommand(file('narrow.json', prog), { target: 'npu4' }, text)).to.equal(0);
+    expect(text.outs).to.include('numerics: NarrowStorage');
+    expect(text.outs).to.include('  eqn 0 add: in FP16 storage (NarrowStorage: each float result within normwise 0.01 of the oracle\'s)');
+    expect(text.outs.join('\n')).to.not.contain('the oracle itself');
+  });
+
   it('an unknown target is a UsageError', () => {
     expect(() => planCommand(file('norm.json', NORM), { target: 'tpu' }, capture())).to.throw(UsageError);
   });

@@ -111,9 +111,17 @@ describe('targets/npu4', () => {
   it('admits an additive F32 literal beyond 65504 under the contract (it saturates), never without', () => {
     expect(refusals(NPU4_TARGET, 'f32', (p, x) => p.add(x, -1e9))).to.deep.equal([]);
     expect(refusals(NPU4_TARGET, 'f32', (p, x) => p.sub(x, 3e38))).to.deep.equal([]);
-    // An F16 literal is no narrowing: FP16 cannot hold it and nothing saturates it.
-    expect(only(NPU4_TARGET, 'f16', (p, x) => p.add(x, lit(1e5, 'f16')))).to.deep.include({ code: 'NarrowingRange', value: 100000 });
-    expect(only(NO_CONTRACT, 'f16', (p, x) => p.sub(x, lit(-1e5, 'f16')))).to.deep.include({ code: 'NarrowingRange', value: -100000 });
+    // An F16 literal is no narrowing: one FP16 rounds to 65504 is past the range and nothing saturates it.
+    expect(only(NPU4_TARGET, 'f16', (p, x) => p.add(x, lit(65510, 'f16')))).to.deep.include({ code: 'NarrowingRange', value: 65510 });
+    expect(only(NO_CONTRACT, 'f16', (p, x) => p.sub(x, lit(-65510, 'f16')))).to.deep.include({ code: 'NarrowingRange', value: -65510 });
+    // One that rounds to infinity in f16 is not an f16 value at all: validation refuses it on every target.
+    expect(() => refusals(NPU4_TARGET, 'f16', (p, x) => p.add(x, lit(1e5, 'f16')))).to.throw(/\/eqns\/0\/in\/1\/lit: a f16 literal: 100000 rounds to infinity/);
+  });
+
+  it('refuses a multiplied literal between 65504 and 65520 (FP16 would round it to 65504) as NarrowingRange', () => {
+    expect(only(NPU4_TARGET, 'f32', (p, x) => p.mul(x, 65505))).to.deep.include({ code: 'NarrowingRange', eqn: 0, value: 65505 });
+    expect(only(NPU4_TARGET, 'f32', (p, x) => p.mul(x, -65519))).to.deep.include({ code: 'NarrowingRange', value: -65519 });
+    expect(refusals(NPU4_TARGET, 'f32', (p, x) => p.mul(x, -65504))).to.deep.equal([]);
   });
 
   it('admits an infinite literal (FP16 holds it) and refuses a NaN literal', () => {

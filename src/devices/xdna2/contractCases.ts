@@ -3,6 +3,7 @@
  * (the smallest and largest normals, both sides of the exp clamp, cancellations, near-ties, the
  * subnormal boundary, +-0, and +-inf and NaN, which a domain may exclude: then they only show that
  * nothing crashes) and a large random bulk, from a seeded generator so a failure can be replayed.
+ * `edges: false` draws the bulk alone: the later rounds of a bulk drawn in rounds (engine/contracts/bulk.ts).
  */
 import { F32_MAX, F32_MIN_NORMAL, bitsOf, fromBits } from './f32.js';
 import { mulberry32 } from '../../numerics/random.js';
@@ -47,10 +48,12 @@ function edgePairs(extra: readonly (readonly [number, number])[]): PairCase {
   return { a, b };
 }
 
+const NO_PAIRS = (): PairCase => ({ a: [], b: [] });
+
 /** The adder's cases: directed-rounding ties, cancellations of every depth, the normal boundary. */
-export function addCases(r: () => number, bulk: number, sub: boolean): PairCase {
+export function addCases(r: () => number, bulk: number, sub: boolean, edges = true): PairCase {
   const s = sub ? -1 : 1;
-  const c = edgePairs([
+  const c = !edges ? NO_PAIRS() : edgePairs([
     [1, 3 * 2 ** -25], [1, 2 ** -24], [up(1), 2 ** -24], [-1, -3 * 2 ** -25], [F32_MAX / 2, F32_MAX / 2 * s],
     [1.5, -1.25 * s], [up(1), -1 * s], [2 * F32_MIN_NORMAL, -1.5 * F32_MIN_NORMAL * s], [F32_MIN_NORMAL, F32_MIN_NORMAL * s],
     [2 ** 100, -(2 ** -100) * s], [2 ** 60, 2 ** 20 * s], [down(F32_MAX), 2 ** 103 * s],
@@ -70,8 +73,8 @@ export function addCases(r: () => number, bulk: number, sub: boolean): PairCase 
 }
 
 /** Cases of mul, div, max and ge: edge pairs and random operands over a wide range. */
-export function pairCases(r: () => number, bulk: number, range: number, extra: readonly (readonly [number, number])[] = []): PairCase {
-  const c = edgePairs(extra);
+export function pairCases(r: () => number, bulk: number, range: number, extra: readonly (readonly [number, number])[] = [], edges = true): PairCase {
+  const c = edges ? edgePairs(extra) : NO_PAIRS();
   for (let i = 0; i < bulk; i++) {
     const x = randomF32(r, -range, range);
     const k = r();
@@ -84,8 +87,8 @@ export function pairCases(r: () => number, bulk: number, range: number, extra: r
 }
 
 /** Cases of a unary op: the edge values, `extra`, and `bulk` values from `gen`. */
-export function unaryCases(r: () => number, bulk: number, gen: (r: () => number) => number, extra: readonly number[] = []): number[] {
-  const out = [...EDGE_VALUES, ...extra];
+export function unaryCases(r: () => number, bulk: number, gen: (r: () => number) => number, extra: readonly number[] = [], edges = true): number[] {
+  const out = edges ? [...EDGE_VALUES, ...extra] : [];
   for (let i = 0; i < bulk; i++) out.push(gen(r));
   return out;
 }
@@ -101,7 +104,7 @@ export const SAT_EXTRA = [0.5, 0.625, up(0.625), down(0.625), 4, down(4), 9, dow
 export interface RowGroup { readonly rows: number; readonly cols: number; readonly data: number[] }
 
 /** Groups of rows: long random rows (4096 columns), cancelling rows, non-negative rows, tiny rows. */
-export function rowCases(r: () => number, bulk: number): RowGroup[] {
+export function rowCases(r: () => number, bulk: number, edges = true): RowGroup[] {
   const groups: RowGroup[] = [];
   const long = (rows: number, gen: () => number): RowGroup => {
     const data: number[] = [];
@@ -112,6 +115,7 @@ export function rowCases(r: () => number, bulk: number): RowGroup[] {
   groups.push(long(longRows, () => randomF32(r, -20, 20)));
   groups.push(long(longRows, () => randomF32(r, -20, 20, true)));
   groups.push(long(longRows, () => uniformF32(r, -1, 1)));
+  if (!edges) return groups;
   // Rows that cancel to a small or zero sum, and rows at the ends of the range. Every partial sum stays
   // finite: an in-order sum whose partial overflows is outside what the per-addition bound covers.
   const edge = [
@@ -125,14 +129,16 @@ export function rowCases(r: () => number, bulk: number): RowGroup[] {
 }
 
 /** A gather source with NaN payloads and -0 among ordinary values, and in-range indices. */
-export function gatherCase(r: () => number, bulk: number): { src: Uint32Array; idx: Int32Array } {
+export function gatherCase(r: () => number, bulk: number, edges = true): { src: Uint32Array; idx: Int32Array } {
   const n = 1024;
   const src = new Uint32Array(n);
   for (let i = 0; i < n; i++) src[i] = Math.floor(r() * 2 ** 32) >>> 0;
   // Quiet and signalling NaNs with payloads, both zeros, infinities.
   src.set([0x7fc00001, 0xffc12345, 0x7f800001, 0xff8abcde, 0x80000000, 0x00000000, 0x7f800000, 0xff800000, 0x00000001, 0x807fffff], 0);
-  const idx = new Int32Array(bulk + n);
-  for (let i = 0; i < n; i++) idx[i] = i;
-  for (let i = n; i < idx.length; i++) idx[i] = Math.floor(r() * n);
+  // The edges read every source element once, in order; the bulk reads random ones.
+  const first = edges ? n : 0;
+  const idx = new Int32Array(bulk + first);
+  for (let i = 0; i < first; i++) idx[i] = i;
+  for (let i = first; i < idx.length; i++) idx[i] = Math.floor(r() * n);
   return { src, idx };
 }

@@ -31,15 +31,16 @@ describe('compiler/openvino/irReader', () => {
   });
 
   it('round-trips names the XML must escape', () => {
-    const p = program('a<b & "c"');
-    const x = p.activation('x,y<&>\'"', 'f16', [2]);
-    p.results(p.named('n,1\\').neg(x));
+    // Value names are plain names (the format refuses others); a program's name is free text.
+    const p = program('a<b & "c",\'d\'');
+    const x = p.activation('x.y_1', 'f16', [2]);
+    p.results(p.named('n.1').neg(x));
     const w = writeIr(checkProgram(p.build()));
-    expect(w.xml).to.contain('names="x\\,y&lt;&amp;&gt;&apos;&quot;"');
+    expect(w.xml).to.contain('name="a&lt;b &amp; &quot;c&quot;,&apos;d&apos;"');
     const m = readIr(w.xml, w.bin);
     expect(m).to.deep.equal(w.model);
-    expect(m.name).to.equal('a<b & "c"');
-    expect(m.layers[0]!.outputs[0]!.names).to.deep.equal(['x,y<&>\'"']);
+    expect(m.name).to.equal('a<b & "c",\'d\'');
+    expect(m.layers[0]!.outputs[0]!.names).to.deep.equal(['x.y_1']);
   });
 
   it('refuses text that is not well-formed XML, naming the line', () => {

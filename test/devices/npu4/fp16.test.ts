@@ -4,6 +4,12 @@ import { checkProgram } from '../../../src/ops/validate.js';
 import { tensor } from '../../../src/ir/tensor.js';
 import { f16ToBits, roundF16 } from '../../../src/numerics/float16.js';
 import { filled, runOnNpu4 } from './helpers.js';
+import { npu4Backend } from '../../../src/compiler/openvino/backend.js';
+import { wholeProgramWiring } from '../../../src/compiler/wiring.js';
+import { Npu4SimDevice } from '../../../src/devices/npu4/simDevice.js';
+import { Session } from '../../../src/session/session.js';
+import { refusalsOf } from '../../../src/planner/plan.js';
+import { npu4Target } from '../../../src/targets/npu4.js';
 
 const N = 64;
 // A small deterministic generator, so a failure names inputs that come back.
@@ -116,6 +122,33 @@ describe('devices/npu4: FP16 arithmetic', () => {
         for (let k = 0; k < 3; k++) acc = Math.fround(acc + A.data[i * 3 + k]! * B.data[k * 2 + j]!);
         expect(out!.results['c']!.data[i * 2 + j]).to.equal(roundF16(acc));
       }
+    }
+  });
+
+  it('narrows F32 operands on the device itself: an un-narrowed F32 add of 1 + 2^-11 and 2^-11 is exactly 1', async () => {
+    // Without the narrowing contract the target refuses F32 arithmetic; compiling past that refusal
+    // hands the device an F32 graph, whose operands it narrows to FP16 as the driver does.
+    const target = npu4Target({ contract: null });
+    const p = program('f32-add');
+    const x = p.activation('x', 'f32', [3]);
+    const y = p.activation('y', 'f32', [3]);
+    p.results(p.named('z').add(x, y));
+    const checked = checkProgram(p.build());
+    expect(refusalsOf(checked, target).map((e) => e.code)).to.deep.equal(['MissingContract']);
+    const bytes = npu4Backend(target).compile(checked, { target: 'npu4', part: target.part, regions: [{ eqns: [0] }] }, 0);
+    const dev = new Npu4SimDevice();
+    try {
+      const loaded = await dev.load({ target: 'npu4', bytes });
+      const s = Session.open(dev, [{ loaded, wiring: wholeProgramWiring(checked) }], { weights: {}, state: {}, activations: ['x', 'y'], stateNext: {}, results: ['z'] });
+      const out = await s.replay({
+        x: tensor('f32', [3], [1 + 2 ** -11, 3, 2 ** -11]),
+        y: tensor('f32', [3], [2 ** -11, 2 ** -11, 2 ** -11]),
+      }, ['z'], 10_000);
+      s.close();
+      // 1 + 2^-11 narrows to 1 (a tie, to even); 1 + 2^-11 rounds to 1 again. In F32 it would be 1 + 2^-10.
+      expect([...out.results['z']!.data]).to.deep.equal([1, 3, 2 ** -10]);
+    } finally {
+      dev.drop();
     }
   });
 });
