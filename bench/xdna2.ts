@@ -20,7 +20,7 @@ import { parseProgram } from '../src/ir/codec.js';
 import { tensor } from '../src/ir/tensor.js';
 import { checkProgram } from '../src/ops/validate.js';
 import { planProgram } from '../src/planner/plan.js';
-import { XDNA2_TARGET } from '../src/targets/xdna2.js';
+import { XDNA2_TARGET } from '../src/targets/xdna2/index.js';
 
 const SIZES = [10, 20, 40, 80, 160, 320];
 // Linear means the per-equation cost at the largest size is within this factor of the smallest's.

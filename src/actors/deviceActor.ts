@@ -11,7 +11,7 @@ import { threadId } from 'node:worker_threads';
 import { LoadFailed, NoDevice } from '../errors/index.js';
 import type { Device, DeviceKind } from '../devices/device.js';
 import type { FaultOptions } from '../devices/faults.js';
-import { openDevice } from '../devices/registry.js';
+import { hasSimulator, openDevice } from '../devices/registry.js';
 import type { Wiring } from '../compiler/wiring.js';
 import { Session, type SessionInit } from '../session/session.js';
 import { LoadedArtifacts } from './loadedArtifacts.js';
@@ -89,7 +89,7 @@ function openWith(opts: DeviceActorOptions): Device {
     ...(opts.faults !== undefined ? { faults: opts.faults } : {}),
   };
   const mode = opts.mode ?? 'auto';
-  if (opts.kind === 'cpu' || mode === 'native') return openDevice(opts.kind, base);
+  if (!hasSimulator(opts.kind) || mode === 'native') return openDevice(opts.kind, base);
   if (mode === 'simulated') return openDevice(opts.kind, { ...base, simulate: true });
   try {
     return openDevice(opts.kind, base);

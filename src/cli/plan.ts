@@ -4,11 +4,9 @@
  * splits into, the hardware contexts they need, and the program's numerics class and tolerances.
  * Exit 0 when the whole program plans, 1 when anything is refused (the report is printed either way).
  */
-import { planRegions } from '../compiler/aie/regions.js';
-import type { AieUsage } from '../compiler/aie/artifact.js';
+import { backendOf, type RegionSummary } from '../compiler/index.js';
 import type { EngineError } from '../errors/index.js';
-import { ContextLimit, RegionLimit } from '../errors/index.js';
-import type { CheckedProgram } from '../ir/checked.js';
+import { ContextLimit } from '../errors/index.js';
 import { resolveLimits } from '../ir/limits.js';
 import { checkProgram } from '../ops/validate.js';
 import { tolName, type Tolerance } from '../numerics/compare.js';
@@ -16,8 +14,6 @@ import { planReport } from '../planner/report.js';
 import { resolveTarget } from '../targets/index.js';
 import { describeContract } from '../targets/contract.js';
 import { equationNumerics } from '../targets/numerics.js';
-import type { Target } from '../targets/target.js';
-import { XDNA2_BOUNDS } from '../targets/xdna2Contracts.js';
 import { readProgram } from './files.js';
 import { limitsOfFlags, type LimitFlags } from './limits.js';
 import type { Io } from './output.js';
@@ -26,58 +22,6 @@ import { EXIT, errorJson } from './output.js';
 export interface PlanOptions extends LimitFlags {
   readonly target: string;
   readonly json?: boolean;
-}
-
-/** A host arena of a region and the tensors at their offsets in it. */
-export interface ArenaSummary {
-  readonly name: string;
-  readonly direction: 'in' | 'out';
-  readonly bytes: number;
-  readonly tensors: readonly { readonly value: string; readonly offset: number; readonly bytes: number }[];
-}
-
-/**
- * One region as the report prints it; `usage`, `closedBy`, `tiles` and `arenas` only where the compiler
- * models them (the XDNA2's regions).
- */
-export interface RegionSummary {
-  readonly index: number;
-  readonly eqns: readonly number[];
-  readonly usage?: AieUsage;
-  readonly closedBy?: string;
-  /** Each equation's compute tile, [column, row]. */
-  readonly tiles?: readonly { readonly eqn: number; readonly tile: readonly [number, number] }[];
-  readonly arenas?: readonly ArenaSummary[];
-}
-
-interface Regions {
-  readonly regions: RegionSummary[];
-  readonly limit?: RegionLimit;
-  readonly contexts: { readonly needed: number; readonly max: number | null };
-}
-
-// Regions exist only for a program admitted whole: a refused equation has no core to place.
-function regionsOf(checked: CheckedProgram, target: Target, admitted: boolean): Regions {
-  if (!admitted) return { regions: [], contexts: { needed: 0, max: target.name === 'xdna2' ? XDNA2_BOUNDS.contexts : null } };
-  if (target.name !== 'xdna2') {
-    // The CPU runs the whole program as one artifact and holds any number of them.
-    return { regions: [{ index: 0, eqns: checked.eqns.map((e) => e.index) }], contexts: { needed: 1, max: null } };
-  }
-  try {
-    const plans = planRegions(checked, { bounds: XDNA2_BOUNDS });
-    const regions = plans.map((r): RegionSummary => ({
-      index: r.index, eqns: [...r.eqns], usage: r.usage, closedBy: r.closedBy,
-      tiles: r.cores.map((c) => ({ eqn: c.eqn, tile: c.tile })),
-      arenas: r.arenas.map((a, i) => ({
-        name: a.name, direction: a.direction, bytes: a.bytes,
-        tensors: r.args.filter((g) => g.arena === i).map((g) => ({ value: g.name, offset: g.offset, bytes: g.bytes })),
-      })),
-    }));
-    return { regions, contexts: { needed: regions.length, max: XDNA2_BOUNDS.contexts } };
-  } catch (e) {
-    if (e instanceof RegionLimit) return { regions: [], limit: e, contexts: { needed: 0, max: XDNA2_BOUNDS.contexts } };
-    throw e;
-  }
 }
 
 // Derived tolerances carry many digits; three are what a person compares.
@@ -109,7 +53,7 @@ export function planCommand(file: string, opts: PlanOptions, io: Io): number {
   const checked = checkProgram(readProgram(file, limits), limits);
   const report = planReport(checked, target);
   const refused: EngineError[] = [...report.refused];
-  const { regions, limit, contexts } = regionsOf(checked, target, refused.length === 0);
+  const { regions, limit, contexts } = backendOf(target.name).layout(checked, refused.length === 0);
   if (limit !== undefined) refused.push(limit);
   if (contexts.max !== null && contexts.needed > contexts.max) refused.push(new ContextLimit(contexts.needed, contexts.max));
   const names = new Map(checked.eqns.map((e) => [e.index, e.op]));

@@ -17,7 +17,7 @@ import { parseProgram, programToJson } from '../ir/codec.js';
 import { checkProgram } from '../ops/validate.js';
 import { NO_LIMITS } from '../ir/limits.js';
 import { planProgram } from '../planner/plan.js';
-import { CPU_TARGET } from '../targets/cpu.js';
+import { CPU_TARGET } from '../targets/cpu/index.js';
 import { frame, unframe } from './frame.js';
 
 /**

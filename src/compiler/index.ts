@@ -4,14 +4,13 @@ import { XDNA2_BACKEND } from './aie/backend.js';
 import type { Backend } from './backend.js';
 import { CPU_BACKEND } from './cpuBackend.js';
 import { NPU4_BACKEND } from './openvino/backend.js';
-export type { Backend, CompilerId, UnitPlan } from './backend.js';
+export type { ArenaSummary, Backend, CompilerId, Layout, RegionSummary, UnitPlan } from './backend.js';
 export type { WiredArg, Wiring } from './wiring.js';
+
+/** Every target's backend: a name added to TARGET_NAMES refuses to compile until it has one here. */
+export const BACKENDS = { cpu: CPU_BACKEND, xdna2: XDNA2_BACKEND, npu4: NPU4_BACKEND } as const satisfies Record<TargetName, Backend>;
 
 /** The backend that compiles for a target. */
 export function backendOf(target: TargetName): Backend {
-  switch (target) {
-    case 'cpu': return CPU_BACKEND;
-    case 'xdna2': return XDNA2_BACKEND;
-    case 'npu4': return NPU4_BACKEND;
-  }
+  return BACKENDS[target];
 }

@@ -13,17 +13,16 @@ import { programAbi, resultBinding, stateBinding } from './abi.js';
 import type { DeviceBaseOptions, Decoded } from './rules.js';
 import { JsDevice } from './rules.js';
 import type { Bindings, LoadedArtifact } from './device.js';
+import { CPU_TARGET } from '../targets/cpu/index.js';
 
 export type CpuDeviceOptions = DeviceBaseOptions;
-
-export const CPU_DEFAULT_CONTEXTS = 16;
 
 export class CpuDevice extends JsDevice<CheckedProgram> {
   readonly kind = 'cpu' as const;
   readonly simulated = false;
 
   constructor(opts: CpuDeviceOptions = {}) {
-    super(opts, { name: 'cpu', maxContexts: CPU_DEFAULT_CONTEXTS });
+    super(opts, { name: 'cpu', maxContexts: CPU_TARGET.contexts });
   }
 
   protected decode(bytes: Uint8Array): Decoded<CheckedProgram> {

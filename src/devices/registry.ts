@@ -1,53 +1,66 @@
 /**
- * Opens a device by kind. The CPU is always here. The XDNA2 is the native addon over XRT and the Intel
- * NPU the one over Level Zero (src/devices/native.ts): NoDevice when this build has no addon, when the
- * driver finds no device (its answer in the detail), and for now even when it finds one, since load
- * and run are not written yet. Their simulators serve when asked for by `simulate: true`, and always
- * say so (`simulated: true`).
+ * The devices by kind, as one table: each kind's hardware (a native addon: src/devices/native.ts), its
+ * simulator where it has one, and its hardware contexts (from its target's record). The CPU is always
+ * here and is no simulator: it computes the oracle's results itself. The XDNA2 is the native addon over
+ * XRT and the Intel NPU the one over Level Zero: NoDevice when this build has no addon, when the driver
+ * finds no device (its answer in the detail), and for now even when it finds one, since load and run
+ * are not written yet. Their simulators serve when asked for by `simulate: true`, and always say so
+ * (`simulated: true`).
  */
 import { NoDevice } from '../errors/index.js';
+import { TARGETS } from '../targets/index.js';
 import { CpuDevice } from './cpuDevice.js';
 import type { Device, DeviceKind } from './device.js';
 import type { FaultOptions } from './faults.js';
-import { Xdna2SimDevice } from './xdna2/simDevice.js';
-import { Npu4SimDevice } from './npu4/simDevice.js';
 import { openNative } from './native.js';
+import { Npu4SimDevice } from './npu4/simDevice.js';
+import type { DeviceBaseOptions } from './rules.js';
+import { Xdna2SimDevice } from './xdna2/simDevice.js';
 
 export interface OpenDeviceOptions {
   readonly faults?: FaultOptions;
-  /** Ask for the simulator of an NPU; the CPU is never simulated, so it ignores this. */
+  /** Ask for the simulator of an NPU; a kind without one (the CPU) ignores this. */
   readonly simulate?: boolean;
-  /** Overrides the device's hardware context count (the CPU's default is 16). */
+  /** Overrides the device's hardware context count (default: its target's). */
   readonly maxContexts?: number;
   readonly name?: string;
 }
 
+/** What the engine needs of a device kind: how to open its hardware and, where it has one, its simulator. */
+export interface DeviceEntry {
+  /** Hardware contexts by default: artifacts loaded at once. */
+  readonly contexts: number;
+  /** The device itself: the hardware, or NoDevice saying why not. */
+  open(opts: DeviceBaseOptions): Device;
+  /** Its simulator; absent for a kind that computes for real everywhere (the CPU). */
+  simulate?(opts: DeviceBaseOptions): Device;
+}
+
+export const DEVICES = {
+  cpu: { contexts: TARGETS.cpu.contexts, open: (o) => new CpuDevice(o) },
+  xdna2: { contexts: TARGETS.xdna2.contexts, open: () => openNative('xdna2'), simulate: (o) => new Xdna2SimDevice(o) },
+  npu4: { contexts: TARGETS.npu4.contexts, open: () => openNative('npu4'), simulate: (o) => new Npu4SimDevice(o) },
+} as const satisfies Record<DeviceKind, DeviceEntry>;
+
+function entryOf(kind: DeviceKind): DeviceEntry {
+  // A kind from untyped input (a CLI flag, JSON) may name no device at all.
+  if (!Object.hasOwn(DEVICES, kind)) throw new NoDevice(String(kind), 'unknown device kind');
+  return DEVICES[kind];
+}
+
+/** True when `kind` has a simulator (the NPUs); the CPU computes for real in every mode. */
+export function hasSimulator(kind: DeviceKind): boolean {
+  return entryOf(kind).simulate !== undefined;
+}
+
 /** Opens a device of `kind`; NoDevice when this machine (or this build) has none. */
 export function openDevice(kind: DeviceKind, opts: OpenDeviceOptions = {}): Device {
-  switch (kind) {
-    case 'cpu':
-      return new CpuDevice({
-        ...(opts.name !== undefined ? { name: opts.name } : {}),
-        ...(opts.maxContexts !== undefined ? { maxContexts: opts.maxContexts } : {}),
-        ...(opts.faults !== undefined ? { faults: opts.faults } : {}),
-      });
-    case 'xdna2':
-      // The hardware unless the simulator is asked for: it is never substituted here ('auto' mode does that).
-      if (!opts.simulate) return openNative(kind);
-      return new Xdna2SimDevice({
-        ...(opts.name !== undefined ? { name: opts.name } : {}),
-        ...(opts.maxContexts !== undefined ? { maxContexts: opts.maxContexts } : {}),
-        ...(opts.faults !== undefined ? { faults: opts.faults } : {}),
-      });
-    case 'npu4':
-      if (!opts.simulate) return openNative(kind);
-      return new Npu4SimDevice({
-        ...(opts.name !== undefined ? { name: opts.name } : {}),
-        ...(opts.maxContexts !== undefined ? { maxContexts: opts.maxContexts } : {}),
-        ...(opts.faults !== undefined ? { faults: opts.faults } : {}),
-      });
-    default:
-      // A kind from untyped input (a CLI flag, JSON) that names no device at all.
-      throw new NoDevice(String(kind), 'unknown device kind');
-  }
+  const e = entryOf(kind);
+  const base: DeviceBaseOptions = {
+    ...(opts.name !== undefined ? { name: opts.name } : {}),
+    maxContexts: opts.maxContexts ?? e.contexts,
+    ...(opts.faults !== undefined ? { faults: opts.faults } : {}),
+  };
+  // The hardware unless the simulator is asked for: it is never substituted here ('auto' mode does that).
+  return opts.simulate === true && e.simulate !== undefined ? e.simulate(base) : e.open(base);
 }

@@ -18,7 +18,7 @@ import type { OracleTask } from '../actors/oracleTask.js';
 import type { ChaosOptions, DeviceApi, DeviceActorOptions, DeviceMode, FaultPlan } from '../actors/deviceActor.js';
 import { defaultCacheDir } from '../cache/defaultDir.js';
 import type { DeviceKind } from '../devices/device.js';
-import { CPU_DEFAULT_CONTEXTS } from '../devices/cpuDevice.js';
+import { DEVICES } from '../devices/registry.js';
 import type { FaultOptions } from '../devices/faults.js';
 import { decodeInputs } from '../ir/inputsCodec.js';
 import { checkJsonDepth, resolveLimits, type Limits } from '../ir/limits.js';
@@ -291,7 +291,7 @@ export class Engine {
     let q = this.#queues.get(kind);
     if (!q) {
       // A session holds a hardware context at most, so sessions in flight stay within the device's count.
-      q = new PQueue({ concurrency: this.#opts.devices?.[kind]?.maxContexts ?? CPU_DEFAULT_CONTEXTS });
+      q = new PQueue({ concurrency: this.#opts.devices?.[kind]?.maxContexts ?? DEVICES[kind].contexts });
       this.#queues.set(kind, q);
     }
     return q;

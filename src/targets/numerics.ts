@@ -9,9 +9,9 @@ import { isFloat } from '../ir/types.js';
 import { tolName } from '../numerics/compare.js';
 import type { Tolerance } from '../numerics/compare.js';
 import type { NumericsPolicy, Target } from './target.js';
-import { programTolerance, type ProgramNumerics } from './xdna2Numerics.js';
+import { programTolerance, type ProgramNumerics } from './xdna2/numerics.js';
 
-export type { ProgramNumerics } from './xdna2Numerics.js';
+export type { ProgramNumerics } from './xdna2/numerics.js';
 
 /** The numerics class of `checked` on `target`, each result's tolerance and the premises it rests on. */
 export function programNumerics(checked: CheckedProgram, target: Target): ProgramNumerics {

@@ -1,6 +1,7 @@
 /**
- * What a target is: its name, the device kind that runs it, and its admission table — one row per op,
- * the only place that decides whether the target admits an equation.
+ * What a target is: its name, the device kind that runs it, its hardware contexts, its admission table
+ * (one row per op, the only place that decides whether the target admits an equation) and its numerics
+ * policy. Each target's record is in its own folder (src/targets/<name>/); TARGET_NAMES is the list.
  */
 import type { CheckedEqn } from '../ir/checked.js';
 import type { DType } from '../ir/types.js';
@@ -58,10 +59,18 @@ export type NumericsPolicy =
     readonly premise?: string;
   };
 
+/**
+ * A target, as one record: everything the layers above (planner, compiler, devices, the engine, the
+ * CLI) ask of it that is not code of their own layer. What is code of theirs (a backend, a device
+ * factory) sits in one table per layer keyed by TargetName (`satisfies Record<TargetName, ...>`), so a
+ * name added to TARGET_NAMES refuses to compile until every layer has its row.
+ */
 export interface Target {
   readonly name: TargetName;
   /** The device kind that runs this target's artifacts. */
   readonly device: 'cpu' | 'xdna2' | 'npu4';
+  /** Hardware contexts of its device: artifacts loaded at once. */
+  readonly contexts: number;
   /** The device part recorded in every cache identity (e.g. `xdna2:aie2p`). */
   readonly part: string;
   readonly admission: AdmissionTable;

@@ -14,7 +14,7 @@ import { UsageError } from '../../src/errors/index.js';
 import type { CheckedEqn } from '../../src/ir/checked.js';
 import { roundF16 } from '../../src/numerics/float16.js';
 import { OP_NAMES } from '../../src/ops/rule.js';
-import { NPU4_CONTRACT, NPU4_TARGET } from '../../src/targets/npu4.js';
+import { NPU4_CONTRACT, NPU4_TARGET } from '../../src/targets/npu4/index.js';
 
 const PROGRAMS = ['chain', 'rms', 'linear'];
 

@@ -15,7 +15,7 @@ import { CONTRACT_OPS, runXdna2Contracts } from '../../src/contracts/xdna2.js';
 import type { ReferenceOracle } from '../../src/contracts/reference.js';
 import { UsageError } from '../../src/errors/index.js';
 import type { StepOutput } from '../../src/oracle/types.js';
-import { XDNA2_CONTRACTS } from '../../src/targets/xdna2.js';
+import { XDNA2_CONTRACTS } from '../../src/targets/xdna2/index.js';
 
 function io() {
   const out: string[] = [];

@@ -4,9 +4,9 @@ import { matrixCommand } from '../../src/cli/matrix.js';
 import type { Io } from '../../src/cli/output.js';
 import { UsageError } from '../../src/errors/index.js';
 import { featureMatrix, featureMatrixDoc, type FeatureMatrix } from '../../src/planner/matrix.js';
-import { CPU_TARGET } from '../../src/targets/cpu.js';
+import { CPU_TARGET } from '../../src/targets/cpu/index.js';
 import { TARGET_NAMES, resolveTarget } from '../../src/targets/index.js';
-import { XDNA2_CAPABILITIES, XDNA2_TARGET } from '../../src/targets/xdna2.js';
+import { XDNA2_CAPABILITIES, XDNA2_TARGET } from '../../src/targets/xdna2/index.js';
 
 function capture(): Io & { outs: string[] } {
   const outs: string[] = [];

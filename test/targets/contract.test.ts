@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { CPU_TARGET } from '../../src/targets/cpu.js';
+import { CPU_TARGET } from '../../src/targets/cpu/index.js';
 import { F32_EPS, describeContract, withinContract } from '../../src/targets/contract.js';
-import { XDNA2_CONTRACTS } from '../../src/targets/xdna2.js';
+import { XDNA2_CONTRACTS } from '../../src/targets/xdna2/index.js';
 import { planProgram, refusalsOf } from '../../src/planner/plan.js';
 import { prog, rmsBody } from './helpers.js';
 

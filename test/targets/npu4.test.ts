@@ -5,7 +5,7 @@ import type { ProgramBuilder, Value } from '../../src/ops/builder.js';
 import { checkProgram } from '../../src/ops/validate.js';
 import type { DType } from '../../src/ir/types.js';
 import { planProgram, refusalsOf } from '../../src/planner/plan.js';
-import { NPU4_CONTRACT, NPU4_TARGET, npu4Target } from '../../src/targets/npu4.js';
+import { NPU4_CONTRACT, NPU4_TARGET, npu4Target } from '../../src/targets/npu4/index.js';
 import type { Target } from '../../src/targets/target.js';
 
 const NO_CONTRACT = npu4Target({ contract: null });

@@ -9,8 +9,8 @@ import type { StepOutput } from '../../src/oracle/index.js';
 import { planReport } from '../../src/planner/report.js';
 import { resolveTarget } from '../../src/targets/index.js';
 import { programNumerics } from '../../src/targets/numerics.js';
-import { npu4Target } from '../../src/targets/npu4.js';
-import { programTolerance } from '../../src/targets/xdna2Numerics.js';
+import { npu4Target } from '../../src/targets/npu4/index.js';
+import { programTolerance } from '../../src/targets/xdna2/numerics.js';
 
 function sumProgram() {
   const p = program('sum');

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { RowBody } from '../../src/ir/types.js';
 import { MISSING_BOUND, deriveRowBound } from '../../src/targets/rowBounds.js';
-import { XDNA2_PUBLISHED_RMSNORM_BOUND, XDNA2_STEP_CONTRACTS } from '../../src/targets/xdna2Contracts.js';
+import { XDNA2_PUBLISHED_RMSNORM_BOUND, XDNA2_STEP_CONTRACTS } from '../../src/targets/xdna2/contracts.js';
 import { rmsBody } from './helpers.js';
 
 const u = 2 ** -23;

@@ -3,7 +3,7 @@ import { CapabilityMissing, MissingBound } from '../../src/errors/index.js';
 import type { CheckedProgram } from '../../src/ir/checked.js';
 import { refusalsOf } from '../../src/planner/plan.js';
 import { F32_EPS } from '../../src/targets/contract.js';
-import { XDNA2_BOUNDS, XDNA2_CONTRACTS, XDNA2_TARGET } from '../../src/targets/xdna2.js';
+import { XDNA2_BOUNDS, XDNA2_CONTRACTS, XDNA2_TARGET } from '../../src/targets/xdna2/index.js';
 import type { Admission } from '../../src/targets/target.js';
 import { prog, rmsBody, single } from './helpers.js';
 

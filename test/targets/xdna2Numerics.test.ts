@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { CPU_TARGET } from '../../src/targets/cpu.js';
+import { CPU_TARGET } from '../../src/targets/cpu/index.js';
 import { F32_EPS } from '../../src/targets/contract.js';
-import { programTolerance, xdna2ProgramTolerance } from '../../src/targets/xdna2Numerics.js';
+import { programTolerance, xdna2ProgramTolerance } from '../../src/targets/xdna2/numerics.js';
 import { prog, rmsBody } from './helpers.js';
 
 describe('xdna2 program numerics', () => {

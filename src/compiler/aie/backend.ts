@@ -5,11 +5,11 @@
  * fifos; the bounds), so any change to the region changes its cache key. compile() emits the region's
  * IRON design, kernels and instruction stream and links them (link.ts).
  */
-import { ContextLimit } from '../../errors/index.js';
+import { ContextLimit, RegionLimit } from '../../errors/index.js';
 import type { CheckedProgram } from '../../ir/checked.js';
 import { eqnOuts, isLiteral } from '../../ir/types.js';
-import { XDNA2_TARGET } from '../../targets/xdna2.js';
-import type { Backend, UnitPlan } from '../backend.js';
+import { XDNA2_TARGET } from '../../targets/xdna2/index.js';
+import type { Backend, Layout, RegionSummary, UnitPlan } from '../backend.js';
 import type { WiredArg } from '../wiring.js';
 import type { AieBounds } from './bounds.js';
 import { AIE_BOUNDS } from './bounds.js';
@@ -78,9 +78,32 @@ export const XDNA2_BACKEND: Backend = {
   units(checked): UnitPlan[] {
     return aieRegions(checked).map((r) => ({ region: regionIdentity(checked, r), wiring: regionWiring(r) }));
   },
+  layout(checked, admitted) {
+    return aieLayout(checked, admitted);
+  },
   compile(checked, _plan, unit) {
     const r = aieRegions(checked)[unit];
     if (!r) throw new RangeError(`the program has no region ${unit}`);
     return linkRegion(regionManifest(checked, r)).bytes;
   },
 };
+
+// What `plan` shows of the regions: each one's equations, usage, tiles and host arenas.
+function aieLayout(checked: CheckedProgram, admitted: boolean): Layout {
+  const max = AIE_BOUNDS.contexts;
+  if (!admitted) return { regions: [], contexts: { needed: 0, max } };
+  try {
+    const regions = planRegions(checked, { bounds: AIE_BOUNDS }).map((r): RegionSummary => ({
+      index: r.index, eqns: [...r.eqns], usage: r.usage, closedBy: r.closedBy,
+      tiles: r.cores.map((c) => ({ eqn: c.eqn, tile: c.tile })),
+      arenas: r.arenas.map((a, i) => ({
+        name: a.name, direction: a.direction, bytes: a.bytes,
+        tensors: r.args.filter((g) => g.arena === i).map((g) => ({ value: g.name, offset: g.offset, bytes: g.bytes })),
+      })),
+    }));
+    return { regions, contexts: { needed: regions.length, max } };
+  } catch (e) {
+    if (e instanceof RegionLimit) return { regions: [], limit: e, contexts: { needed: 0, max } };
+    throw e;
+  }
+}

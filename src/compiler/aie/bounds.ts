@@ -3,7 +3,7 @@
  * (docs/AIE_REGIONS.md). The measured numbers belong to the target (src/targets/xdna2.ts XDNA2_BOUNDS);
  * this file re-exports them as AIE_BOUNDS so the region compiler reads them from one place.
  */
-import { XDNA2_BOUNDS } from '../../targets/xdna2.js';
+import { XDNA2_BOUNDS } from '../../targets/xdna2/index.js';
 
 /** What one region may use, and how many regions (hardware contexts) a device holds. */
 export interface AieBounds {

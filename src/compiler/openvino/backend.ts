@@ -7,9 +7,9 @@
  * the F32 boundary lives inside the graph, so the graph's arguments are the program's own.
  */
 import type { CheckedProgram } from '../../ir/checked.js';
-import type { Npu4Target } from '../../targets/npu4.js';
-import { NPU4_TARGET } from '../../targets/npu4.js';
-import type { Backend, CompilerId } from '../backend.js';
+import type { Npu4Target } from '../../targets/npu4/index.js';
+import { NPU4_TARGET } from '../../targets/npu4/index.js';
+import { wholeProgramLayout, type Backend, type CompilerId } from '../backend.js';
 import { wholeProgramWiring } from '../wiring.js';
 import type { WrittenIr } from './irWriter.js';
 import { writeIr } from './irWriter.js';
@@ -39,6 +39,7 @@ export function npu4Backend(target: Npu4Target = NPU4_TARGET): Backend {
       const region = { xml: ir.xml, bin: Buffer.from(ir.bin).toString('base64'), vendorCompiler: VENDOR_COMPILER.version, options };
       return [{ region, wiring: wholeProgramWiring(checked) }];
     },
+    layout: wholeProgramLayout,
     compile(checked) {
       const ir = irOf(checked, target);
       // The caller's ABI goes with the IR, so the blob's argument table is checked against the program's.

@@ -21,10 +21,9 @@ import { byteSize } from '../device.js';
 import { checkArguments } from './argCheck.js';
 import { checkArgumentLayers, decodeBlob } from './blob.js';
 import { runGraph } from './executor.js';
+import { NPU4_TARGET } from '../../targets/npu4/index.js';
 
 export type Npu4SimOptions = DeviceBaseOptions;
-
-export const NPU4_DEFAULT_CONTEXTS = 16;
 
 export class Npu4SimDevice extends JsDevice<CompiledBlob> {
   readonly kind = 'npu4' as const;
@@ -33,7 +32,7 @@ export class Npu4SimDevice extends JsDevice<CompiledBlob> {
   readonly narrowing = { maxMagnitude: F16_MAX } as const;
 
   constructor(opts: Npu4SimOptions = {}) {
-    super(opts, { name: 'npu4-sim', maxContexts: NPU4_DEFAULT_CONTEXTS });
+    super(opts, { name: 'npu4-sim', maxContexts: NPU4_TARGET.contexts });
   }
 
   /** Decodes a blob after checking its graph's arguments against the program's. */

@@ -13,7 +13,7 @@
 import type { RowBody } from '../../ir/types.js';
 import { deriveRowBound } from '../../targets/rowBounds.js';
 import type { OpContract } from '../../targets/contract.js';
-import { XDNA2_CONTRACTS, XDNA2_STEP_CONTRACTS } from '../../targets/xdna2.js';
+import { XDNA2_CONTRACTS, XDNA2_STEP_CONTRACTS } from '../../targets/xdna2/index.js';
 
 export type { ContractReport, ContractWorst } from './contractTally.js';
 

@@ -9,7 +9,7 @@ import type { AieArg, AieCore, AieManifest, Endpoint } from '../../compiler/aie/
 import { manifestUsage } from '../../compiler/aie/link.js';
 import type { DType, RowBody, Shape } from '../../ir/types.js';
 import { dtypeBytes, numel } from '../../ir/types.js';
-import { XDNA2_BOUNDS } from '../../targets/xdna2.js';
+import { XDNA2_BOUNDS } from '../../targets/xdna2/index.js';
 import type { CoreMath } from './coreMath.js';
 import type { CoreValue } from './kernels.js';
 import { binaryKernel, gatherKernel, isCoreBinary, isCoreUnary, rowMaxKernel, rowSumKernel, unaryKernel } from './kernels.js';

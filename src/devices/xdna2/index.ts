@@ -1,5 +1,5 @@
 /** The simulated XDNA2: the device, the core's arithmetic, and what contract verification checks (re-exports only). */
-export { Xdna2SimDevice, XDNA2_CONTEXTS } from './simDevice.js';
+export { Xdna2SimDevice } from './simDevice.js';
 export type { Xdna2SimOptions } from './simDevice.js';
 export { CORE_MATH, XDNA2_PRIMS, coreAdd, coreSub, coreMul, coreDiv, makeCoreMath } from './coreMath.js';
 export type { CoreMath, CorePrims } from './coreMath.js';

@@ -23,13 +23,12 @@ import type { CoreStep } from './cores.js';
 import { planCores } from './cores.js';
 import { decodeManifest } from './decode.js';
 import type { CoreValue } from './kernels.js';
+import { XDNA2_TARGET } from '../../targets/xdna2/index.js';
 
 export interface Xdna2SimOptions extends DeviceBaseOptions {
   /** The core's arithmetic; another CoreMath models another (or a deliberately broken) core. */
   readonly math?: CoreMath;
 }
-
-export const XDNA2_CONTEXTS = 16;
 
 interface Context {
   readonly manifest: AieManifest;
@@ -42,7 +41,7 @@ export class Xdna2SimDevice extends JsDevice<Context> {
   private readonly math: CoreMath;
 
   constructor(opts: Xdna2SimOptions = {}) {
-    super(opts, { name: 'xdna2-sim', maxContexts: XDNA2_CONTEXTS });
+    super(opts, { name: 'xdna2-sim', maxContexts: XDNA2_TARGET.contexts });
     this.math = opts.math ?? CORE_MATH;
   }
 

@@ -5,7 +5,7 @@ import { planRegions } from '../../../src/compiler/aie/regions.js';
 import { program } from '../../../src/ops/builder.js';
 import { eqnOuts } from '../../../src/ir/types.js';
 import { planProgram } from '../../../src/planner/plan.js';
-import { XDNA2_TARGET } from '../../../src/targets/xdna2.js';
+import { XDNA2_TARGET } from '../../../src/targets/xdna2/index.js';
 import { check, expectRefusal, negChain, twentyEquations } from './helpers.js';
 import { programToJson } from '../../../src/ir/codec.js';
 import { tensor } from '../../../src/ir/tensor.js';

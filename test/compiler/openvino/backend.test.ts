@@ -8,7 +8,7 @@ import { NPU4_BACKEND, NPU4_COMPILER, irOf, npu4Backend } from '../../../src/com
 import { readIr } from '../../../src/compiler/openvino/irReader.js';
 import { compileIrToBlob } from '../../../src/compiler/openvino/vendorCompiler.js';
 import { VENDOR_COMPILER } from '../../../src/compiler/openvino/blobFormat.js';
-import { NPU4_TARGET, npu4Target } from '../../../src/targets/npu4.js';
+import { NPU4_TARGET, npu4Target } from '../../../src/targets/npu4/index.js';
 import { representative } from './programs.js';
 
 describe('compiler/openvino/backend', () => {

@@ -9,7 +9,7 @@ import { wholeProgramWiring } from '../../../src/compiler/wiring.js';
 import { Npu4SimDevice } from '../../../src/devices/npu4/simDevice.js';
 import { Session } from '../../../src/session/session.js';
 import { refusalsOf } from '../../../src/planner/plan.js';
-import { npu4Target } from '../../../src/targets/npu4.js';
+import { npu4Target } from '../../../src/targets/npu4/index.js';
 
 const N = 64;
 // A small deterministic generator, so a failure names inputs that come back.

@@ -8,7 +8,7 @@ import { tensor } from '../../../src/ir/tensor.js';
 import type { DType, Shape } from '../../../src/ir/types.js';
 import { numel } from '../../../src/ir/types.js';
 import { planProgram } from '../../../src/planner/plan.js';
-import { NPU4_TARGET } from '../../../src/targets/npu4.js';
+import { NPU4_TARGET } from '../../../src/targets/npu4/index.js';
 import { NPU4_BACKEND, irOf } from '../../../src/compiler/openvino/backend.js';
 import type { Miscompile } from '../../../src/compiler/openvino/blobFormat.js';
 import { compileIrToBlob } from '../../../src/compiler/openvino/vendorCompiler.js';

@@ -9,7 +9,7 @@ import { runProgram } from '../../../src/oracle/index.js';
 import type { ProgramInputs, StepOutput } from '../../../src/oracle/index.js';
 import type { OpContract } from '../../../src/targets/contract.js';
 import { withinContract } from '../../../src/targets/contract.js';
-import { XDNA2_CONTRACTS, XDNA2_STEP_CONTRACTS } from '../../../src/targets/xdna2.js';
+import { XDNA2_CONTRACTS, XDNA2_STEP_CONTRACTS } from '../../../src/targets/xdna2/index.js';
 import { rng, randomF32, uniformF32 } from '../../../src/devices/xdna2/contractCases.js';
 import type { Compiled } from './helpers.js';
 import { bindArenas, bitsOf, compileXdna2, loadAll, program, u32Bytes, u32Of } from './helpers.js';

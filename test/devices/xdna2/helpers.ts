@@ -6,7 +6,7 @@ import type { CheckedProgram } from '../../../src/ir/checked.js';
 import { parseProgram } from '../../../src/ir/codec.js';
 import { checkProgram } from '../../../src/ops/validate.js';
 import { planProgram } from '../../../src/planner/plan.js';
-import { XDNA2_TARGET } from '../../../src/targets/xdna2.js';
+import { XDNA2_TARGET } from '../../../src/targets/xdna2/index.js';
 
 /** A program compiled for the XDNA2: one artifact per region, with its wiring. */
 export interface Compiled {

@@ -2,9 +2,9 @@
  * The CPU target: the oracle itself behind the Device interface. It admits every op of the format
  * except the collective, which no single-device target admits.
  */
-import { CLASS_TOLERANCES } from '../numerics/classes.js';
-import { ADMIT, refuse } from './target.js';
-import type { AdmissionTable, Target } from './target.js';
+import { CLASS_TOLERANCES } from '../../numerics/classes.js';
+import { ADMIT, refuse } from '../target.js';
+import type { AdmissionTable, Target } from '../target.js';
 
 const always = () => ADMIT;
 
@@ -21,4 +21,4 @@ const admission = {
 /** The oracle itself: any difference at all is a defect in the path between them. */
 const numerics = { kind: 'class', numericsClass: 'Exact', tolerances: CLASS_TOLERANCES.Exact, perEquation: 'exact (the oracle itself)' } as const;
 
-export const CPU_TARGET: Target = { name: 'cpu', device: 'cpu', part: 'cpu:oracle', admission, numerics };
+export const CPU_TARGET: Target = { name: 'cpu', device: 'cpu', contexts: 16, part: 'cpu:oracle', admission, numerics };

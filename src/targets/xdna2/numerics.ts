@@ -19,17 +19,17 @@
  *   sqrt, log or row kernel is carried over unscaled, as if the other magnitudes were at most 1, and
  *   that premise is recorded; so is a compare (ge) of inexact operands, which can flip near a tie.
  */
-import type { CheckedProgram } from '../ir/checked.js';
-import { eqnOuts, isLiteral } from '../ir/types.js';
-import type { RowBody } from '../ir/types.js';
-import { deriveRowBound } from './rowBounds.js';
-import type { NumericsClass } from '../numerics/classes.js';
-import type { Tolerance } from '../numerics/compare.js';
-import { F32_EPS } from './contract.js';
-import type { OpContract } from './contract.js';
-import type { Target } from './target.js';
-import { XDNA2_TARGET } from './xdna2.js';
-import { XDNA2_STEP_CONTRACTS } from './xdna2Contracts.js';
+import type { CheckedProgram } from '../../ir/checked.js';
+import { eqnOuts, isLiteral } from '../../ir/types.js';
+import type { RowBody } from '../../ir/types.js';
+import { deriveRowBound } from '../rowBounds.js';
+import type { NumericsClass } from '../../numerics/classes.js';
+import type { Tolerance } from '../../numerics/compare.js';
+import { F32_EPS } from '../contract.js';
+import type { OpContract } from '../contract.js';
+import type { Target } from '../target.js';
+import { XDNA2_TARGET } from './index.js';
+import { XDNA2_STEP_CONTRACTS } from './contracts.js';
 
 /** A program's numerics class, each result's tolerance, and the premises each tolerance rests on. */
 export interface ProgramNumerics {

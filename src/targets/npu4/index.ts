@@ -6,14 +6,14 @@
  * to FP16 behind an F32 boundary), BF16 arithmetic never, and literals FP16 cannot hold are refused
  * except the additive ones that saturate on purpose. docs/NPU4.md explains each rule.
  */
-import type { CheckedEqn } from '../ir/checked.js';
-import type { DType } from '../ir/types.js';
-import { isFloat, isLiteral } from '../ir/types.js';
-import { CLASS_TOLERANCES } from '../numerics/classes.js';
-import { F16_MAX } from '../numerics/float16.js';
-import type { OpName } from '../ops/rule.js';
-import { ADMIT, refuse } from './target.js';
-import type { Admission, AdmissionRule, AdmissionTable, NumericsPolicy, Target } from './target.js';
+import type { CheckedEqn } from '../../ir/checked.js';
+import type { DType } from '../../ir/types.js';
+import { isFloat, isLiteral } from '../../ir/types.js';
+import { CLASS_TOLERANCES } from '../../numerics/classes.js';
+import { F16_MAX } from '../../numerics/float16.js';
+import type { OpName } from '../../ops/rule.js';
+import { ADMIT, refuse } from '../target.js';
+import type { Admission, AdmissionRule, AdmissionTable, NumericsPolicy, Target } from '../target.js';
 
 /**
  * A narrowing contract measured on the device: the normwise error bound of a narrowed graph against
@@ -131,7 +131,7 @@ export function npu4Numerics(contract: NarrowingContract | null): NumericsPolicy
 /** An NPU4 target recording `contract`; `{ contract: null }` is the target with no contract (tests). */
 export function npu4Target(opts: { readonly contract: NarrowingContract | null }): Npu4Target {
   return {
-    name: 'npu4', device: 'npu4', part: 'npu4:lunarlake', admission: npu4Admission(opts.contract),
+    name: 'npu4', device: 'npu4', contexts: 16, part: 'npu4:lunarlake', admission: npu4Admission(opts.contract),
     numerics: npu4Numerics(opts.contract), contract: opts.contract,
   };
 }

@@ -3,9 +3,9 @@
  * domain, the per-step contracts a row kernel's bound is derived from, and the region bounds. These are
  * the published figures, to the letter; the admission table (xdna2.ts) attaches them to what it admits.
  */
-import type { StepContracts } from './rowBounds.js';
-import { F32_EPS } from './contract.js';
-import type { OpContract } from './contract.js';
+import type { StepContracts } from '../rowBounds.js';
+import { F32_EPS } from '../contract.js';
+import type { OpContract } from '../contract.js';
 
 /** The measured bounds of one region (artifact), and the device's hardware contexts. */
 export const XDNA2_BOUNDS = {

@@ -3,16 +3,16 @@
  * for one op, and an admitted equation carries its measured contract (xdna2Contracts.ts). Every refusal
  * names a capability from XDNA2_CAPABILITIES; the scheme is in docs/XDNA2.md and the names are stable.
  */
-import { deriveRowBound } from './rowBounds.js';
-import type { CheckedEqn } from '../ir/checked.js';
-import type { DType, RowBody } from '../ir/types.js';
-import { isLiteral } from '../ir/types.js';
-import type { OpContract } from './contract.js';
-import { admit, refuse } from './target.js';
-import type { Admission, AdmissionRule, AdmissionTable, Target } from './target.js';
-import { XDNA2_CONTRACTS, XDNA2_STEP_CONTRACTS } from './xdna2Contracts.js';
+import { deriveRowBound } from '../rowBounds.js';
+import type { CheckedEqn } from '../../ir/checked.js';
+import type { DType, RowBody } from '../../ir/types.js';
+import { isLiteral } from '../../ir/types.js';
+import type { OpContract } from '../contract.js';
+import { admit, refuse } from '../target.js';
+import type { Admission, AdmissionRule, AdmissionTable, Target } from '../target.js';
+import { XDNA2_BOUNDS, XDNA2_CONTRACTS, XDNA2_STEP_CONTRACTS } from './contracts.js';
 
-export { XDNA2_BOUNDS, XDNA2_CONTRACTS, XDNA2_STEP_CONTRACTS } from './xdna2Contracts.js';
+export { XDNA2_BOUNDS, XDNA2_CONTRACTS, XDNA2_STEP_CONTRACTS } from './contracts.js';
 
 /**
  * Every capability name the XDNA2 table refuses with, grouped by the first segment:
@@ -112,4 +112,4 @@ export const XDNA2_ADMISSION = {
 } satisfies AdmissionTable;
 
 /** The XDNA2 target: planned here, compiled by src/compiler/aie, run by the xdna2 device. */
-export const XDNA2_TARGET: Target = { name: 'xdna2', device: 'xdna2', part: 'xdna2:aie2p', admission: XDNA2_ADMISSION, numerics: { kind: 'contracts' } };
+export const XDNA2_TARGET: Target = { name: 'xdna2', device: 'xdna2', contexts: XDNA2_BOUNDS.contexts, part: 'xdna2:aie2p', admission: XDNA2_ADMISSION, numerics: { kind: 'contracts' } };
