@@ -12,6 +12,8 @@ import { BlobCache } from '../cache/blobCache.js';
 import { defaultCacheDir } from '../cache/defaultDir.js';
 import type { Entry } from '../cache/types.js';
 import { UsageError } from '../errors/index.js';
+import type { CliCommand } from './command.js';
+import { cacheDirOption, intOption, jsonOption } from './options.js';
 import { reportError, type Io } from './output.js';
 
 /** The subcommands of `cache`. */
@@ -129,3 +131,15 @@ function table(entries: readonly Entry[], out: (line: string) => void): void {
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
   for (const r of rows) out(r.map((cell, c) => (c === 3 ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!))).join('  ').trimEnd());
 }
+
+/** `cache ls|verify|gc|clear`. */
+export const cache: CliCommand = {
+  register(cli, { io, action }) {
+    const group = cli.command('cache').description('inspect and maintain the blob cache');
+    for (const [sub, what] of [['ls', 'list entries'], ['verify', 'check every entry, remove damaged ones'], ['gc', 'remove least recently used entries down to --max-bytes'], ['clear', 'remove every entry']] as const) {
+      const c = group.command(sub).description(what).addOption(cacheDirOption()).addOption(jsonOption());
+      if (sub === 'gc') c.addOption(intOption('--max-bytes <n>', 'size cap in bytes'));
+      c.action(action((o: CacheCommandOptions) => cacheCommand(sub, o, io)));
+    }
+  },
+};

@@ -19,7 +19,9 @@ import type { ContractReport } from '../contracts/xdna2.js';
 import { UsageError } from '../errors/index.js';
 import type { StepOutput } from '../oracle/types.js';
 import { checkBulk } from '../contracts/bulk.js';
+import type { CliCommand } from './command.js';
 import { checkWorkers } from './limits.js';
+import { intOption, jsonOption, targetOption } from './options.js';
 import type { Io } from './output.js';
 import { EXIT } from './output.js';
 
@@ -113,3 +115,18 @@ export async function contractsCommand(opts: ContractsOptions, io: Io): Promise<
     await pool.destroy();
   }
 }
+
+/** `contracts --target xdna2|npu4`. */
+export const contracts: CliCommand = {
+  register(cli, { io, action }) {
+    cli.command('contracts')
+      .description('run every admitted op on the target\'s device over the edges of its domain and report the worst error against its contract')
+      .addOption(targetOption(['xdna2', 'npu4']))
+      .option('--op <op>', 'one op only')
+      .addOption(intOption('--seed <n>', 'seed of the random bulk'))
+      .addOption(intOption('--bulk <n>', 'random elements per op'))
+      .addOption(intOption('--workers <n>', 'oracle workers computing the references in parallel (default 2)'))
+      .addOption(jsonOption())
+      .action(action((o: ContractsOptions) => contractsCommand(o, io)));
+  },
+};

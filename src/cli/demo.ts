@@ -6,6 +6,8 @@
 import { createEngine } from '../jobs/engine.js';
 import { program } from '../ops/builder.js';
 import { tensor } from '../ir/tensor.js';
+import type { CliCommand } from './command.js';
+import { cacheDirOption } from './options.js';
 import type { Io } from './output.js';
 import { EXIT, formatTensor } from './output.js';
 
@@ -58,3 +60,13 @@ export async function demoCommand(opts: { cacheDir?: string }, io: Io): Promise<
     await engine.close();
   }
 }
+
+/** `demo`, what `npm start` runs. */
+export const demo: CliCommand = {
+  register(cli, { io, action }) {
+    cli.command('demo')
+      .description('run the demo program through the actors on the CPU target (npm start)')
+      .addOption(cacheDirOption())
+      .action(action((o: { cacheDir?: string }) => demoCommand(o, io)));
+  },
+};

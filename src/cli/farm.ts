@@ -12,7 +12,9 @@ import { parseProgramText } from '../ir/codec.js';
 import { resolveLimits } from '../ir/limits.js';
 import { CacheUnavailable, UsageError } from '../errors/index.js';
 import { readText } from './files.js';
+import type { CliCommand } from './command.js';
 import { checkWorkers, limitsOfFlags, type LimitFlags } from './limits.js';
+import { cacheDirOption, intOption, jsonOption, targetOption, withLimitFlags } from './options.js';
 import type { Io } from './output.js';
 import { EXIT, errorJson } from './output.js';
 
@@ -105,3 +107,17 @@ export async function farmCommand(dir: string, opts: FarmOptions, io: Io): Promi
   }
   return refused.length > 0 ? EXIT.refused : EXIT.ok;
 }
+
+/** `farm DIR --target T`. */
+export const farm: CliCommand = {
+  register(cli, { io, action }) {
+    withLimitFlags(cli.command('farm'))
+      .description('compile every program under a directory into the blob cache, in parallel')
+      .argument('<dir>', 'directory of program JSON files')
+      .addOption(targetOption())
+      .addOption(intOption('--workers <n>', 'compiler workers'))
+      .addOption(cacheDirOption())
+      .addOption(jsonOption('machine-readable summary'))
+      .action(action((d: string, o: FarmOptions) => farmCommand(d, o, io)));
+  },
+};

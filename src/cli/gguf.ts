@@ -20,7 +20,9 @@ import { checkStamp, sourceIdentity } from '../model/pack/stamp.js';
 import { DEFAULT_MIN_COSINE, verifyPack } from '../model/pack/verify.js';
 import { jsonErrorAt } from '../ir/jsonText.js';
 import { escapeControl } from '../io/escape.js';
+import { wantsJson, type CliCommand, type CliContext } from './command.js';
 import { readText } from './files.js';
+import { jsonOption } from './options.js';
 import { EXIT, type Io } from './output.js';
 
 /** The flags of `gguf info`. */
@@ -202,46 +204,54 @@ export function ggufCheckStampCommand(dir: string, opts: GgufCheckStampOptions, 
   return v.status === 'current' ? EXIT.ok : v.status === 'stale' ? EXIT.refused : 2;
 }
 
-/** main.ts's error wrapper: runs `fn`, reports a thrown error as JSON when `json(...)` says so. */
+/** A caller's own error wrapper: runs `fn`, reports a thrown error as JSON when `json(...)` says so. */
 export type GgufWrap = <A extends unknown[]>(json: (...a: A) => boolean, fn: (...a: A) => number | Promise<number>) => (...a: A) => Promise<void>;
 
-/** Adds `info`, `check-config`, `pack`, `verify` and `check-stamp` to the `gguf` command group. */
+/** Adds the `gguf` subcommands to `gguf` under a caller's own wrapper, which is told when JSON was asked for. */
 export function registerGgufCommands(gguf: Command, io: Io, wrap: GgufWrap): void {
-  gguf.command('info')
+  registerSubcommands(gguf, { io, action: (body) => wrap((...a) => wantsJson(a), body) });
+}
+
+/** `gguf info|check-config|pack|verify|check-stamp`. */
+export const gguf: CliCommand = {
+  register(cli, ctx) {
+    registerSubcommands(cli.command('gguf').description('GGUF model files'), ctx);
+  },
+};
+
+function registerSubcommands(group: Command, { io, action }: CliContext): void {
+  group.command('info')
     .description("print a GGUF's version, metadata and tensors (reads the header only)")
     .argument('<file>', 'GGUF file')
     .option('--all', 'print metadata arrays whole')
-    .option('--json', 'machine-readable output')
-    .action(wrap((_f: string, o: GgufInfoOptions) => o.json === true, (f: string, o: GgufInfoOptions) => ggufInfoCommand(f, o, io)));
-  gguf.command('check-config')
+    .addOption(jsonOption())
+    .action(action((f: string, o: GgufInfoOptions) => ggufInfoCommand(f, o, io)));
+  group.command('check-config')
     .description('fail when a config.json drops a critical scale the GGUF declares')
     .argument('<file>', 'GGUF file')
     .argument('<config>', 'config.json')
-    .option('--json', 'machine-readable output')
-    .action(wrap((_f: string, _c: string, o: GgufCheckConfigOptions) => o.json === true,
-      (f: string, c: string, o: GgufCheckConfigOptions) => ggufCheckConfigCommand(f, c, o, io)));
-  gguf.command('pack')
+    .addOption(jsonOption())
+    .action(action((f: string, c: string, o: GgufCheckConfigOptions) => ggufCheckConfigCommand(f, c, o, io)));
+  group.command('pack')
     .description('convert a qwen3 GGUF into a Q4NX model directory (model.q4nx, config.json, tokenizer.json)')
     .argument('<file>', 'GGUF file')
     .argument('[outdir]', 'the model directory to write (or use --cache)')
     .option('--tokenizer <dir>', 'directory holding the tokenizer.json to copy')
     .option('--cache', 'pack into the repack cache (reused while its stamp and config scan pass)')
     .option('--force', 'replace a previous pack in OUTDIR (refused when OUTDIR holds anything else)')
-    .option('--json', 'machine-readable output')
-    .action(wrap((_f: string, _d: string | undefined, o: GgufPackOptions) => o.json === true,
-      (f: string, d: string | undefined, o: GgufPackOptions) => ggufPackCommand(f, d, o, io)));
-  gguf.command('verify')
+    .addOption(jsonOption())
+    .action(action((f: string, d: string | undefined, o: GgufPackOptions) => ggufPackCommand(f, d, o, io)));
+  group.command('verify')
     .description('decode every tensor of a packed directory and compare it with the GGUF')
     .argument('<file>', 'GGUF file')
     .argument('<dir>', 'model directory written by gguf pack')
     .option('--min-cosine <x>', `cosine a requantized tensor must reach (default ${DEFAULT_MIN_COSINE})`)
-    .option('--json', 'machine-readable output')
-    .action(wrap((_f: string, _d: string, o: GgufVerifyOptions) => o.json === true,
-      (f: string, d: string, o: GgufVerifyOptions) => ggufVerifyCommand(f, d, o, io)));
-  gguf.command('check-stamp')
+    .addOption(jsonOption())
+    .action(action((f: string, d: string, o: GgufVerifyOptions) => ggufVerifyCommand(f, d, o, io)));
+  group.command('check-stamp')
     .description("check a cached directory's repack-stamp.txt: exit 0 current, 1 stale, 2 cannot tell")
     .argument('<dir>', 'cached model directory')
     .option('--gguf <file>', 'also require the stamp to name this GGUF as it is now')
-    .option('--json', 'machine-readable output')
-    .action(wrap((_d: string, o: GgufCheckStampOptions) => o.json === true, (d: string, o: GgufCheckStampOptions) => ggufCheckStampCommand(d, o, io)));
+    .addOption(jsonOption())
+    .action(action((d: string, o: GgufCheckStampOptions) => ggufCheckStampCommand(d, o, io)));
 }

@@ -1,7 +1,10 @@
 /** `npu-offload matrix --target T [--format md|json]`: what a target admits, from its admission table only. */
+import { Option } from 'commander';
 import { UsageError } from '../errors/index.js';
 import { featureMatrix, matrixJson, matrixMarkdown } from '../planner/matrix.js';
 import { resolveTarget } from '../targets/index.js';
+import type { CliCommand } from './command.js';
+import { targetOption } from './options.js';
 import type { Io } from './output.js';
 import { EXIT } from './output.js';
 
@@ -19,3 +22,14 @@ export function matrixCommand(opts: MatrixOptions, io: Io): number {
   io.out(format === 'md' ? matrixMarkdown(m) : matrixJson(m));
   return EXIT.ok;
 }
+
+/** `matrix --target T`; `--format json` is its `--json`. */
+export const matrix: CliCommand = {
+  register(cli, { io, action }) {
+    cli.command('matrix')
+      .description('the feature matrix of a target, generated from its admission table')
+      .addOption(targetOption())
+      .addOption(new Option('--format <format>', 'output format').choices(['md', 'json']).default('md'))
+      .action(action((o: MatrixOptions) => matrixCommand(o, io)));
+  },
+};

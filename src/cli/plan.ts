@@ -16,6 +16,8 @@ import { describeContract } from '../targets/contract.js';
 import { equationNumerics } from '../targets/numerics.js';
 import { readProgram } from './files.js';
 import { limitsOfFlags, type LimitFlags } from './limits.js';
+import type { CliCommand } from './command.js';
+import { jsonOption, targetOption, withLimitFlags } from './options.js';
 import type { Io } from './output.js';
 import { EXIT, errorJson } from './output.js';
 
@@ -91,3 +93,15 @@ export function planCommand(file: string, opts: PlanOptions, io: Io): number {
   }
   return refused.length === 0 ? EXIT.ok : EXIT.refused;
 }
+
+/** `plan PROGRAM --target T`. */
+export const plan: CliCommand = {
+  register(cli, { io, action }) {
+    withLimitFlags(cli.command('plan'))
+      .description('show what a target admits and refuses of a program, its regions and contexts')
+      .argument('<program>', 'program JSON file')
+      .addOption(targetOption())
+      .addOption(jsonOption())
+      .action(action((f: string, o: PlanOptions) => planCommand(f, o, io)));
+  },
+};

@@ -18,6 +18,8 @@ import { readQ4nxHeader, type Q4nxHeader, type Q4nxTensorInfo } from '../model/q
 import { detectQ8Layout, detectQ8LayoutAgainst, sampleTiles, type Q8Detection } from '../model/q4nx/detectQ8.js';
 import { readChunksFromFile } from '../model/q4nx/fileChunks.js';
 import { ggufNamesOf } from '../model/q4nx/names.js';
+import type { CliCommand } from './command.js';
+import { jsonOption } from './options.js';
 import { EXIT, reportError, type Io } from './output.js';
 
 /** The flags of `q4nx check`. */
@@ -150,3 +152,19 @@ export function q4nxDetectQ8Command(dir: string, opts: Q4nxDetectQ8Options, io: 
     gguf?.close();
   }
 }
+
+/** `q4nx check|detect-q8 DIR`. */
+export const q4nx: CliCommand = {
+  register(cli, { io, action }) {
+    const group = cli.command('q4nx').description('Q4NX model directories');
+    group.command('check').description('read the container header only; name each quantized tensor\'s chunk kind')
+      .argument('<dir>', 'a model directory holding model.q4nx')
+      .addOption(jsonOption())
+      .action(action((d: string, o: Q4nxCheckOptions) => q4nxCheckCommand(d, o, io)));
+    group.command('detect-q8').description('decide each Q8 tensor\'s code layout from its data (or against a GGUF)')
+      .argument('<dir>', 'a model directory holding model.q4nx')
+      .option('--gguf <file>', 'a GGUF of the same model to correlate against')
+      .addOption(jsonOption())
+      .action(action((d: string, o: Q4nxDetectQ8Options) => q4nxDetectQ8Command(d, o, io)));
+  },
+};

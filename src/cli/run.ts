@@ -3,6 +3,7 @@
  * one job through the engine. `--json` prints `{ "results": {...}, "state": {...} }` with `b64`
  * tensors (and `steps` when there is more than one, `verification` with --verify).
  */
+import { Option } from 'commander';
 import type { DeviceMode } from '../actors/deviceActor.js';
 import { createEngine } from '../jobs/engine.js';
 import type { JobResult } from '../jobs/job.js';
@@ -13,6 +14,8 @@ import type { TensorMap } from '../oracle/types.js';
 import { readInputs, readProgram } from './files.js';
 import { resolveLimits } from '../ir/limits.js';
 import { limitsOfFlags, type LimitFlags } from './limits.js';
+import type { CliCommand } from './command.js';
+import { cacheDirOption, intOption, jsonOption, targetOption, withLimitFlags } from './options.js';
 import type { Io } from './output.js';
 import { EXIT, formatTensor } from './output.js';
 import { programToJson } from '../ir/codec.js';
@@ -88,3 +91,21 @@ export async function runCommand(file: string, opts: RunOptions, io: Io): Promis
     await engine.close();
   }
 }
+
+/** `run PROGRAM --target T`. */
+export const run: CliCommand = {
+  register(cli, { io, action }) {
+    withLimitFlags(cli.command('run'))
+      .description('run a program on a target')
+      .argument('<program>', 'program JSON file')
+      .addOption(targetOption())
+      .option('--inputs <file>', 'inputs file: arg names to tensors (activations: one tensor, or an array of one per step)')
+      .addOption(intOption('--steps <n>', 'number of steps'))
+      .option('--verify', 'compare every result with the CPU oracle under the numerics class')
+      .addOption(intOption('--deadline-ms <ms>', 'deadline of each replay'))
+      .addOption(new Option('--device <mode>', 'for an NPU target: the hardware, its simulator, or the hardware when present').choices(['auto', 'native', 'simulated']))
+      .addOption(cacheDirOption())
+      .addOption(jsonOption('machine-readable output: { "results": {...}, "state": {...} } with b64 tensors'))
+      .action(action((f: string, o: RunOptions) => runCommand(f, o, io)));
+  },
+};

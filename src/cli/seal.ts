@@ -22,6 +22,8 @@ import { formatKernelKey, generateKernelKey, parseKernelKey } from '../seal/kern
 import type { Manifest } from '../seal/manifest.js';
 import { checkSet, sealSet, verifySet } from '../seal/set.js';
 import { generateSigningKeyPair, keyPairPem, publicKeyFromPem, signingKeyFromPem } from '../seal/sign.js';
+import type { CliCommand } from './command.js';
+import { jsonOption } from './options.js';
 import { EXIT, reportError, type Io } from './output.js';
 
 /** The flags of `seal keygen`. */
@@ -161,3 +163,30 @@ function requireSetDir(set: string): void {
   try { isDir = statSync(set).isDirectory(); } catch { isDir = false; }
   if (!isDir) throw new UsageError(`${set} is not a directory`);
 }
+
+/** `seal keygen|write|check|verify`. */
+export const seal: CliCommand = {
+  register(cli, { io, action }) {
+    const group = cli.command('seal').description('signed, encrypted kernel sets');
+    group.command('keygen').description('write an Ed25519 signing key pair and a kernel key')
+      .requiredOption('--out <dir-or-prefix>', 'a directory, or a file name prefix')
+      .addOption(jsonOption())
+      .action(action((o: SealKeygenOptions) => sealKeygenCommand(o, io)));
+    group.command('write').description('seal a clear kernel set into a new directory and sign its manifest')
+      .argument('<set>', 'the clear set: layout.json and kernel files')
+      .requiredOption('--key <file>', 'the Ed25519 signing key (PKCS#8 PEM)')
+      .requiredOption('--kernel-key <file>', 'the 32-byte kernel key (64 hex digits or raw)')
+      .option('--out <dir>', 'where the sealed set goes (default SET.sealed; must not exist)')
+      .addOption(jsonOption())
+      .action(action((s: string, o: SealWriteOptions) => sealWriteCommand(s, o, io)));
+    group.command('check').description('check that the manifest lists exactly the set\'s files with their digests (no key needed)')
+      .argument('<set>', 'a sealed set')
+      .addOption(jsonOption())
+      .action(action((s: string, o: SealCheckOptions) => sealCheckCommand(s, o, io)));
+    group.command('verify').description('verify the manifest\'s signature, then check the set')
+      .argument('<set>', 'a sealed set')
+      .requiredOption('--pub <file>', 'the release public key (SPKI PEM)')
+      .addOption(jsonOption())
+      .action(action((s: string, o: SealVerifyOptions) => sealVerifyCommand(s, o, io)));
+  },
+};

@@ -3,6 +3,8 @@ import { resolveLimits } from '../ir/limits.js';
 import { checkProgram } from '../ops/validate.js';
 import { readProgram } from './files.js';
 import { limitsOfFlags, type LimitFlags } from './limits.js';
+import type { CliCommand } from './command.js';
+import { jsonOption, withLimitFlags } from './options.js';
 import type { Io } from './output.js';
 import { EXIT } from './output.js';
 
@@ -30,3 +32,14 @@ export function validateCommand(file: string, opts: ValidateOptions, io: Io): nu
   }
   return EXIT.ok;
 }
+
+/** `validate PROGRAM`. */
+export const validate: CliCommand = {
+  register(cli, { io, action }) {
+    withLimitFlags(cli.command('validate'))
+      .description('check a program against the program format')
+      .argument('<program>', 'program JSON file')
+      .addOption(jsonOption())
+      .action(action((f: string, o: ValidateOptions) => validateCommand(f, o, io)));
+  },
+};
