@@ -15,6 +15,7 @@ import { matrixCommand } from './matrix.js';
 import { planCommand } from './plan.js';
 import { runCommand } from './run.js';
 import { sealCheckCommand, sealKeygenCommand, sealVerifyCommand, sealWriteCommand } from './seal.js';
+import { tokenizeCommand, type TokenizeFlags } from './tokenize.js';
 import { validateCommand } from './validate.js';
 import { EXIT, processIo, reportError, type Io } from './output.js';
 import { TARGET_NAMES } from '../targets/target.js';
@@ -147,6 +148,19 @@ export function buildCli(io: Io, done: (code: number) => void): Command {
     .description('run the demo program through the actors on the CPU target (npm start)')
     .option('--cache-dir <dir>', 'blob cache directory')
     .action(wrap((_o: { cacheDir?: string }) => false, (o: { cacheDir?: string }) => demoCommand(o, io)));
+
+  cli.command('tokenize')
+    .description('encode text, decode ids or render chats with a model\'s tokenizer: one JSON value per stdin line, one result line each')
+    .argument('<source>', 'a tokenizer.json, a model directory or a GGUF')
+    .option('--decode', 'lines are arrays of ids; prints { "text" }')
+    .option('--chat', 'lines are arrays of { role, content }; prints { "prompt", "ids" } from the model\'s chat template')
+    .option('--skip-special', 'with --decode: leave special tokens out of the text')
+    .option('--no-parse-special', 'read special-token text such as <|im_start|> as plain text')
+    .option('--no-add-special', 'do not add the tokens the tokenizer puts around a text (a BOS)')
+    .option('--no-generation-prompt', 'with --chat: do not open the assistant\'s turn')
+    .option('--no-thinking', 'with --chat: enable_thinking=false (Qwen3: an empty think block)')
+    .option('--json', 'one JSON line per input line; a bad line prints { "error": ... } and the exit code is 1')
+    .action(wrap((_s: string, o: TokenizeFlags) => o.json === true, (s: string, o: TokenizeFlags) => tokenizeCommand(s, o, io)));
 
   return cli;
 }
