@@ -4,7 +4,7 @@
  * bad line gets its typed error on that line (`{ "error": ... }` with --json, `line N: error [...]` on
  * stderr without) and the rest go on; the exit code is then 1. Blank lines are skipped.
  */
-import { EngineError, InvalidInput, UsageError } from '../errors/index.js';
+import { EngineError, InvalidInput, ResourceLimit, UsageError } from '../errors/index.js';
 import { checkMessages } from '../model/tokenizer/chat.js';
 import { loadTokenizer } from '../model/tokenizer/load.js';
 import type { Tokenizer } from '../model/tokenizer/types.js';
@@ -24,18 +24,35 @@ export interface TokenizeFlags {
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
+/** The longest line read; a longer one is refused (ResourceLimit) and skipped, and reading goes on. */
+export const MAX_LINE_BYTES = 64 * 1024 * 1024;
+
+/** A line's bytes, or the length of a line past MAX_LINE_BYTES (whose bytes were dropped). */
+type Line = Uint8Array | { readonly tooLong: number };
+
 /** Lines of a byte stream, split at LF, without decoding them (a bad line must not spoil the others). */
-async function* lines(input: AsyncIterable<Uint8Array | string>): AsyncGenerator<Uint8Array> {
-  let pending = Buffer.alloc(0);
+async function* lines(input: AsyncIterable<Uint8Array | string>, max: number): AsyncGenerator<Line> {
+  let parts: Buffer[] = [];
+  let held = 0;
+  const take = (tail: Buffer): Line => {
+    const line: Line = held + tail.length > max ? { tooLong: held + tail.length } : Buffer.concat([...parts, tail]);
+    parts = [];
+    held = 0;
+    return line;
+  };
   for await (const chunk of input) {
-    pending = Buffer.concat([pending, typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk]);
+    let buf = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     let nl: number;
-    while ((nl = pending.indexOf(0x0a)) >= 0) {
-      yield pending.subarray(0, nl);
-      pending = pending.subarray(nl + 1);
+    while ((nl = buf.indexOf(0x0a)) >= 0) {
+      yield take(buf.subarray(0, nl));
+      buf = buf.subarray(nl + 1);
     }
+    // A line past the bound keeps only its length, so a huge line cannot exhaust memory.
+    if (held + buf.length > max) parts = [];
+    else parts.push(buf);
+    held += buf.length;
   }
-  if (pending.length > 0) yield pending;
+  if (held > 0) yield take(Buffer.alloc(0));
 }
 
 /** The same error with its path under `line N`, so the user sees which line and which part. */
@@ -70,17 +87,18 @@ function human(tok: Tokenizer, r: Record<string, unknown>, io: Io): void {
 
 /** Runs `tokenize` over `input` (stdin by default); resolves with the exit code. */
 export async function tokenizeCommand(source: string, o: TokenizeFlags, io: Io,
-  input: AsyncIterable<Uint8Array | string> = process.stdin): Promise<number> {
+  input: AsyncIterable<Uint8Array | string> = process.stdin, maxLineBytes = MAX_LINE_BYTES): Promise<number> {
   if (o.decode === true && o.chat === true) throw new UsageError('--decode and --chat cannot be used together');
   const tok = loadTokenizer(source);
   let failed = false;
   let n = 0;
-  for await (const bytes of lines(input)) {
+  for await (const line of lines(input, maxLineBytes)) {
     n++;
     try {
+      if ('tooLong' in line) throw new ResourceLimit('line-bytes', line.tooLong, maxLineBytes, `line ${n}`);
       let text: string;
       try {
-        text = strictUtf8.decode(bytes);
+        text = strictUtf8.decode(line);
       } catch {
         throw new InvalidInput(`line ${n}`, 'is not valid UTF-8');
       }

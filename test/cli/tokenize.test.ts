@@ -3,6 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { tokenizeCommand } from '../../src/cli/tokenize.js';
 import { tempDir } from '../jobs/helpers.js';
 import { QWEN3_DIR, QWEN3_TOKENIZER, qwen3Gguf } from '../model/tokenizer/helpers.js';
 
@@ -102,5 +103,23 @@ describe('cli: tokenize', function () {
     const t = run([notTok], lines('x'));
     expect(t.status).to.equal(1);
     expect(t.err).to.match(/^error \[TokenizerError\]: tokenizer .*config\.json: \/model: missing: not a tokenizer\.json/);
+  });
+
+  it('lines split across chunks are joined; a line past the byte limit is refused and skipped, the next one read', async () => {
+    const outs: string[] = [];
+    const io = { out: (l: string) => outs.push(l), err: (l: string) => outs.push(`ERR ${l}`) };
+    async function* chunks() {
+      yield Buffer.from('"Hel');
+      yield Buffer.from('lo world"\n"');
+      yield Buffer.from('x'.repeat(40));
+      yield Buffer.from('x'.repeat(40) + '"\n"Hel');
+      yield Buffer.from('lo"');
+    }
+    expect(await tokenizeCommand(QWEN3_TOKENIZER, { json: true }, io, chunks(), 64)).to.equal(1);
+    expect(outs.map((l) => JSON.parse(l) as unknown)).to.deep.equal([
+      { ids: [9707, 1879] },
+      { error: { code: 'ResourceLimit', what: 'line-bytes', needed: 82, max: 64 } },
+      { ids: [9707] },
+    ]);
   });
 });

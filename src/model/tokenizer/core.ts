@@ -4,7 +4,7 @@
  * fill this in, so the two paths cannot drift apart.
  * @internal
  */
-import { TokenizerError } from '../../errors/index.js';
+import { InvalidInput, TokenizerError } from '../../errors/index.js';
 import { AddedMatcher, type AddedToken } from './added.js';
 import { bpeIds, type BpeModel } from './bpe.js';
 import { renderChat, type ChatSpec } from './chat.js';
@@ -88,7 +88,7 @@ class SpecTokenizer implements Tokenizer {
   }
 
   encode(text: string, options: EncodeOptions = {}): number[] {
-    if (typeof text !== 'string') throw new TypeError('encode takes a string');
+    if (typeof text !== 'string') throw new InvalidInput('', `encode takes a string, not ${text === null ? 'null' : typeof text}`);
     checkText(text, '');
     const parseSpecial = options.parseSpecial ?? true;
     const out: number[] = [];
@@ -102,6 +102,7 @@ class SpecTokenizer implements Tokenizer {
   }
 
   decodeBytes(ids: readonly number[], options: DecodeOptions = {}): Uint8Array {
+    if (!Array.isArray(ids)) throw new InvalidInput('', 'ids must be an array of token ids');
     checkIds(ids, this.vocabSize, '');
     const skip = options.skipSpecial ?? false;
     const parts: Uint8Array[] = [];

@@ -70,8 +70,16 @@ function charClass(p: string, start: number, ci: boolean): { text: string; end: 
       i += 2;
       continue;
     }
-    const range = /^(.)-([^\]])/u.exec(p.slice(i));
-    if (range !== null && range[2] !== '\\') {
+    if (c === '-') {
+      // Between two items it makes a range (JavaScript refuses one it cannot read); first or last it is literal.
+      if (i === first || p[i + 1] === ']') out += '\\-';
+      else if (ci) throw new PatternError(`a case-insensitive range written with escapes at ${i}`);
+      else out += '-';
+      i++;
+      continue;
+    }
+    const range = /^(.)-([^\]\\])/u.exec(p.slice(i));
+    if (range !== null) {
       const [, a, b] = range as unknown as [string, string, string];
       out += `${esc(a)}-${esc(b)}`;
       if (ci) {

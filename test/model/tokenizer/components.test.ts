@@ -34,6 +34,14 @@ describe('tokenizer components: Oniguruma patterns, splits, BPE, added tokens, r
       expect(matches(String.raw`\x{41}{,2}`, 'AAA')).to.deep.equal(['AA', 'A']);
     });
 
+    it('class ranges: of plain characters, of escapes, and a literal - first or last', () => {
+      expect(matches(String.raw`[\x41-\x43]+`, 'ABCD')).to.deep.equal(['ABC']);
+      expect(matches('[a-c]+', 'abcd')).to.deep.equal(['abc']);
+      expect(matches('[-a]+|[b-]+', 'a-b-')).to.deep.equal(['a-', 'b-']);
+      expect(matches('(?i:[a-c]+)', 'aBCd')).to.deep.equal(['aBC']);
+      expect(() => compilePattern(String.raw`[\p{L}-z]`)).to.throw(PatternError);
+    });
+
     it('constructs whose meaning JavaScript cannot keep are refused, not approximated', () => {
       for (const p of ['(?>a)', 'a++', String.raw`\Ga`, '[a&&b]', '[[a]]', '(?i)a', 'a{2}+']) expect(() => compilePattern(p), p).to.throw(PatternError);
     });
