@@ -64,3 +64,8 @@ export * as gguf from './model/gguf/index.js';
 export * as q4nx from './model/q4nx/index.js';
 export * as pack from './model/pack/index.js';
 export * as seal from './seal/index.js';
+
+/** Tokenizers (a tokenizer.json, a model directory, a GGUF's own) and chat templates. */
+export { loadTokenizer, tokenizerFromGguf, tokenizerFromHf } from './model/tokenizer/index.js';
+export type { ChatMessage, ChatOptions, DecodeOptions, EncodeOptions, Tokenizer, TokenizerKind } from './model/tokenizer/index.js';
+export * as tokenizer from './model/tokenizer/index.js';

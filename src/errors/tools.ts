@@ -84,3 +84,12 @@ export class SealError extends EngineError {
   }
   static readonly wire = { file: 'string?', reason: 'string' } as const;
 }
+
+/** A tokenizer or chat template cannot be used: `source` is the file (tokenizer.json, GGUF, directory) at fault. */
+export class TokenizerError extends EngineError {
+  readonly code = 'TokenizerError' as const;
+  constructor(readonly source: string, readonly reason: string) {
+    super(`tokenizer ${source}: ${reason}`);
+  }
+  static readonly wire = { source: 'string', reason: 'string' } as const;
+}

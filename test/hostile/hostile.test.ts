@@ -14,12 +14,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { HostileCase } from './case.js';
 import { cases as cacheCases } from './cacheCases.js';
+import { cases as embedCases } from './embedCases.js';
 import { cases as engineCases } from './engineCases.js';
 import { cases as filesCases } from './filesCases.js';
 import { cases as limitsCases } from './limitsCases.js';
+import { cases as tokCases } from './tokCases.js';
 
 const TABLES: Readonly<Record<string, readonly HostileCase[]>> = {
-  files: filesCases, cache: cacheCases, limits: limitsCases, engine: engineCases,
+  files: filesCases, cache: cacheCases, limits: limitsCases, engine: engineCases, embed: embedCases, tokenize: tokCases,
 };
 
 const BIN = fileURLToPath(new URL('../../src/cli/bin.js', import.meta.url));
