@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /** The `npu-offload` executable: runs the CLI and sets the exit code. */
 import { main } from './main.js';
+import { messageOf } from '../errors/index.js';
 
 // A reader that stops early (`gguf info M.gguf | head`) closes the pipe. That is not a failure of the
 // command: stop quietly, as shell tools do, rather than die on an unhandled EPIPE with a stack trace.
@@ -12,6 +13,6 @@ for (const stream of [process.stdout, process.stderr]) {
 }
 
 main(process.argv.slice(2)).then((code) => { process.exitCode = code; }, (e: unknown) => {
-  process.stderr.write(`internal error: ${e instanceof Error ? e.message : String(e)}\n`);
+  process.stderr.write(`internal error: ${messageOf(e)}\n`);
   process.exitCode = 3;
 });

@@ -1,5 +1,5 @@
 /** Reading the files a user names, with typed errors that name the file and what is wrong with it. */
-import { InvalidInput } from '../errors/index.js';
+import { InvalidInput, messageOf } from '../errors/index.js';
 import { readRegularFile } from '../io/files.js';
 import { parseProgramText } from '../ir/codec.js';
 import { jsonErrorAt } from '../ir/jsonText.js';
@@ -25,6 +25,6 @@ export function readInputs(file: string): unknown {
   try {
     return JSON.parse(text) as unknown;
   } catch (e) {
-    throw new InvalidInput('', `${file} is not JSON: ${jsonErrorAt(text, e instanceof Error ? e.message : String(e))}`);
+    throw new InvalidInput('', `${file} is not JSON: ${jsonErrorAt(text, messageOf(e))}`);
   }
 }

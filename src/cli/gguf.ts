@@ -8,7 +8,7 @@
  */
 import type { Command } from 'commander';
 import { SingleBar, Presets } from 'cli-progress';
-import { InvalidInput, UsageError } from '../errors/index.js';
+import { InvalidInput, messageOf, UsageError } from '../errors/index.js';
 import { openGguf } from '../model/gguf/reader.js';
 import { scanDeclaredScales } from '../model/gguf/scaleGuard.js';
 import type { GgufFile, GgufValue } from '../model/gguf/types.js';
@@ -95,7 +95,7 @@ export function ggufCheckConfigCommand(ggufPath: string, configPath: string, opt
   try {
     config = JSON.parse(text) as unknown;
   } catch (e) {
-    throw new InvalidInput('', `${configPath} is not JSON: ${jsonErrorAt(text, e instanceof Error ? e.message : String(e))}`);
+    throw new InvalidInput('', `${configPath} is not JSON: ${jsonErrorAt(text, messageOf(e))}`);
   }
   if (typeof config !== 'object' || config === null || Array.isArray(config)) throw new InvalidInput('', `${configPath} is not a JSON object`);
   const findings = withFile(ggufPath, (f) => scanDeclaredScales(f.metadata, config));

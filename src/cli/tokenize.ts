@@ -4,7 +4,7 @@
  * bad line gets its typed error on that line (`{ "error": ... }` with --json, `line N: error [...]` on
  * stderr without) and the rest go on; the exit code is then 1. Blank lines are skipped.
  */
-import { EngineError, InvalidInput, ResourceLimit, UsageError } from '../errors/index.js';
+import { EngineError, InvalidInput, messageOf, ResourceLimit, UsageError } from '../errors/index.js';
 import { checkMessages } from '../model/tokenizer/chat.js';
 import { loadTokenizer } from '../model/tokenizer/load.js';
 import type { Tokenizer } from '../model/tokenizer/types.js';
@@ -108,7 +108,7 @@ export async function tokenizeCommand(source: string, o: TokenizeFlags, io: Io,
       try {
         value = JSON.parse(text);
       } catch (e) {
-        throw new InvalidInput(`line ${n}`, `is not JSON (${e instanceof Error ? e.message : String(e)})`);
+        throw new InvalidInput(`line ${n}`, `is not JSON (${messageOf(e)})`);
       }
       let r: Record<string, unknown>;
       try {

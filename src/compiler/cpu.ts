@@ -11,7 +11,7 @@
  *   20  payload  UTF-8 program@1 JSON (programToJson)
  * The CRC catches damage that still parses (a flipped digit in a literal), which re-checking cannot.
  */
-import { LoadFailed } from '../errors/index.js';
+import { LoadFailed, messageOf } from '../errors/index.js';
 import type { CheckedProgram } from '../ir/checked.js';
 import { parseProgram, programToJson } from '../ir/codec.js';
 import { checkProgram } from '../ops/validate.js';
@@ -54,13 +54,13 @@ export function loadCpuArtifact(bytes: Uint8Array, device = 'cpu'): CheckedProgr
   try {
     json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(payload));
   } catch (e) {
-    return fail(`the payload is not JSON: ${e instanceof Error ? e.message : String(e)}`);
+    return fail(`the payload is not JSON: ${messageOf(e)}`);
   }
   try {
     // Compiled from a program checked under the engine's limits, whatever they were.
     return checkProgram(parseProgram(json, NO_LIMITS), NO_LIMITS);
   } catch (e) {
     // A checksummed payload that no longer checks was written by another build: still a load failure.
-    return fail(`the program does not check: ${e instanceof Error ? e.message : String(e)}`);
+    return fail(`the program does not check: ${messageOf(e)}`);
   }
 }

@@ -6,7 +6,7 @@
  * is refused past a size bound (`file-bytes`, docs/LIMITS.md) before any of it is read.
  */
 import { closeSync, constants, fstatSync, openSync, readSync, statSync, type Stats } from 'node:fs';
-import { EngineError, InvalidOptions, ResourceLimit, UsageError } from '../errors/index.js';
+import { EngineError, InvalidOptions, messageOf, ResourceLimit, UsageError } from '../errors/index.js';
 
 /** Builds the typed error for a path that cannot be used, from the reason in words. */
 export type FileFailure = (path: string, reason: string) => EngineError;
@@ -38,7 +38,7 @@ const WORDS: Readonly<Record<string, string>> = {
 /** A file-system failure in words, with its errno code: `permission denied (EACCES)`. */
 export function fsReason(e: unknown): string {
   const code = (e as NodeJS.ErrnoException | undefined)?.code;
-  if (typeof code !== 'string') return e instanceof Error ? e.message : String(e);
+  if (typeof code !== 'string') return messageOf(e);
   return `${WORDS[code] ?? 'the system refused'} (${code})`;
 }
 

@@ -3,7 +3,7 @@
  * Only the document's shape is checked here (types of fields, dtype names, shapes, literal spellings);
  * names, ops, attributes and types are checked by validation (validate.ts).
  */
-import { InvalidProgram, ResourceLimit } from '../errors/index.js';
+import { InvalidProgram, messageOf, ResourceLimit } from '../errors/index.js';
 import { jsonErrorAt } from './jsonText.js';
 import { DEFAULT_LIMITS, LIMIT_NAMES, checkEquationCount, measureJson, type Limits } from './limits.js';
 import { decodeOperands, encodeOperand } from './operand.js';
@@ -129,7 +129,7 @@ export function parseProgramText(text: string, limits: Limits = DEFAULT_LIMITS):
   try {
     json = JSON.parse(text);
   } catch (e) {
-    throw new InvalidProgram('', jsonErrorAt(text, e instanceof Error ? e.message : String(e)));
+    throw new InvalidProgram('', jsonErrorAt(text, messageOf(e)));
   }
   return parseProgram(json, limits);
 }

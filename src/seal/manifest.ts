@@ -8,7 +8,7 @@
  * second spelling of the same manifest would be a second thing to sign and to reason about.
  */
 import { createHash } from 'node:crypto';
-import { SealError } from '../errors/index.js';
+import { messageOf, SealError } from '../errors/index.js';
 import { escapeControl, quote } from '../io/escape.js';
 
 /** The manifest's format tag. */
@@ -102,7 +102,7 @@ export function parseManifest(bytes: Uint8Array): Manifest {
   try {
     doc = JSON.parse(Buffer.from(bytes).toString('utf8'));
   } catch (e) {
-    throw bad(`not JSON: ${escapeControl(e instanceof Error ? e.message : String(e))}`);
+    throw bad(`not JSON: ${escapeControl(messageOf(e))}`);
   }
   if (!isRecord(doc)) throw bad('not a JSON object');
   exactKeys(doc, ['format', 'files'], '(root)');

@@ -11,7 +11,7 @@
 import type { KeyObject } from 'node:crypto';
 import { existsSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { SealError, UsageError } from '../errors/index.js';
+import { messageOf, SealError, UsageError } from '../errors/index.js';
 import { escapeControl, quote } from '../io/escape.js';
 import { fsReason } from '../io/files.js';
 import { ensureDir, writeOutputFile } from '../io/write.js';
@@ -62,7 +62,7 @@ function parseLayout(bytes: Uint8Array): unknown {
   try {
     return JSON.parse(Buffer.from(bytes).toString('utf8')) as unknown;
   } catch (e) {
-    throw new SealError(LAYOUT_FILE, 'bad-layout', escapeControl(e instanceof Error ? e.message : String(e)));
+    throw new SealError(LAYOUT_FILE, 'bad-layout', escapeControl(messageOf(e)));
   }
 }
 

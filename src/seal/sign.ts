@@ -6,7 +6,7 @@
 import {
   createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject,
 } from 'node:crypto';
-import { SealError } from '../errors/index.js';
+import { messageOf, SealError } from '../errors/index.js';
 import { readKeyBytes } from './kernelKey.js';
 
 /** The length of an Ed25519 signature in bytes. */
@@ -42,7 +42,7 @@ export function signingKeyFromPem(pem: string | Uint8Array, file: string | null 
   try {
     key = createPrivateKey({ key: Buffer.from(pem), format: 'pem' });
   } catch (e) {
-    throw new SealError(file, 'bad-key', `not a PEM private key: ${e instanceof Error ? e.message : String(e)}`);
+    throw new SealError(file, 'bad-key', `not a PEM private key: ${messageOf(e)}`);
   }
   return requireEd25519(key, 'private', file);
 }
@@ -58,7 +58,7 @@ export function publicKeyFromPem(pem: string | Uint8Array, file: string | null =
   try {
     key = createPublicKey({ key: Buffer.from(pem), format: 'pem' });
   } catch (e) {
-    throw new SealError(file, 'bad-key', `not a PEM public key: ${e instanceof Error ? e.message : String(e)}`);
+    throw new SealError(file, 'bad-key', `not a PEM public key: ${messageOf(e)}`);
   }
   return requireEd25519(key, 'public', file);
 }

@@ -5,7 +5,7 @@
  * CRC-32 of the manifest, manifest JSON). decodeAieArtifact reads them back for the device; it throws
  * AieArtifactError, a plain Error the device wraps in its own LoadFailed.
  */
-import { RegionLimit } from '../../errors/index.js';
+import { messageOf, RegionLimit } from '../../errors/index.js';
 import { frame, unframe } from '../frame.js';
 import type { AieManifest, AieUsage } from './artifact.js';
 import { AIE_ARTIFACT_MAGIC, AIE_ARTIFACT_VERSION, aieJsonReplacer, aieJsonReviver } from './artifact.js';
@@ -65,7 +65,7 @@ export function decodeAieArtifact(bytes: Uint8Array): AieManifest {
   try {
     m = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(payload), aieJsonReviver);
   } catch (e) {
-    throw new AieArtifactError(`the manifest is not JSON: ${e instanceof Error ? e.message : String(e)}`);
+    throw new AieArtifactError(`the manifest is not JSON: ${messageOf(e)}`);
   }
   const r = m as Partial<AieManifest> | null;
   if (r === null || typeof r !== 'object' || r.part !== 'aie2p' || !Array.isArray(r.cores) || !Array.isArray(r.args) || !Array.isArray(r.arenas) || !Array.isArray(r.fifos)) {

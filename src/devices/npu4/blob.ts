@@ -4,7 +4,7 @@
  * like a damaged cache entry and recompiles: a damaged or truncated blob, another format version, a blob
  * another compiler version built, or a graph that does not hang together.
  */
-import { LoadFailed } from '../../errors/index.js';
+import { LoadFailed, messageOf } from '../../errors/index.js';
 import { unframe } from '../../compiler/frame.js';
 import type { BlobGraph, CompiledBlob, ExpectedArg, GraphArg, GraphNode, GraphOp, NpuPrecision } from '../../compiler/openvino/blobFormat.js';
 import { GRAPH_OPS, VENDOR_COMPILER, VPU_BLOB_MAGIC, VPU_BLOB_VERSION } from '../../compiler/openvino/blobFormat.js';
@@ -45,7 +45,7 @@ export function decodeBlob(bytes: Uint8Array, device: string): CompiledBlob {
   try {
     json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(payload.subarray(4, 4 + jsonLength)));
   } catch (e) {
-    return fail(`the graph is not JSON: ${e instanceof Error ? e.message : String(e)}`);
+    return fail(`the graph is not JSON: ${messageOf(e)}`);
   }
   const constants = payload.slice(4 + padded);
   return { graph: checkGraph(json, constants.length, fail), constants };

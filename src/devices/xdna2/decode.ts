@@ -4,7 +4,7 @@
  * reader (link.ts decodeAieArtifact); on top of it the device checks the shape of every manifest field
  * it reads, so it never trusts bytes more than the loader of a real xclbin would.
  */
-import { LoadFailed } from '../../errors/index.js';
+import { LoadFailed, messageOf } from '../../errors/index.js';
 import type { AieManifest } from '../../compiler/aie/artifact.js';
 import { decodeAieArtifact } from '../../compiler/aie/link.js';
 import { DTYPES } from '../../ir/types.js';
@@ -27,7 +27,7 @@ export function decodeManifest(bytes: Uint8Array, device: string): AieManifest {
     json = decodeAieArtifact(bytes);
   } catch (e) {
     // The reader's own errors are plain (the compiler sits below the device layer's error mapping).
-    fail(e instanceof Error ? e.message : String(e));
+    fail(messageOf(e));
   }
   checkShape(json, fail);
   return json as AieManifest;

@@ -13,7 +13,7 @@ import { existsSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { withSlotLock } from './slotLock.js';
 import { defaultCacheDir } from '../../cache/defaultDir.js';
-import { UsageError } from '../../errors/index.js';
+import { messageOf, UsageError } from '../../errors/index.js';
 import { readRegularFile } from '../../io/files.js';
 import { ensureDir } from '../../io/write.js';
 import { openGguf } from '../gguf/reader.js';
@@ -69,7 +69,7 @@ export function cachedDirProblems(dir: string, f: GgufFile, ggufPath: string, to
       if (k !== 'q4nx_source' && JSON.stringify(have[k]) !== JSON.stringify(v)) problems.push(`config.json ${k} is ${JSON.stringify(have[k])}, not ${JSON.stringify(v)}`);
     }
   } else if (config !== undefined) problems.push('config.json is not a JSON object');
-  try { readQ4nxHeader(join(dir, 'model.q4nx')); } catch (e) { problems.push(`model.q4nx: ${e instanceof Error ? e.message : String(e)}`); }
+  try { readQ4nxHeader(join(dir, 'model.q4nx')); } catch (e) { problems.push(`model.q4nx: ${messageOf(e)}`); }
   if (verdict.stamp?.tokenizerSha256 && !existsSync(join(dir, 'tokenizer.json'))) problems.push('tokenizer.json is missing');
   return problems;
 }

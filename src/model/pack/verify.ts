@@ -20,6 +20,7 @@ import { converterLabel } from './identity.js';
 import { planQwen3, storedShape, type Method, type PlannedTensor } from './plan.js';
 import type { PackProgress } from './pack.js';
 import { readQ4Row, type ExactType } from './q4Source.js';
+import { messageOf } from '../../errors/index.js';
 
 /** The default cosine a requantized tensor must reach. */
 export const DEFAULT_MIN_COSINE = 0.99;
@@ -131,7 +132,7 @@ function configProblems(f: GgufFile, ggufPath: string, dir: string): string[] {
   try {
     config = JSON.parse(readRegularFile(join(dir, 'config.json')).toString('utf8')) as Record<string, unknown>;
   } catch (e) {
-    return [`config.json cannot be read as JSON: ${escapeControl(e instanceof Error ? e.message : String(e))}`];
+    return [`config.json cannot be read as JSON: ${escapeControl(messageOf(e))}`];
   }
   const want = qwen3Config(f, ggufPath, converterLabel());
   return Object.entries(want)

@@ -5,7 +5,7 @@
  * exact sizes, and data offsets that tile the data region from 0 to its end with no gap or overlap.
  */
 import { closeSync, readSync } from 'node:fs';
-import { Q4nxError } from '../../errors/index.js';
+import { messageOf, Q4nxError } from '../../errors/index.js';
 import { escapeControl } from '../../io/escape.js';
 import { fsReason, openRegularFile, readRegularFile, type FileFailure } from '../../io/files.js';
 
@@ -82,7 +82,7 @@ export function parseHeader(json: Uint8Array, dataBytes: number): Q4nxHeader {
   if (text[0] !== '{') throw new Q4nxError(null, 'header does not start with "{"');
   let root: unknown;
   try { root = JSON.parse(text); } catch (e) {
-    throw new Q4nxError(null, `header is not JSON: ${escapeControl(e instanceof Error ? e.message : String(e))}`);
+    throw new Q4nxError(null, `header is not JSON: ${escapeControl(messageOf(e))}`);
   }
   if (!isRecord(root)) throw new Q4nxError(null, 'header is not a JSON object');
   let metadata: Record<string, string> | null = null;

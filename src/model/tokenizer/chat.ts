@@ -6,7 +6,7 @@
  * @internal
  */
 import { Template } from '@huggingface/jinja';
-import { InvalidInput, TokenizerError } from '../../errors/index.js';
+import { InvalidInput, messageOf, TokenizerError } from '../../errors/index.js';
 import { checkText } from './text.js';
 import type { ChatMessage, ChatOptions } from './types.js';
 
@@ -24,7 +24,7 @@ function templateOf(spec: ChatSpec & { template: string }, source: string): Temp
     try {
       t = new Template(spec.template);
     } catch (e) {
-      throw new TokenizerError(source, `the chat template does not parse: ${e instanceof Error ? e.message : String(e)}`);
+      throw new TokenizerError(source, `the chat template does not parse: ${messageOf(e)}`);
     }
     compiled.set(spec, t);
   }
@@ -64,7 +64,7 @@ export function renderChat(spec: ChatSpec, source: string, messages: readonly Ch
   try {
     out = template.render(vars);
   } catch (e) {
-    throw new TokenizerError(source, `the chat template failed: ${e instanceof Error ? e.message : String(e)}`);
+    throw new TokenizerError(source, `the chat template failed: ${messageOf(e)}`);
   }
   if (typeof out !== 'string') throw new TokenizerError(source, 'the chat template did not render a string');
   return out;

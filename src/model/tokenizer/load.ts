@@ -5,7 +5,7 @@
  */
 import { closeSync, openSync, readSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { ResourceLimit, TokenizerError, UsageError } from '../../errors/index.js';
+import { messageOf, ResourceLimit, TokenizerError, UsageError } from '../../errors/index.js';
 import { openGguf } from '../gguf/reader.js';
 import type { GgufFile } from '../gguf/types.js';
 import { tokenizerFromSpec } from './core.js';
@@ -44,7 +44,7 @@ function readJson(path: string, source: string, required: boolean): unknown {
   try {
     return JSON.parse(text);
   } catch (e) {
-    throw new TokenizerError(source, `${path} is not JSON (${e instanceof Error ? e.message : String(e)})`);
+    throw new TokenizerError(source, `${path} is not JSON (${messageOf(e)})`);
   }
 }
 

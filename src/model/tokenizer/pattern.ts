@@ -5,6 +5,7 @@
  * meaning cannot be kept (possessive and atomic groups, `\G`, `\K`, class intersections) is refused.
  * @internal
  */
+import { messageOf } from '../../errors/index.js';
 
 /** Why a pattern cannot be translated; the loader turns it into a TokenizerError naming the file. */
 export class PatternError extends Error {}
@@ -174,7 +175,7 @@ export function compilePattern(p: string): RegExp {
   try {
     return new RegExp(js, 'gu');
   } catch (e) {
-    throw new PatternError(`not a pattern JavaScript can run (${e instanceof Error ? e.message : String(e)})`);
+    throw new PatternError(`not a pattern JavaScript can run (${messageOf(e)})`);
   }
 }
 
