@@ -99,7 +99,7 @@ export interface CompiledBlob {
   readonly constants: Uint8Array;
 }
 
-/** A deliberately wrong compiler, for tests: it corrupts one field of one argument of its table. */
+/** @internal A deliberately wrong compiler, for tests: it corrupts one field of one argument of its table. */
 export interface Miscompile {
   readonly arg: string;
   readonly field: ArgumentField;
@@ -108,7 +108,7 @@ export interface Miscompile {
 export interface VendorCompileOptions {
   /** The program's ABI (e.g. expectedArgs(wiring)); without it, the IR's own Parameters and Results. */
   readonly expected?: readonly ExpectedArg[];
-  /** Build a wrong table on purpose (tests of the device's argument check). */
+  /** @internal Build a wrong table on purpose (tests of the device's argument check). */
   readonly miscompile?: Miscompile;
 }
 
