@@ -36,7 +36,8 @@ export type ErrorCode =
   | 'InvalidOptions'
   | 'Q4nxError'
   | 'GgufError'
-  | 'SealError';
+  | 'SealError'
+  | 'RemoteUnavailable';
 
 /** A scalar as the wire writes it: numbers, or the strings JSON cannot write as numbers. */
 export type WireNumber = number | 'nan' | 'inf' | '-inf' | '-0';

@@ -37,6 +37,7 @@ const SAMPLES = {
   Q4nxError: new errors.Q4nxError(null, 'bad magic'),
   GgufError: new errors.GgufError(24, 'tensor count past the bound'),
   SealError: new errors.SealError('kernels/a.bin', 'digest-mismatch'),
+  RemoteUnavailable: new errors.RemoteUnavailable('redis://127.0.0.1:1/0', 'connect ECONNREFUSED'),
 } satisfies Record<ErrorCode, EngineError>;
 
 describe('errors: one table from code to class', () => {
