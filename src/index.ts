@@ -58,3 +58,12 @@ export * as gguf from './model/gguf/index.js';
 export * as q4nx from './model/q4nx/index.js';
 export * as pack from './model/pack/index.js';
 export * as seal from './seal/index.js';
+
+/** The distributed farm (BullMQ on Redis) and the remote cache tier. */
+export { runQueueFarm, FARM_QUEUE } from './jobs/farmQueue.js';
+export type { FarmJobResult, FarmOutcome, FarmProgress, QueueFarmOptions } from './jobs/farmQueue.js';
+export { CompileWorker } from './jobs/compileWorker.js';
+export type { CompileWorkerOptions, WorkerCounts, WorkerEvent } from './jobs/compileWorker.js';
+export { RemoteTier } from './cache/remoteTier.js';
+export type { RemoteStats, RemoteTierOptions, RemoteVerifyResult } from './cache/remoteTier.js';
+export type { CacheTierStats } from './actors/cacheActor.js';

@@ -2,8 +2,11 @@
  * Opening a Redis connection within a bound. ioredis's own connectTimeout covers the TCP connect only:
  * a port that accepts and then never answers (a firewall, a server of another protocol) would leave
  * its ready check waiting forever, so the whole open is raced against one timer here.
+ *
+ * ioredis is loaded on the first connection only: it costs half a second to load, which every command
+ * and every cache actor thread would pay without a Redis in sight.
  */
-import { Redis, type RedisOptions } from 'ioredis';
+import type { Redis, RedisOptions } from 'ioredis';
 import { RemoteUnavailable } from '../errors/index.js';
 import type { RedisTarget } from './redisUrl.js';
 
@@ -30,7 +33,8 @@ export function redisOptions(target: RedisTarget, extra: RedisOptions = {}): Red
  */
 export async function openRedis(target: RedisTarget, timeoutMs = CONNECT_TIMEOUT_MS, extra: RedisOptions = {}): Promise<Redis> {
   let lastError = '';
-  const client = new Redis(redisOptions(target, {
+  const { Redis: RedisClient } = await import('ioredis');
+  const client = new RedisClient(redisOptions(target, {
     connectTimeout: timeoutMs,
     // The first connect fails fast; reconnecting later is the caller's choice, made in `extra`.
     retryStrategy: () => null,

@@ -18,6 +18,8 @@ export interface FarmOptions {
   readonly target: string;
   readonly workers?: number;
   readonly cacheDir?: string;
+  /** A shared cache tier behind the local one, `redis://host:port/db`. */
+  readonly remoteCache?: string;
   readonly json?: boolean;
   /** Show the progress bar (default: when stderr is a terminal and not --json). */
   readonly progress?: boolean;
@@ -32,7 +34,8 @@ export interface FarmSummary {
   readonly ms: number;
 }
 
-function jsonFiles(dir: string): string[] {
+/** Every .json file under `dir`, recursively, in name order. */
+export function jsonFiles(dir: string): string[] {
   const out: string[] = [];
   const walk = (d: string) => {
     for (const ent of readdirSync(d, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
@@ -45,7 +48,8 @@ function jsonFiles(dir: string): string[] {
   return out;
 }
 
-function isProgramJson(text: string): boolean {
+/** False for a JSON file that is not a program (an inputs file); broken JSON counts as a program, to be refused. */
+export function isProgramJson(text: string): boolean {
   try {
     const v: unknown = JSON.parse(text);
     return typeof v === 'object' && v !== null && (v as { format?: unknown }).format === 'program@1';
@@ -54,16 +58,35 @@ function isProgramJson(text: string): boolean {
   }
 }
 
-/** Compiles a directory of programs into the cache; exit 1 when any program was refused. */
-export async function farmCommand(dir: string, opts: FarmOptions, io: Io): Promise<number> {
+/** Throws UsageError unless `dir` is a directory. */
+export function requireDir(dir: string): void {
   let isDir = false;
   try { isDir = statSync(dir).isDirectory(); } catch { /* reported below */ }
   if (!isDir) throw new UsageError(`${dir} is not a directory`);
+}
+
+/** Prints a farm's summary (one JSON document, or refusals and one line) and returns the exit code. */
+export function reportFarm(summary: FarmSummary, target: string, opts: { json?: boolean; listRefusals: boolean; where?: string }, io: Io): number {
+  if (opts.json) io.out(JSON.stringify(summary));
+  else {
+    if (opts.listRefusals) for (const r of summary.refused) io.err(`refused ${r.file}: [${String(r.error['code'])}]`);
+    io.out(`farm: ${summary.programs} programs for ${target}: ${summary.hits} cache hits, ${summary.compiled} compiled, ${summary.refused.length} refused${summary.skipped ? `, ${summary.skipped} other files skipped` : ''}${opts.where ?? ''} in ${summary.ms} ms`);
+  }
+  return summary.refused.length > 0 ? EXIT.refused : EXIT.ok;
+}
+
+/** Compiles a directory of programs into the cache; exit 1 when any program was refused. */
+export async function farmCommand(dir: string, opts: FarmOptions, io: Io): Promise<number> {
+  requireDir(dir);
   const workers = opts.workers ?? 2;
   if (!(Number.isInteger(workers) && workers >= 1)) throw new UsageError(`--workers must be a whole number of at least 1, got ${String(opts.workers)}`);
   const started = performance.now();
   const files = jsonFiles(dir);
-  const engine = createEngine({ workers, ...(opts.cacheDir !== undefined ? { cacheDir: opts.cacheDir } : {}) });
+  const engine = createEngine({
+    workers,
+    ...(opts.cacheDir !== undefined ? { cacheDir: opts.cacheDir } : {}),
+    ...(opts.remoteCache !== undefined ? { remoteCache: opts.remoteCache, onWarning: (m: string) => io.err(`warning: ${m}`) } : {}),
+  });
   const showBar = opts.progress ?? (!opts.json && process.stderr.isTTY === true);
   const bar = showBar ? new SingleBar({ format: 'farm {bar} {value}/{total} programs | {hits} hits, {compiled} compiled, {refused} refused', stream: process.stderr }, Presets.shades_classic) : null;
   let hits = 0, compiled = 0, skipped = 0;
@@ -96,10 +119,5 @@ export async function farmCommand(dir: string, opts: FarmOptions, io: Io): Promi
   if (unavailable !== null) throw unavailable;
   refused.sort((a, b) => a.file.localeCompare(b.file));
   const summary: FarmSummary = { programs: files.length - skipped, hits, compiled, skipped, refused, ms: Math.round(performance.now() - started) };
-  if (opts.json) io.out(JSON.stringify(summary));
-  else {
-    if (bar) for (const r of refused) io.err(`refused ${r.file}: [${String(r.error['code'])}]`);
-    io.out(`farm: ${summary.programs} programs for ${opts.target}: ${hits} cache hits, ${compiled} compiled, ${refused.length} refused${skipped ? `, ${skipped} other files skipped` : ''} in ${summary.ms} ms`);
-  }
-  return refused.length > 0 ? EXIT.refused : EXIT.ok;
+  return reportFarm(summary, opts.target, { ...(opts.json ? { json: true } : {}), listRefusals: bar !== null }, io);
 }

@@ -9,6 +9,9 @@ import { cacheCommand, type CacheSubcommand } from './cache.js';
 import { contractsCommand } from './contracts.js';
 import { demoCommand } from './demo.js';
 import { farmCommand } from './farm.js';
+import type { FarmWorkerOptions } from './farmWorker.js';
+import { parseRedisUrl } from '../cache/redisUrl.js';
+import { InvalidOptions, UsageError } from '../errors/index.js';
 import { registerGgufCommands } from './gguf.js';
 import { q4nxCheckCommand, q4nxDetectQ8Command } from './q4nx.js';
 import { matrixCommand } from './matrix.js';
@@ -25,6 +28,16 @@ function intArg(what: string) {
     if (!Number.isInteger(n) || n < 0 || v.trim() === '') throw new InvalidArgumentError(`${what} must be a whole number, got ${JSON.stringify(v)}`);
     return n;
   };
+}
+
+function redisUrlArg(v: string): string {
+  try {
+    parseRedisUrl(v, 'url');
+  } catch (e) {
+    if (e instanceof InvalidOptions) throw new InvalidArgumentError(e.reason);
+    throw e;
+  }
+  return v;
 }
 
 function version(): string {
@@ -62,6 +75,7 @@ export function buildCli(io: Io, done: (code: number) => void): Command {
     .option('--deadline-ms <ms>', 'deadline of each replay', intArg('--deadline-ms'))
     .addOption(new Option('--device <mode>', 'for an NPU target: the hardware, its simulator, or the hardware when present').choices(['auto', 'native', 'simulated']))
     .option('--cache-dir <dir>', 'blob cache directory')
+    .option('--remote-cache <url>', 'a shared cache tier behind the local one, redis://host:port/db', redisUrlArg)
     .option('--json', 'machine-readable output: { "results": {...}, "state": {...} } with b64 tensors')
     .action(wrap((_f: string, o: { json?: boolean }) => o.json === true, (f: string, o: Parameters<typeof runCommand>[1]) => runCommand(f, o, io)));
 
@@ -94,8 +108,33 @@ export function buildCli(io: Io, done: (code: number) => void): Command {
     .addOption(new Option('--target <target>', 'target').choices(TARGET_NAMES).makeOptionMandatory())
     .option('--workers <n>', 'compiler workers', intArg('--workers'))
     .option('--cache-dir <dir>', 'blob cache directory')
+    .option('--remote-cache <url>', 'a shared cache tier behind the local one, redis://host:port/db', redisUrlArg)
+    .option('--queue <url>', 'enqueue one job per program on this Redis for farm-worker processes, instead of compiling here', redisUrlArg)
+    .option('--attempts <n>', 'with --queue: tries per job before its failure is final (default 3)', intArg('--attempts'))
     .option('--json', 'machine-readable summary')
-    .action(wrap((_d: string, o: { json?: boolean }) => o.json === true, (d: string, o: Parameters<typeof farmCommand>[1]) => farmCommand(d, o, io)));
+    .action(wrap((_d: string, o: { json?: boolean }) => o.json === true, (d: string, o: Parameters<typeof farmCommand>[1] & { queue?: string; attempts?: number }) => {
+      if (o.queue === undefined) {
+        if (o.attempts !== undefined) throw new UsageError('--attempts applies to a farm with --queue');
+        return farmCommand(d, o, io);
+      }
+      const local = (['workers', 'cacheDir', 'remoteCache'] as const).find((k) => o[k] !== undefined);
+      if (local) throw new UsageError(`with --queue the farm compiles nothing itself: give --${local.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} to farm-worker instead`);
+      const q = { target: o.target, queue: o.queue, ...(o.attempts !== undefined ? { attempts: o.attempts } : {}), ...(o.json ? { json: true } : {}) };
+      // Loaded only here: BullMQ and ioredis cost a second that no other command should pay.
+      return import('./farmQueue.js').then(({ farmQueueCommand }) => farmQueueCommand(d, q, io));
+    }));
+
+  cli.command('farm-worker')
+    .description('take compile jobs from a farm queue until SIGTERM, publishing every blob to the remote cache tier')
+    .requiredOption('--queue <url>', 'the farm queue\'s Redis, redis://host:port/db', redisUrlArg)
+    .option('--concurrency <n>', 'jobs compiled at once (default 2)', intArg('--concurrency'))
+    .option('--cache-dir <dir>', 'local blob cache directory')
+    .option('--remote-cache <url>', 'the shared cache tier (default: the queue\'s Redis)', redisUrlArg)
+    .option('--name <name>', 'this worker\'s name in results (default host:pid)')
+    .option('--lock-ms <ms>', 'how soon a job held by a dead worker goes to another (default 30000)', intArg('--lock-ms'))
+    .option('--max-stalls <n>', 'times a job may lose its worker before it fails (default 2)', intArg('--max-stalls'))
+    .option('--json', 'one JSON object per line for each event')
+    .action(wrap((o: { json?: boolean }) => o.json === true, (o: FarmWorkerOptions) => import('./farmWorker.js').then(({ farmWorkerCommand }) => farmWorkerCommand(o, io))));
 
   const cache = cli.command('cache').description('inspect and maintain the blob cache');
   for (const [sub, what] of [['ls', 'list entries'], ['verify', 'check every entry, remove damaged ones'], ['gc', 'remove least recently used entries down to --max-bytes'], ['clear', 'remove every entry']] as const) {

@@ -22,6 +22,8 @@ export interface RunOptions {
   readonly verify?: boolean;
   readonly json?: boolean;
   readonly cacheDir?: string;
+  /** A shared cache tier behind the local one, `redis://host:port/db`. */
+  readonly remoteCache?: string;
   readonly deadlineMs?: number;
   /** Which device serves an NPU target: the hardware, its simulator, or the hardware when present. */
   readonly device?: DeviceMode;
@@ -58,6 +60,7 @@ export async function runCommand(file: string, opts: RunOptions, io: Io): Promis
   const inputs = opts.inputs !== undefined ? readInputs(opts.inputs) : {};
   const engine = createEngine({
     ...(opts.cacheDir !== undefined ? { cacheDir: opts.cacheDir } : {}),
+    ...(opts.remoteCache !== undefined ? { remoteCache: opts.remoteCache, onWarning: (m: string) => io.err(`warning: ${m}`) } : {}),
     ...(opts.device !== undefined ? { devices: { xdna2: { mode: opts.device }, npu4: { mode: opts.device } } } : {}),
   });
   try {

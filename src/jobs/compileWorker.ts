@@ -1,0 +1,165 @@
+/**
+ * The farm's worker: takes compile jobs from the queue (farmQueue.ts) and compiles each through its own
+ * engine, whose cache has the remote tier behind it, so every blob it makes is shared before the job is
+ * reported done. close() drains: the jobs in hand finish, no new one is taken.
+ *
+ * A refusal of the program (it is invalid, the target cannot take it) is final and not retried; a
+ * failure that may pass on another try (a crashed compiler, a cache busy) is retried up to the job's
+ * attempts. A worker that dies mid-job holds the job's lock no more; after `lockMs` another worker's
+ * stalled-job check gives the job back to the queue, at most `maxStalls` times before it fails.
+ */
+import { hostname } from 'node:os';
+import type { Job, Worker } from 'bullmq';
+import { openRedis } from '../cache/redisClient.js';
+import { parseRedisUrl } from '../cache/redisUrl.js';
+import { EngineError, InvalidOptions, type ErrorCode } from '../errors/index.js';
+import { asEngineError, createEngine, type Engine } from './engine.js';
+import { bullConnection, failureOf, FARM_QUEUE, isFarmJobData, type FarmJobResult } from './farmQueue.js';
+
+export interface CompileWorkerOptions {
+  /** The queue's Redis, `redis://host:port/db`. */
+  readonly queue: string;
+  /** Jobs compiled at once (default 2). */
+  readonly concurrency?: number;
+  readonly cacheDir?: string;
+  /** The remote cache tier (default: the queue's server). */
+  readonly remoteCache?: string;
+  /** The worker's name in results and in the queue's worker list (default host:pid). */
+  readonly name?: string;
+  /** How long a job's lock lasts unrenewed, so how soon a dead worker's job goes to another, in ms (default 30 000). */
+  readonly lockMs?: number;
+  /** Stalls a job may have before it fails (default 2). */
+  readonly maxStalls?: number;
+  readonly queueName?: string;
+  readonly connectTimeoutMs?: number;
+  /** Told of each job as it starts, ends or fails. */
+  readonly onEvent?: (e: WorkerEvent) => void;
+  readonly onWarning?: (message: string) => void;
+}
+
+/** What the worker reports of its jobs. */
+export type WorkerEvent =
+  | { readonly event: 'active'; readonly job: string; readonly file: string }
+  | { readonly event: 'done'; readonly job: string; readonly file: string; readonly hit: boolean; readonly keys: readonly string[] }
+  | { readonly event: 'failed'; readonly job: string; readonly file: string; readonly error: Record<string, unknown>; readonly final: boolean };
+
+/** Counters of one worker since it started. */
+export interface WorkerCounts {
+  readonly jobs: number;
+  readonly compiled: number;
+  readonly hits: number;
+  readonly failed: number;
+}
+
+/** Failures another try may cure; every other code is the program's own and final. */
+const RETRIED: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['ActorCrashed', 'ActorDown', 'EngineClosed', 'DeadlineExceeded', 'CacheError']);
+
+function positive(n: number | undefined, fallback: number, field: string, min = 1): number {
+  const v = n ?? fallback;
+  if (!(Number.isInteger(v) && v >= min && v <= 1_000_000)) throw new InvalidOptions(field, `a whole number of at least ${min}, not ${String(n)}`);
+  return v;
+}
+
+/** The JSON a failed job carries: the typed error's `{ code, ...fields }`, and its message. */
+function failureJson(e: EngineError): Record<string, unknown> {
+  return { code: e.code, ...e.fields(), message: e.message };
+}
+
+/** A running farm worker. */
+export class CompileWorker {
+  readonly name: string;
+  #worker: Worker;
+  #engine: Engine;
+  #counts = { jobs: 0, compiled: 0, hits: 0, failed: 0 };
+  #closing: Promise<void> | null = null;
+
+  private constructor(
+    name: string,
+    engine: Engine,
+    make: (processor: (job: Job) => Promise<FarmJobResult>) => Worker,
+    private readonly bull: typeof import('bullmq'),
+    private readonly opts: CompileWorkerOptions,
+  ) {
+    this.name = name;
+    this.#engine = engine;
+    this.#worker = make((job) => this.#process(job));
+    this.#worker.on('error', () => undefined); // connection errors: BullMQ reconnects by itself
+    this.#worker.on('failed', (job, err) => {
+      if (job === undefined) return;
+      this.#counts.failed++;
+      const data: unknown = job.data;
+      const final = err instanceof bull.UnrecoverableError || job.attemptsMade >= (job.opts.attempts ?? 1);
+      opts.onEvent?.({ event: 'failed', job: job.id ?? '', file: isFarmJobData(data) ? data.file : '', error: failureOf(err.message), final });
+    });
+  }
+
+  /**
+   * Starts a worker: checks the queue's server answers (RemoteUnavailable if not) and the local cache
+   * opens (CacheUnavailable if not), then takes jobs.
+   */
+  static async start(opts: CompileWorkerOptions): Promise<CompileWorker> {
+    const target = parseRedisUrl(opts.queue, 'queue');
+    const concurrency = positive(opts.concurrency, 2, 'concurrency');
+    const lockMs = positive(opts.lockMs, 30_000, 'lockMs', 100);
+    const maxStalls = positive(opts.maxStalls, 2, 'maxStalls', 0);
+    (await openRedis(target, opts.connectTimeoutMs)).disconnect();
+    const name = opts.name ?? `${hostname()}:${process.pid}`;
+    const engine = createEngine({
+      ...(opts.cacheDir !== undefined ? { cacheDir: opts.cacheDir } : {}),
+      remoteCache: opts.remoteCache ?? opts.queue,
+      ...(opts.onWarning ? { onWarning: opts.onWarning } : {}),
+    });
+    try {
+      await engine.cacheStats(); // opens the cache now: a worker that cannot cache must not take jobs
+    } catch (e) {
+      await engine.close();
+      throw asEngineError(e);
+    }
+    const bull = await import('bullmq');
+    const worker = new CompileWorker(name, engine, (processor) => new bull.Worker(opts.queueName ?? FARM_QUEUE, processor, {
+      connection: bullConnection(target),
+      concurrency,
+      name,
+      lockDuration: lockMs,
+      stalledInterval: Math.max(50, Math.floor(lockMs / 2)),
+      maxStalledCount: maxStalls,
+    }), bull, opts);
+    await worker.#worker.waitUntilReady();
+    return worker;
+  }
+
+  get counts(): WorkerCounts {
+    return { ...this.#counts };
+  }
+
+  async #process(job: Job): Promise<FarmJobResult> {
+    const data: unknown = job.data;
+    const id = job.id ?? '';
+    if (!isFarmJobData(data)) throw new this.bull.UnrecoverableError(JSON.stringify(failureJson(new InvalidOptions('job', 'the job is not a farm compile job (file, target, program)'))));
+    this.opts.onEvent?.({ event: 'active', job: id, file: data.file });
+    try {
+      const r = await this.#engine.compileOnly(data.program as Parameters<Engine['compileOnly']>[0], data.target);
+      this.#counts.jobs++;
+      if (r.hit) this.#counts.hits++;
+      else this.#counts.compiled++;
+      this.opts.onEvent?.({ event: 'done', job: id, file: data.file, hit: r.hit, keys: r.keys });
+      return { keys: r.keys, hit: r.hit, worker: this.name };
+    } catch (e) {
+      const err = asEngineError(e);
+      const reason = JSON.stringify(failureJson(err));
+      throw RETRIED.has(err.code) ? new Error(reason) : new this.bull.UnrecoverableError(reason);
+    }
+  }
+
+  /** Drains: the jobs in hand finish and are reported, none is taken after; then the engine closes. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      try {
+        await this.#worker.close();
+      } finally {
+        await this.#engine.close();
+      }
+    })();
+    return this.#closing;
+  }
+}
