@@ -84,6 +84,15 @@ export class CompileWorker {
     this.#engine = engine;
     this.#worker = make((job) => this.#process(job));
     this.#worker.on('error', () => undefined); // connection errors: BullMQ reconnects by itself
+    // Reported once the queue has the job as completed, not when the compile returns: a worker killed
+    // in between has its job done again elsewhere, and must not have said it was done.
+    this.#worker.on('completed', (job, r: FarmJobResult) => {
+      this.#counts.jobs++;
+      if (r.hit) this.#counts.hits++;
+      else this.#counts.compiled++;
+      const data: unknown = job.data;
+      opts.onEvent?.({ event: 'done', job: job.id ?? '', file: isFarmJobData(data) ? data.file : '', hit: r.hit, keys: r.keys });
+    });
     this.#worker.on('failed', (job, err) => {
       if (job === undefined) return;
       this.#counts.failed++;
@@ -139,10 +148,6 @@ export class CompileWorker {
     this.opts.onEvent?.({ event: 'active', job: id, file: data.file });
     try {
       const r = await this.#engine.compileOnly(data.program as Parameters<Engine['compileOnly']>[0], data.target);
-      this.#counts.jobs++;
-      if (r.hit) this.#counts.hits++;
-      else this.#counts.compiled++;
-      this.opts.onEvent?.({ event: 'done', job: id, file: data.file, hit: r.hit, keys: r.keys });
       return { keys: r.keys, hit: r.hit, worker: this.name };
     } catch (e) {
       const err = asEngineError(e);
