@@ -188,7 +188,7 @@ export class RemoteTier {
     this.#downUntil = Date.now() + (this.#opts.retryMs ?? 10_000);
     if (this.#warned) return;
     this.#warned = true;
-    const why = e instanceof Error ? e.message : String(e);
+    const why = e instanceof RemoteUnavailable ? e.reason : e instanceof Error ? e.message : String(e);
     this.#opts.onWarning?.(`the remote cache ${this.target.shown} cannot be used (${why}); compiling locally`);
   }
 }
