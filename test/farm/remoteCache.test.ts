@@ -123,20 +123,6 @@ describe('remote cache tier (Redis)', function () {
     }
   });
 
-  it('a remote tier that is down is one warning and local compiles, never a failed job', async () => {
-    const warnings: string[] = [];
-    // Port 1 on loopback: nothing listens there.
-    const e = engine({ remoteCache: 'redis://127.0.0.1:1/0', onWarning: (m) => warnings.push(m) });
-    const outcomes = await Promise.all([1, 2, 3].map((i) => e.compileOnly(chainProgram(2, 30 + i), 'cpu')));
-    expect(outcomes.map((o) => o.hit)).to.deep.equal([false, false, false]);
-    expect((await e.compileOnly(chainProgram(2, 31), 'cpu')).hit).to.equal(true); // the local tier still serves
-    expect(warnings).to.have.length(1);
-    expect(warnings[0]).to.match(/remote cache redis:\/\/127\.0\.0\.1:1\/0 cannot be used \(.*ECONNREFUSED.*\); compiling locally/);
-    const s = await e.cacheStats();
-    expect(s).to.include({ stored: 3, localHits: 1 });
-    expect(s.remote!.unavailable).to.be.at.least(3);
-  });
-
   it('a remote tier that goes down mid-run is one warning; compiles go on locally', async () => {
     const own = await startRedis();
     const warnings: string[] = [];
@@ -150,6 +136,30 @@ describe('remote cache tier (Redis)', function () {
       expect(await e.cacheStats()).to.include({ stored: 4 });
     } finally {
       await own.stop();
+    }
+  });
+});
+
+describe('remote cache tier: no server, or not a Redis one (no redis-server needed)', () => {
+  let root: string;
+  beforeEach(() => { root = mkdtempSync(join(tmpdir(), 'npu-remote-')); });
+  afterEach(() => { rmSync(root, { recursive: true, force: true }); });
+
+  it('a remote tier that is down is one warning and local compiles, never a failed job', async () => {
+    const warnings: string[] = [];
+    // Port 1 on loopback: nothing listens there.
+    const e = createEngine({ cacheDir: join(root, 'local'), workers: 1, remoteCache: 'redis://127.0.0.1:1/0', onWarning: (m) => warnings.push(m) });
+    try {
+      const outcomes = await Promise.all([1, 2, 3].map((i) => e.compileOnly(chainProgram(2, 30 + i), 'cpu')));
+      expect(outcomes.map((o) => o.hit)).to.deep.equal([false, false, false]);
+      expect((await e.compileOnly(chainProgram(2, 31), 'cpu')).hit).to.equal(true); // the local tier still serves
+      expect(warnings).to.have.length(1);
+      expect(warnings[0]).to.match(/remote cache redis:\/\/127\.0\.0\.1:1\/0 cannot be used \(.*ECONNREFUSED.*\); compiling locally/);
+      const s = await e.cacheStats();
+      expect(s).to.include({ stored: 3, localHits: 1 });
+      expect(s.remote!.unavailable).to.be.at.least(3);
+    } finally {
+      await e.close();
     }
   });
 
