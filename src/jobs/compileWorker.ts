@@ -12,7 +12,7 @@ import { hostname } from 'node:os';
 import type { Job, Worker } from 'bullmq';
 import { openRedis } from '../cache/redisClient.js';
 import { parseRedisUrl } from '../cache/redisUrl.js';
-import { EngineError, InvalidOptions, type ErrorCode } from '../errors/index.js';
+import { EngineError, InvalidOptions, RemoteUnavailable, type ErrorCode } from '../errors/index.js';
 import { asEngineError, createEngine, type Engine } from './engine.js';
 import { bullConnection, failureOf, FARM_QUEUE, isFarmJobData, type FarmJobResult } from './farmQueue.js';
 
@@ -133,7 +133,12 @@ export class CompileWorker {
       stalledInterval: Math.max(50, Math.floor(lockMs / 2)),
       maxStalledCount: maxStalls,
     }), bull, opts);
-    await worker.#worker.waitUntilReady();
+    try {
+      await worker.#worker.waitUntilReady();
+    } catch (e) {
+      await worker.close().catch(() => undefined);
+      throw new RemoteUnavailable(target.shown, e instanceof Error ? e.message : String(e));
+    }
     return worker;
   }
 
