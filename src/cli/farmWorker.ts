@@ -7,7 +7,7 @@
  */
 import { CompileWorker, type WorkerEvent } from '../jobs/compileWorker.js';
 import type { Io } from './output.js';
-import { EXIT } from './output.js';
+import { EXIT, reportError } from './output.js';
 
 export interface FarmWorkerOptions {
   /** The queue's Redis URL (checked by the flag's parser). */
@@ -60,6 +60,10 @@ export async function farmWorkerCommand(opts: FarmWorkerOptions, io: Io): Promis
   process.once('SIGINT', again);
   try {
     await worker.close();
+  } catch (e) {
+    // The queue's server is gone: BullMQ keeps timers waiting for it that would hold this process
+    // forever, so the worker says why and leaves.
+    process.exit(reportError(e, io, opts.json === true));
   } finally {
     process.off('SIGTERM', again);
     process.off('SIGINT', again);

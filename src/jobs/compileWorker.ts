@@ -14,7 +14,8 @@ import { openRedis } from '../cache/redisClient.js';
 import { parseRedisUrl } from '../cache/redisUrl.js';
 import { EngineError, InvalidOptions, RemoteUnavailable, type ErrorCode } from '../errors/index.js';
 import { asEngineError, createEngine, type Engine } from './engine.js';
-import { bullConnection, failureOf, FARM_QUEUE, isFarmJobData, type FarmJobResult } from './farmQueue.js';
+import { bullConnection, failureOf, FARM_QUEUE, isFarmJobData, within, type FarmJobResult } from './farmQueue.js';
+import type { RedisTarget } from '../cache/redisUrl.js';
 
 export interface CompileWorkerOptions {
   /** The queue's Redis, `redis://host:port/db`. */
@@ -51,6 +52,9 @@ export interface WorkerCounts {
   readonly failed: number;
 }
 
+/** After the last job in hand, how long a drain waits for the queue's server before it gives up on it. */
+const CLOSE_GRACE_MS = 5000;
+
 /** Failures another try may cure; every other code is the program's own and final. */
 const RETRIED: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['ActorCrashed', 'ActorDown', 'EngineClosed', 'DeadlineExceeded', 'CacheError']);
 
@@ -72,17 +76,26 @@ export class CompileWorker {
   #engine: Engine;
   #counts = { jobs: 0, compiled: 0, hits: 0, failed: 0 };
   #closing: Promise<void> | null = null;
+  #inHand = new Set<Promise<unknown>>();
 
   private constructor(
     name: string,
+    private readonly target: RedisTarget,
     engine: Engine,
     make: (processor: (job: Job) => Promise<FarmJobResult>) => Worker,
     private readonly bull: typeof import('bullmq'),
     private readonly opts: CompileWorkerOptions,
+    /** Stops the clients' reconnecting, once closing has given up on the server. */
+    private readonly stopReconnecting: () => void,
   ) {
     this.name = name;
     this.#engine = engine;
-    this.#worker = make((job) => this.#process(job));
+    this.#worker = make((job) => {
+      const p = this.#process(job);
+      this.#inHand.add(p);
+      void p.finally(() => this.#inHand.delete(p)).catch(() => undefined);
+      return p;
+    });
     this.#worker.on('error', () => undefined); // connection errors: BullMQ reconnects by itself
     // Reported once the queue has the job as completed, not when the compile returns: a worker killed
     // in between has its job done again elsewhere, and must not have said it was done.
@@ -125,14 +138,15 @@ export class CompileWorker {
       throw asEngineError(e);
     }
     const bull = await import('bullmq');
-    const worker = new CompileWorker(name, engine, (processor) => new bull.Worker(opts.queueName ?? FARM_QUEUE, processor, {
-      connection: bullConnection(target),
+    let stopping = false;
+    const worker = new CompileWorker(name, target, engine, (processor) => new bull.Worker(opts.queueName ?? FARM_QUEUE, processor, {
+      connection: bullConnection(target, () => stopping),
       concurrency,
       name,
       lockDuration: lockMs,
       stalledInterval: Math.max(50, Math.floor(lockMs / 2)),
       maxStalledCount: maxStalls,
-    }), bull, opts);
+    }), bull, opts, () => { stopping = true; });
     try {
       await worker.#worker.waitUntilReady();
     } catch (e) {
@@ -161,11 +175,27 @@ export class CompileWorker {
     }
   }
 
-  /** Drains: the jobs in hand finish and are reported, none is taken after; then the engine closes. */
+  /**
+   * Drains: the jobs in hand finish and are reported, none is taken after; then the engine closes. When
+   * the queue's server is gone, BullMQ would wait for it forever: past CLOSE_GRACE_MS after the last job
+   * the connection is dropped and RemoteUnavailable thrown (the jobs not reported go to another worker);
+   * BullMQ may still hold a timer then, so a process that owns the worker should exit by itself.
+   */
   close(): Promise<void> {
     this.#closing ??= (async () => {
+      const graceful = this.#worker.close();
+      graceful.catch(() => undefined);
+      const stuck = (async () => {
+        await Promise.allSettled([...this.#inHand]);
+        await new Promise((r) => setTimeout(r, CLOSE_GRACE_MS).unref());
+        return true;
+      })();
       try {
-        await this.#worker.close();
+        if (await Promise.race([graceful.then(() => false), stuck])) {
+          this.stopReconnecting();
+          await within(this.#worker.disconnect(), 2000, 'disconnecting').catch(() => undefined);
+          throw new RemoteUnavailable(this.target.shown, `no answer within ${CLOSE_GRACE_MS} ms of the last job in hand; jobs it could not report go to another worker`);
+        }
       } finally {
         await this.#engine.close();
       }

@@ -94,10 +94,17 @@ export function failureOf(reason: string): Record<string, unknown> {
   return { code: 'ActorCrashed', actor: 'farm-worker', detail: reason };
 }
 
-/** BullMQ's connection options for `target`: it opens (and closes) its own clients, reconnecting forever. */
-export function bullConnection(target: RedisTarget): ConnectionOptions {
+/**
+ * BullMQ's connection options for `target`: it opens (and closes) its own clients, which reconnect
+ * (every 1 s, growing to 5 s) until `stopping()` says the caller is done; without that, a server that is gone
+ * would keep them, and the process, alive forever.
+ */
+export function bullConnection(target: RedisTarget, stopping: () => boolean): ConnectionOptions {
   const { host, port, db, username, password, tls } = redisOptions(target);
-  return { host, port, db, username, password, tls, maxRetriesPerRequest: null };
+  return {
+    host, port, db, username, password, tls, maxRetriesPerRequest: null,
+    retryStrategy: (times: number) => (stopping() ? null : Math.min(1000 * times, 5000)),
+  };
 }
 
 /** Checks the attempts option: a whole number from 1 to 100. */
@@ -107,7 +114,8 @@ export function checkAttempts(n: number | undefined, field: string): number {
   return v;
 }
 
-function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+/** `p`, or a rejection saying `what` had no answer within `ms`. @internal */
+export function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   return Promise.race([p, new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms); })])
     .finally(() => clearTimeout(timer));
@@ -132,7 +140,8 @@ export async function runQueueFarm(programs: readonly { readonly file: string; r
     probe.disconnect();
   }
   const { Job, Queue, QueueEvents } = await import('bullmq');
-  const connection = bullConnection(target);
+  let stopping = false;
+  const connection = bullConnection(target, () => stopping);
   const queue = new Queue(name, { connection });
   const events = new QueueEvents(name, { connection, lastEventId });
   // BullMQ re-emits connection errors; the sweep below decides when they mean the farm must stop.
@@ -215,7 +224,10 @@ export async function runQueueFarm(programs: readonly { readonly file: string; r
     throw new RemoteUnavailable(target.shown, e instanceof Error ? e.message : String(e));
   } finally {
     clearTimeout(timer);
-    await within(Promise.allSettled([events.close(), queue.close()]), 5000, 'closing the queue').catch(() => undefined);
+    stopping = true;
+    await within(Promise.allSettled([events.close(), queue.close()]), 5000, 'closing the queue')
+      .catch(() => within(Promise.allSettled([events.disconnect(), queue.disconnect()]), 2000, 'disconnecting'))
+      .catch(() => undefined);
   }
   return outcomes.map((o, i) => o ?? { file: programs[i]!.file, ok: false as const, error: { code: 'ActorCrashed', actor: 'farm', detail: 'no outcome' } });
 }
