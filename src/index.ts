@@ -69,3 +69,11 @@ export * as seal from './seal/index.js';
 export { loadTokenizer, tokenizerFromGguf, tokenizerFromHf } from './model/tokenizer/index.js';
 export type { ChatMessage, ChatOptions, DecodeOptions, EncodeOptions, Tokenizer, TokenizerKind } from './model/tokenizer/index.js';
 export * as tokenizer from './model/tokenizer/index.js';
+/** The distributed farm (BullMQ on Redis) and the remote cache tier. */
+export { runQueueFarm, FARM_QUEUE } from './jobs/farmQueue.js';
+export type { FarmJobResult, FarmOutcome, FarmProgress, QueueFarmOptions } from './jobs/farmQueue.js';
+export { CompileWorker } from './jobs/compileWorker.js';
+export type { CompileWorkerOptions, WorkerCounts, WorkerEvent } from './jobs/compileWorker.js';
+export { RemoteTier } from './cache/remoteTier.js';
+export type { RemoteStats, RemoteTierOptions, RemoteVerifyResult } from './cache/remoteTier.js';
+export type { CacheTierStats } from './actors/cacheActor.js';

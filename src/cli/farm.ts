@@ -3,8 +3,7 @@
  * in parallel, with a progress bar on a terminal and a summary at the end. A second run is all hits.
  * Files whose JSON is not a program (`"format": "program@1"`), such as inputs files, are skipped.
  */
-import { readdirSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { relative } from 'node:path';
 import { SingleBar, Presets } from 'cli-progress';
 import PQueue from 'p-queue';
 import { asEngineError, createEngine } from '../jobs/engine.js';
@@ -14,60 +13,37 @@ import { CacheUnavailable, UsageError } from '../errors/index.js';
 import { readText } from './files.js';
 import type { CliCommand } from './command.js';
 import { checkWorkers, limitsOfFlags, type LimitFlags } from './limits.js';
-import { cacheDirOption, intOption, jsonOption, targetOption, withLimitFlags } from './options.js';
+import { cacheDirOption, intOption, jsonOption, redisUrlOption, targetOption, withLimitFlags } from './options.js';
 import type { Io } from './output.js';
-import { EXIT, errorJson } from './output.js';
+import { errorJson } from './output.js';
+import { isProgramJson, jsonFiles, reportFarm, requireDir, type FarmSummary } from './farmSummary.js';
+
+export type { FarmSummary } from './farmSummary.js';
 
 export interface FarmOptions extends LimitFlags {
   readonly target: string;
   readonly workers?: number;
   readonly cacheDir?: string;
+  /** A shared cache tier behind the local one, `redis://host:port/db`. */
+  readonly remoteCache?: string;
   readonly json?: boolean;
   /** Show the progress bar (default: when stderr is a terminal and not --json). */
   readonly progress?: boolean;
 }
 
-export interface FarmSummary {
-  readonly programs: number;
-  readonly hits: number;
-  readonly compiled: number;
-  readonly skipped: number;
-  readonly refused: readonly { readonly file: string; readonly error: Record<string, unknown> }[];
-  readonly ms: number;
-}
-
-function jsonFiles(dir: string): string[] {
-  const out: string[] = [];
-  const walk = (d: string) => {
-    for (const ent of readdirSync(d, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
-      const p = join(d, ent.name);
-      if (ent.isDirectory()) walk(p);
-      else if (ent.isFile() && ent.name.endsWith('.json')) out.push(p);
-    }
-  };
-  walk(dir);
-  return out;
-}
-
-function isProgramJson(text: string): boolean {
-  try {
-    const v: unknown = JSON.parse(text);
-    return typeof v === 'object' && v !== null && (v as { format?: unknown }).format === 'program@1';
-  } catch {
-    return true; // broken JSON in a farm directory is reported, not skipped
-  }
-}
-
 /** Compiles a directory of programs into the cache; exit 1 when any program was refused. */
 export async function farmCommand(dir: string, opts: FarmOptions, io: Io): Promise<number> {
-  let isDir = false;
-  try { isDir = statSync(dir).isDirectory(); } catch { /* reported below */ }
-  if (!isDir) throw new UsageError(`${dir} is not a directory`);
+  requireDir(dir);
   const workers = checkWorkers(opts.workers, 2);
   const limits = resolveLimits(limitsOfFlags(opts));
   const started = performance.now();
   const files = jsonFiles(dir);
-  const engine = createEngine({ workers, limits, ...(opts.cacheDir !== undefined ? { cacheDir: opts.cacheDir } : {}) });
+  const engine = createEngine({
+    workers,
+    limits,
+    ...(opts.cacheDir !== undefined ? { cacheDir: opts.cacheDir } : {}),
+    ...(opts.remoteCache !== undefined ? { remoteCache: opts.remoteCache, onWarning: (m: string) => io.err(`warning: ${m}`) } : {}),
+  });
   const showBar = opts.progress ?? (!opts.json && process.stderr.isTTY === true);
   const bar = showBar ? new SingleBar({ format: 'farm {bar} {value}/{total} programs | {hits} hits, {compiled} compiled, {refused} refused', stream: process.stderr }, Presets.shades_classic) : null;
   let hits = 0, compiled = 0, skipped = 0;
@@ -100,12 +76,7 @@ export async function farmCommand(dir: string, opts: FarmOptions, io: Io): Promi
   if (unavailable !== null) throw unavailable;
   refused.sort((a, b) => a.file.localeCompare(b.file));
   const summary: FarmSummary = { programs: files.length - skipped, hits, compiled, skipped, refused, ms: Math.round(performance.now() - started) };
-  if (opts.json) io.out(JSON.stringify(summary));
-  else {
-    if (bar) for (const r of refused) io.err(`refused ${r.file}: [${String(r.error['code'])}]`);
-    io.out(`farm: ${summary.programs} programs for ${opts.target}: ${hits} cache hits, ${compiled} compiled, ${refused.length} refused${skipped ? `, ${skipped} other files skipped` : ''} in ${summary.ms} ms`);
-  }
-  return refused.length > 0 ? EXIT.refused : EXIT.ok;
+  return reportFarm(summary, opts.target, { ...(opts.json ? { json: true } : {}), listRefusals: bar !== null }, io);
 }
 
 /** `farm DIR --target T`. */
@@ -117,7 +88,20 @@ export const farm: CliCommand = {
       .addOption(targetOption())
       .addOption(intOption('--workers <n>', 'compiler workers'))
       .addOption(cacheDirOption())
+      .addOption(redisUrlOption('--remote-cache <url>', 'a shared cache tier behind the local one, redis://host:port/db'))
+      .addOption(redisUrlOption('--queue <url>', 'enqueue one job per program on this Redis for farm-worker processes, instead of compiling here'))
+      .addOption(intOption('--attempts <n>', 'with --queue: tries per job before its failure is final (default 3)'))
       .addOption(jsonOption('machine-readable summary'))
-      .action(action((d: string, o: FarmOptions) => farmCommand(d, o, io)));
+      .action(action((d: string, o: FarmOptions & { queue?: string; attempts?: number }) => {
+        if (o.queue === undefined) {
+          if (o.attempts !== undefined) throw new UsageError('--attempts applies to a farm with --queue');
+          return farmCommand(d, o, io);
+        }
+        const local = (['workers', 'cacheDir', 'remoteCache'] as const).find((k) => o[k] !== undefined);
+        if (local) throw new UsageError(`with --queue the farm compiles nothing itself: give --${local.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} to farm-worker instead`);
+        const q = { target: o.target, queue: o.queue, ...(o.attempts !== undefined ? { attempts: o.attempts } : {}), ...(o.json ? { json: true } : {}) };
+        // BullMQ and ioredis load only for a queued farm: eagerly they cost every command about a second.
+        return import('./farmQueue.js').then(({ farmQueueCommand }) => farmQueueCommand(d, q, io));
+      }));
   },
 };

@@ -11,6 +11,7 @@ import { actionOf, type CliCommand } from './command.js';
 import { contracts } from './contracts.js';
 import { demo } from './demo.js';
 import { farm } from './farm.js';
+import { farmWorker } from './farmWorker.js';
 import { gguf } from './gguf.js';
 import { matrix } from './matrix.js';
 import { plan } from './plan.js';
@@ -22,7 +23,7 @@ import { validate } from './validate.js';
 import { EXIT, processIo, reportError, type Io } from './output.js';
 
 /** Every command, in the order `--help` lists them; a new command is one file and one entry here. */
-const COMMANDS: readonly CliCommand[] = [validate, run, plan, matrix, contracts, farm, cache, gguf, q4nx, seal, tokenize, demo];
+const COMMANDS: readonly CliCommand[] = [validate, run, plan, matrix, contracts, farm, farmWorker, cache, gguf, q4nx, seal, tokenize, demo];
 
 function version(): string {
   const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };

@@ -3,6 +3,8 @@
  * `--json` and the `--max-*` limit flags (their meaning is ./limits.ts's).
  */
 import { InvalidArgumentError, Option, type Command } from 'commander';
+import { parseRedisUrl } from '../cache/redisUrl.js';
+import { InvalidOptions } from '../errors/index.js';
 import { TARGET_NAMES } from '../targets/target.js';
 
 /** A parser for a whole-number flag; anything else is a usage error naming `what`. */
@@ -28,6 +30,22 @@ export function targetOption(choices: readonly string[] = TARGET_NAMES): Option 
 /** `--cache-dir <dir>`. */
 export function cacheDirOption(): Option {
   return new Option('--cache-dir <dir>', 'blob cache directory');
+}
+
+/** A parser for a `redis://host:port/db` flag; a malformed URL is a usage error. */
+export function redisUrlArg(v: string): string {
+  try {
+    parseRedisUrl(v, 'url');
+  } catch (e) {
+    if (e instanceof InvalidOptions) throw new InvalidArgumentError(e.reason);
+    throw e;
+  }
+  return v;
+}
+
+/** A flag taking a Redis URL. */
+export function redisUrlOption(flags: string, description: string): Option {
+  return new Option(flags, description).argParser(redisUrlArg);
 }
 
 /** `--json`, which also makes the action wrapper report errors as JSON. */

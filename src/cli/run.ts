@@ -15,7 +15,7 @@ import { readInputs, readProgram } from './files.js';
 import { resolveLimits } from '../ir/limits.js';
 import { limitsOfFlags, type LimitFlags } from './limits.js';
 import type { CliCommand } from './command.js';
-import { cacheDirOption, intOption, jsonOption, targetOption, withLimitFlags } from './options.js';
+import { cacheDirOption, intOption, jsonOption, redisUrlOption, targetOption, withLimitFlags } from './options.js';
 import type { Io } from './output.js';
 import { EXIT, formatTensor } from './output.js';
 import { programToJson } from '../ir/codec.js';
@@ -27,6 +27,8 @@ export interface RunOptions extends LimitFlags {
   readonly verify?: boolean;
   readonly json?: boolean;
   readonly cacheDir?: string;
+  /** A shared cache tier behind the local one, `redis://host:port/db`. */
+  readonly remoteCache?: string;
   readonly deadlineMs?: number;
   /** Which device serves an NPU target: the hardware, its simulator, or the hardware when present. */
   readonly device?: DeviceMode;
@@ -65,6 +67,7 @@ export async function runCommand(file: string, opts: RunOptions, io: Io): Promis
   const engine = createEngine({
     limits,
     ...(opts.cacheDir !== undefined ? { cacheDir: opts.cacheDir } : {}),
+    ...(opts.remoteCache !== undefined ? { remoteCache: opts.remoteCache, onWarning: (m: string) => io.err(`warning: ${m}`) } : {}),
     ...(opts.device !== undefined ? { devices: { xdna2: { mode: opts.device }, npu4: { mode: opts.device } } } : {}),
   });
   try {
@@ -105,6 +108,7 @@ export const run: CliCommand = {
       .addOption(intOption('--deadline-ms <ms>', 'deadline of each replay'))
       .addOption(new Option('--device <mode>', 'for an NPU target: the hardware, its simulator, or the hardware when present').choices(['auto', 'native', 'simulated']))
       .addOption(cacheDirOption())
+      .addOption(redisUrlOption('--remote-cache <url>', 'a shared cache tier behind the local one, redis://host:port/db'))
       .addOption(jsonOption('machine-readable output: { "results": {...}, "state": {...} } with b64 tensors'))
       .action(action((f: string, o: RunOptions) => runCommand(f, o, io)));
   },

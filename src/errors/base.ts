@@ -37,7 +37,8 @@ export type ErrorCode =
   | 'Q4nxError'
   | 'GgufError'
   | 'SealError'
-  | 'TokenizerError';
+  | 'TokenizerError'
+  | 'RemoteUnavailable';
 
 /** A scalar as the wire writes it: numbers, or the strings JSON cannot write as numbers. */
 export type WireNumber = number | 'nan' | 'inf' | '-inf' | '-0';

@@ -93,3 +93,13 @@ export class TokenizerError extends EngineError {
   }
   static readonly wire = { source: 'string', reason: 'string' } as const;
 }
+
+/** A Redis server (the farm's queue, or the remote cache tier where it must be there) cannot be reached. */
+export class RemoteUnavailable extends EngineError {
+  readonly code = 'RemoteUnavailable' as const;
+  /** `url`: the server as given, its password left out. */
+  constructor(readonly url: string, readonly reason: string) {
+    super(`the Redis server at ${url} cannot be used: ${reason}`);
+  }
+  static readonly wire = { url: 'string', reason: 'string' } as const;
+}

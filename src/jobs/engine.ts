@@ -12,11 +12,12 @@ import type { ActorSupervisor } from '../actors/supervisor.js';
 import { superviseActor } from '../actors/supervisor.js';
 import type { RestartIntensity } from '../actors/intensity.js';
 import type { PlannerApi, PlanReply } from '../actors/plannerActor.js';
-import type { CacheApi } from '../actors/cacheActor.js';
+import type { CacheApi, CacheTierStats } from '../actors/cacheActor.js';
 import type { CompileTask } from '../actors/compileTask.js';
 import type { OracleTask } from '../actors/oracleTask.js';
 import type { ChaosOptions, DeviceApi, DeviceActorOptions, DeviceMode, FaultPlan } from '../actors/deviceActor.js';
 import { defaultCacheDir } from '../cache/defaultDir.js';
+import { parseRedisUrl } from '../cache/redisUrl.js';
 import type { DeviceKind } from '../devices/device.js';
 import { DEVICES } from '../devices/registry.js';
 import type { FaultOptions } from '../devices/faults.js';
@@ -55,6 +56,10 @@ export interface EngineOptions {
   readonly devices?: Partial<Record<DeviceKind, DeviceConfig>>;
   /** Size limits of every submitted program, over the defaults (src/ir/limits.ts, docs/LIMITS.md). */
   readonly limits?: Partial<Limits>;
+  /** A shared second cache tier, `redis://host:port/db`: asked on a local miss, given every compile. */
+  readonly remoteCache?: string;
+  /** Where warnings go (the remote tier being down, once per outage); default process.emitWarning. */
+  readonly onWarning?: (message: string) => void;
 }
 
 export interface JobSpec {
@@ -104,6 +109,7 @@ export class Engine {
     this.#opts = opts;
     this.cacheDir = opts.cacheDir ?? defaultCacheDir();
     this.#restart = opts.restart ?? { max: 5, windowMs: 60_000 };
+    if (opts.remoteCache !== undefined) parseRedisUrl(opts.remoteCache, 'remoteCache');
   }
 
   get #workers(): number { return this.#opts.workers ?? Math.max(1, Math.min(2, cpus().length)); }
@@ -112,7 +118,12 @@ export class Engine {
     return this.#planner ??= superviseActor<PlannerApi>({ name: 'planner', entry: here('../workers/planner.worker.js'), restart: this.#restart });
   }
   #cacheActor() {
-    return this.#cache ??= superviseActor<CacheApi>({ name: 'cache', entry: here('../workers/cache.worker.js'), workerData: { dir: this.cacheDir }, restart: this.#restart });
+    if (this.#cache) return this.#cache;
+    const remote = this.#opts.remoteCache;
+    this.#cache = superviseActor<CacheApi>({ name: 'cache', entry: here('../workers/cache.worker.js'), workerData: { dir: this.cacheDir, ...(remote !== undefined ? { remote } : {}) }, restart: this.#restart });
+    const warn = this.#opts.onWarning ?? ((m: string) => process.emitWarning(m, { code: 'NPU_OFFLOAD_REMOTE_CACHE' }));
+    this.#cache.on('warning', (m: unknown) => warn(String(m)));
+    return this.#cache;
   }
   #compilerPool() {
     return this.#compiler ??= createPool<CompileTask, Uint8Array>({ name: 'compiler', entry: here('../workers/compiler.worker.js'), workers: this.#workers, restart: this.#restart });
@@ -193,6 +204,12 @@ export class Engine {
     const planned = await this.#plan(this.#programJson(program), target);
     const arts = await Promise.all(planned.units.map((_, i) => this.#artifact(planned, i)));
     return { keys: planned.units.map((u) => u.key), hit: arts.every((a) => a.hit) };
+  }
+
+  /** The blob cache's counters since this engine started it: local and remote hits, misses, compiles stored. */
+  cacheStats(): Promise<CacheTierStats> {
+    if (this.#closed) return Promise.reject(new EngineClosed());
+    return this.#cacheActor().call('stats', []);
   }
 
   async #run(job: Job, spec: JobSpec): Promise<JobResult> {

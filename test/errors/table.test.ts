@@ -38,6 +38,7 @@ const SAMPLES = {
   GgufError: new errors.GgufError(24, 'tensor count past the bound'),
   SealError: new errors.SealError('kernels/a.bin', 'digest-mismatch'),
   TokenizerError: new errors.TokenizerError('model/tokenizer.json', 'no "model" object'),
+  RemoteUnavailable: new errors.RemoteUnavailable('redis://127.0.0.1:1/0', 'connect ECONNREFUSED'),
 } satisfies Record<ErrorCode, EngineError>;
 
 describe('errors: one table from code to class', () => {

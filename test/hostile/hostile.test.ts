@@ -16,12 +16,13 @@ import type { HostileCase } from './case.js';
 import { cases as cacheCases } from './cacheCases.js';
 import { cases as embedCases } from './embedCases.js';
 import { cases as engineCases } from './engineCases.js';
+import { cases as farmCases } from './farmCases.js';
 import { cases as filesCases } from './filesCases.js';
 import { cases as limitsCases } from './limitsCases.js';
 import { cases as tokCases } from './tokCases.js';
 
 const TABLES: Readonly<Record<string, readonly HostileCase[]>> = {
-  files: filesCases, cache: cacheCases, limits: limitsCases, engine: engineCases, embed: embedCases, tokenize: tokCases,
+  files: filesCases, cache: cacheCases, limits: limitsCases, engine: engineCases, embed: embedCases, tokenize: tokCases, farm: farmCases,
 };
 
 const BIN = fileURLToPath(new URL('../../src/cli/bin.js', import.meta.url));
