@@ -10,6 +10,7 @@ import type { TransferListItem, Worker } from 'node:worker_threads';
 import { EventEmitter } from 'eventemitter3';
 import { Piscina } from 'piscina';
 import { ActorCrashed, ActorDown, DeadlineExceeded, EngineClosed } from '../errors/index.js';
+import { workerExecArgv } from './execArgv.js';
 import { RestartWindow, type RestartIntensity } from './intensity.js';
 import { errorFromWire, isPoolReply, poolTaskMessage } from './protocol.js';
 
@@ -93,6 +94,7 @@ class TaskPool<Task, Result> implements ActorPool<Task, Result> {
       minThreads: opts.workers,
       maxThreads: opts.workers,
       workerData: opts.workerData,
+      execArgv: workerExecArgv(),
     });
     this.#piscina.on('workerCreate', () => { this.#track(); });
     // Piscina emits 'error' for a worker that dies with no task (at start, say); unheard it would throw.
