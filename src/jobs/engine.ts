@@ -15,7 +15,7 @@ import type { PlannerApi, PlanReply } from '../actors/plannerActor.js';
 import type { CacheApi } from '../actors/cacheActor.js';
 import type { CompileTask } from '../actors/compileTask.js';
 import type { OracleTask } from '../actors/oracleTask.js';
-import type { ChaosOptions, DeviceApi, DeviceActorOptions, DeviceMode, FaultPlan } from '../actors/deviceActor.js';
+import type { ChaosOptions, DeviceApi, DeviceActorOptions, DeviceMode, FaultPlan, WrongKernel } from '../actors/deviceActor.js';
 import { defaultCacheDir } from '../cache/defaultDir.js';
 import type { DeviceKind } from '../devices/device.js';
 import { CPU_DEFAULT_CONTEXTS } from '../devices/cpuDevice.js';
@@ -37,6 +37,8 @@ export interface DeviceConfig {
   readonly chaos?: ChaosOptions;
   readonly plan?: FaultPlan;
   readonly maxContexts?: number;
+  /** A kernel off by some ulps in one element, for tests of verification itself. */
+  readonly wrongKernel?: WrongKernel;
 }
 
 export interface EngineOptions {
