@@ -1,8 +1,12 @@
 /** npu-offload's public API: re-exports only. */
 export { createEngine, Engine, asEngineError } from './jobs/engine.js';
 export type { EngineOptions, JobSpec, DeviceConfig, CompileOutcome } from './jobs/engine.js';
+export type { EngineEvents } from './jobs/engine.js';
 export { Job } from './jobs/job.js';
 export type { JobEvents, JobResult, JobStage, StepEvent, Verification } from './jobs/job.js';
+export { ListenerError } from './jobs/job.js';
+export type { VerificationFailure } from './jobs/job.js';
+export { DEFAULT_KEPT_STEPS } from './jobs/options.js';
 export type { ProgramSource } from './jobs/inputs.js';
 export type { ChaosOptions, FaultPlan } from './actors/deviceActor.js';
 export { exposeEngine, connectEngine } from './jobs/embed.js';
@@ -24,6 +28,7 @@ export type { Limits } from './ir/limits.js';
 export { decodeTensor, encodeTensor } from './ir/tensorCodec.js';
 export type { WireTensor, WireB64Tensor, WireDataTensor } from './ir/tensorCodec.js';
 export { decodeInputs } from './ir/inputsCodec.js';
+export { DEFAULT_MAX_STEPS } from './ir/inputsCodec.js';
 export { tensorFromBytes, tensorToBytes } from './ir/bytes.js';
 
 export { OP_NAMES } from './ops/rule.js';

@@ -17,6 +17,8 @@ import { Session, type SessionInit } from '../session/session.js';
 import { LoadedArtifacts } from './loadedArtifacts.js';
 import type { StepOutput, TensorMap } from '../oracle/types.js';
 import { mulberry32 } from '../numerics/random.js';
+import { ulpOf } from '../numerics/ulp.js';
+import { withKernelFault } from '../contracts/faultyDevice.js';
 
 export interface ChaosOptions {
   readonly seed: number;
@@ -42,6 +44,17 @@ export interface FaultPlan {
   readonly crash?: readonly number[];
 }
 
+/**
+ * A wrong kernel, for the negative controls of verification (a check that cannot fail proves nothing):
+ * after each run of `graph` (a program's name), element `index` of each of its float outputs is moved
+ * by `ulps` units in the last place of its dtype, as a kernel off by that much would leave it.
+ */
+export interface WrongKernel {
+  readonly graph: string;
+  readonly index: number;
+  readonly ulps: number;
+}
+
 /** Which device serves a kind: the hardware, its simulator, or the hardware when present (default). */
 export type DeviceMode = 'auto' | 'native' | 'simulated';
 
@@ -53,6 +66,7 @@ export interface DeviceActorOptions {
   readonly maxContexts?: number;
   readonly faults?: FaultOptions;
   readonly chaos?: ChaosOptions;
+  readonly wrongKernel?: WrongKernel;
 }
 
 export interface OpenReply {
@@ -83,6 +97,14 @@ export interface OpenRequest extends SessionInit {
  * CPU is no simulator: it computes the oracle's results itself, in every mode.
  */
 function openWith(opts: DeviceActorOptions): Device {
+  const d = openKind(opts);
+  const w = opts.wrongKernel;
+  if (w === undefined) return d;
+  // f32 spacing: the float outputs the engine's programs compare are f32 (f16 values widen to it exactly).
+  return withKernelFault(d, { graph: w.graph, fault: (x, i) => (i === w.index ? x + w.ulps * ulpOf('f32', x) : x) });
+}
+
+function openKind(opts: DeviceActorOptions): Device {
   const base = {
     ...(opts.name !== undefined ? { name: opts.name } : {}),
     ...(opts.maxContexts !== undefined ? { maxContexts: opts.maxContexts } : {}),

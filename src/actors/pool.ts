@@ -5,13 +5,18 @@
  * deadline owned by the pool (an AbortSignal: piscina terminates the worker running the task), and
  * the OTP restart intensity: piscina would otherwise replace a worker that dies at start for ever.
  * No p-queue here: piscina's own queue already bounds concurrency to the worker count.
+ *
+ * A worker is terminated only once it has loaded its entry (it posted PoolLoadedMessage) or exited:
+ * terminating one still instantiating its modules aborts the whole process. So destroy() waits for
+ * starting workers first, and a deadline's abort waits too (piscina hands tasks to starting workers).
  */
 import type { TransferListItem, Worker } from 'node:worker_threads';
 import { EventEmitter } from 'eventemitter3';
 import { Piscina } from 'piscina';
 import { ActorCrashed, ActorDown, DeadlineExceeded, EngineClosed } from '../errors/index.js';
+import { workerExecArgv } from './execArgv.js';
 import { RestartWindow, type RestartIntensity } from './intensity.js';
-import { errorFromWire, isPoolReply, poolTaskMessage } from './protocol.js';
+import { errorFromWire, isPoolLoadedMessage, isPoolReply, poolTaskMessage } from './protocol.js';
 
 /** How to start a task pool. */
 export interface PoolOptions {
@@ -70,6 +75,15 @@ interface PendingTask {
 
 const maxTimerMs = 2 ** 31 - 1;
 
+/** How long destroy() waits for a starting worker to load before terminating it anyway. */
+const LOAD_WAIT_MS = 10_000;
+
+interface Thread {
+  readonly exited: Promise<void>;
+  /** Settles when the worker has loaded its entry or exited: from then on, terminating it is safe. */
+  readonly loaded: Promise<void>;
+}
+
 class TaskPool<Task, Result> implements ActorPool<Task, Result> {
   readonly name: string;
   readonly #piscina: Piscina;
@@ -77,7 +91,7 @@ class TaskPool<Task, Result> implements ActorPool<Task, Result> {
   readonly #events = new EventEmitter();
   readonly #pending = new Set<PendingTask>();
   // Piscina forgets a worker when it removes it; we keep each thread until its 'exit'.
-  readonly #threads = new Map<Worker, Promise<void>>();
+  readonly #threads = new Map<Worker, Thread>();
   readonly #crashes = new WeakSet<object>();
   #state: PoolState = 'ready';
   #downRestarts = 0;
@@ -93,10 +107,11 @@ class TaskPool<Task, Result> implements ActorPool<Task, Result> {
       minThreads: opts.workers,
       maxThreads: opts.workers,
       workerData: opts.workerData,
+      execArgv: workerExecArgv(),
     });
     this.#piscina.on('workerCreate', () => { this.#track(); });
     // Piscina emits 'error' for a worker that dies with no task (at start, say); unheard it would throw.
-    this.#piscina.on('error', (e: unknown) => { this.#onCrash(e); });
+    this.#piscina.on('error', (e: unknown) => { this.#track(); this.#onCrash(e); });
     this.#track();
   }
 
@@ -127,8 +142,8 @@ class TaskPool<Task, Result> implements ActorPool<Task, Result> {
         entry.timer = setTimeout(() => {
           if (!settle()) return;
           reject(new DeadlineExceeded(deadlineMs));
-          // Piscina terminates the thread running an aborted task and starts another.
-          abort.abort();
+          // Piscina terminates the thread running an aborted task (and starts another): only a loaded one.
+          void this.#allLoaded().then(() => { abort.abort(); this.#track(); });
         }, deadlineMs);
       }
       this.#piscina.run(poolTaskMessage(this.name, task), {
@@ -164,17 +179,48 @@ class TaskPool<Task, Result> implements ActorPool<Task, Result> {
   }
 
   async #stop(): Promise<void> {
-    this.#track();
+    await this.#allLoaded();
     await this.#piscina.destroy();
-    await Promise.all(this.#threads.values());
+    await Promise.all([...this.#threads.values()].map((t) => t.exited));
   }
 
+  /** Settles when every worker has loaded or exited (or LOAD_WAIT_MS passed), including any started meanwhile. */
+  async #allLoaded(): Promise<void> {
+    const until = performance.now() + LOAD_WAIT_MS;
+    const seen = new Set<Worker>();
+    for (;;) {
+      this.#track();
+      const fresh = [...this.#threads].filter(([w]) => !seen.has(w));
+      const left = until - performance.now();
+      if (fresh.length === 0 || left <= 0) return;
+      for (const [w] of fresh) seen.add(w);
+      if (!(await within(Promise.all(fresh.map(([, t]) => t.loaded)), left))) return;
+    }
+  }
+
+  // Called wherever piscina may have started a worker, before any of its messages can arrive (they
+  // come in a later turn of the event loop), so no worker's PoolLoadedMessage goes unheard.
   #track(): void {
     for (const worker of this.#piscina.threads) {
       if (this.#threads.has(worker)) continue;
-      this.#threads.set(worker, new Promise<void>((resolve) => {
-        worker.once('exit', () => { this.#threads.delete(worker); resolve(); });
-      }));
+      let loaded!: () => void;
+      const onMessage = (m: unknown): void => {
+        if (isPoolLoadedMessage(m)) { worker.off('message', onMessage); loaded(); }
+      };
+      const thread: Thread = {
+        loaded: new Promise<void>((resolve) => { loaded = resolve; }),
+        exited: new Promise<void>((resolve) => {
+          worker.once('exit', () => {
+            this.#threads.delete(worker);
+            loaded();
+            resolve();
+            // Piscina replaces a worker in its own 'exit' listener, which ran before this one.
+            this.#track();
+          });
+        }),
+      };
+      worker.on('message', onMessage);
+      this.#threads.set(worker, thread);
     }
   }
 
@@ -207,6 +253,17 @@ class TaskPool<Task, Result> implements ActorPool<Task, Result> {
 
   #downError(): ActorDown {
     return new ActorDown(this.name, this.#downRestarts, this.#restarts.limit.windowMs);
+  }
+}
+
+/** True when `p` settles within `ms`, false when the time runs out first. */
+async function within(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => { timer = setTimeout(() => resolve(false), ms); });
+  try {
+    return await Promise.race([p.then(() => true as const), late]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

@@ -152,6 +152,25 @@ export function poolFail(error: WireError): PoolReply<never> {
   return { ok: false, error };
 }
 
+/**
+ * Task worker → pool, once, when the entry module has been evaluated: from then on the worker may be
+ * terminated. Terminating one still instantiating its modules (piscina loads them with require(esm))
+ * aborts the whole process (v8::Module::IsGraphAsync on an uninstantiated module), so the pool waits.
+ */
+export interface PoolLoadedMessage {
+  readonly type: 'pool-loaded';
+}
+
+/** Builds the pool-loaded message. */
+export function poolLoadedMessage(): PoolLoadedMessage {
+  return { type: 'pool-loaded' };
+}
+
+/** True for the pool-loaded message. */
+export function isPoolLoadedMessage(v: unknown): v is PoolLoadedMessage {
+  return record(v) && v['type'] === 'pool-loaded';
+}
+
 /** True for a well-formed pool task message. */
 export function isPoolTaskMessage(v: unknown): v is PoolTaskMessage<unknown> {
   return record(v) && v['type'] === 'task' && typeof v['actor'] === 'string' && 'task' in v;

@@ -9,6 +9,7 @@ import { Worker } from 'node:worker_threads';
 import { EventEmitter } from 'eventemitter3';
 import { ActorCrashed, ActorDown, DeadlineExceeded, DevicePoisoned, EngineClosed } from '../errors/index.js';
 import { CallTable, type PendingCall } from './calls.js';
+import { workerExecArgv } from './execArgv.js';
 import { RestartWindow, type RestartIntensity } from './intensity.js';
 import type { WireError } from '../errors/index.js';
 import { callMessage, errorFromWire, initMessage, isWorkerMessage } from './protocol.js';
@@ -145,7 +146,7 @@ export class ActorSupervisor<Api extends object, Events extends Record<string, u
   #spawn(): void {
     let worker: Worker;
     try {
-      worker = new Worker(this.#opts.entry, { workerData: this.#opts.workerData, name: this.name });
+      worker = new Worker(this.#opts.entry, { workerData: this.#opts.workerData, name: this.name, execArgv: workerExecArgv() });
     } catch (e) {
       // No thread was made (e.g. workerData that cannot be cloned); it still counts, so it cannot loop.
       this.#emit('crash', { threadId: -1, detail: `could not start: ${explain(e)}` });

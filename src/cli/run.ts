@@ -1,7 +1,9 @@
 /**
  * `npu-offload run PROGRAM.json --target T --inputs INPUTS.json [--steps N] [--verify] [--json]`:
  * one job through the engine. `--json` prints `{ "results": {...}, "state": {...} }` with `b64`
- * tensors (and `steps` when there is more than one, `verification` with --verify).
+ * tensors (and `steps` when there is more than one, `verification` with --verify). Steps stream: the
+ * text form prints each as it ends; `steps` holds the last 1000 (with `stepCount` and `firstStep` when
+ * there were more), so neither form holds every step of a long run in memory.
  */
 import { Option } from 'commander';
 import type { DeviceMode } from '../actors/deviceActor.js';
@@ -45,12 +47,14 @@ export function resultJson(r: JobResult): Record<string, unknown> {
   return {
     results: wireMap(r.results),
     state: wireMap(r.state),
-    ...(r.steps.length > 1 ? { steps: r.steps.map(wireMap) } : {}),
+    ...(r.stepCount > 1 ? { steps: r.steps.map(wireMap) } : {}),
+    ...(r.stepCount > r.steps.length ? { stepCount: r.stepCount, firstStep: r.stepCount - r.steps.length } : {}),
     ...(r.verification ? {
       verification: {
         numericsClass: r.verification.numericsClass,
         pass: r.verification.pass,
         steps: r.verification.steps,
+        ...(r.verification.firstFailure ? { firstFailure: r.verification.firstFailure } : {}),
       },
     } : {}),
   };
@@ -60,6 +64,9 @@ export function resultJson(r: JobResult): Record<string, unknown> {
 export async function runCommand(file: string, opts: RunOptions, io: Io): Promise<number> {
   if (opts.steps !== undefined && !(Number.isInteger(opts.steps) && opts.steps >= 1)) {
     throw new UsageError(`--steps must be a whole number of at least 1, got ${String(opts.steps)}`);
+  }
+  if (opts.deadlineMs !== undefined && !(opts.deadlineMs > 0)) {
+    throw new UsageError(`--deadline-ms must be at least 1, got ${String(opts.deadlineMs)}`);
   }
   const limits = limitsOfFlags(opts);
   const program = programToJson(readProgram(file, resolveLimits(limits)));
@@ -85,9 +92,13 @@ export async function runCommand(file: string, opts: RunOptions, io: Io): Promis
     const r = await job.result;
     if (opts.json) io.out(JSON.stringify(resultJson(r)));
     else {
-      io.out(`ran on ${r.target}${r.simulated ? ' (simulated)' : ''}, ${r.steps.length} step${r.steps.length === 1 ? '' : 's'}, ${r.cacheHit ? 'cache hit' : 'compiled'}`);
+      io.out(`ran on ${r.target}${r.simulated ? ' (simulated)' : ''}, ${r.stepCount} step${r.stepCount === 1 ? '' : 's'}, ${r.cacheHit ? 'cache hit' : 'compiled'}`);
       for (const [k, t] of Object.entries(r.state)) io.out(`state ${k} = ${formatTensor(t)}`);
-      if (r.verification) io.out(`verified against the oracle (${r.verification.numericsClass}): ${r.verification.pass ? 'pass' : 'FAIL'}`);
+      if (r.verification) {
+        const f = r.verification.firstFailure;
+        const why = f ? ` at step ${f.step}, ${f.result}: ${f.comparison.reason ?? 'differs from the oracle'}` : '';
+        io.out(`verified against the oracle (${r.verification.numericsClass}): ${r.verification.pass ? 'pass' : `FAIL${why}`}`);
+      }
     }
     return r.verification && !r.verification.pass ? EXIT.refused : EXIT.ok;
   } finally {

@@ -2,7 +2,7 @@
  * The random bulk of contract verification: how many elements an op may be asked for, and the rounds it
  * is drawn and judged in. A round's cases, device results and references are dropped before the next
  * round is drawn, so memory stays that of one round however large the bulk; the bound keeps a run's time
- * within reason (docs/LIMITS-limits.md).
+ * within reason (docs/LIMITS.md).
  */
 import { UsageError } from '../errors/index.js';
 

@@ -2,9 +2,11 @@
  * Inputs files: one JSON object mapping every arg name to a tensor. Weights and state initial contents
  * are one tensor each; an activation is one tensor per step (an array) or a single tensor, which is
  * then reused for every step. Refusals are InvalidInput with a JSON pointer into the file (`/x/2/shape`).
+ * A step count has a maximum (DEFAULT_MAX_STEPS unless the caller raises it, docs/LIMITS.md): a
+ * count past it is a ResourceLimit `steps`, refused before anything is allocated per step.
  */
-import { InvalidInput } from '../errors/index.js';
-import type { ProgramInputs } from './values.js';
+import { InvalidInput, ResourceLimit } from '../errors/index.js';
+import type { ProgramInputs, TensorMap } from './values.js';
 import type { CheckedProgram } from './checked.js';
 import { hasOwn, isRecord, kindOf, ptr, setOwn } from './pointer.js';
 import type { Tensor } from './tensor.js';
@@ -24,11 +26,15 @@ function argTensor(arg: Arg, json: unknown, path: string): Tensor {
   return t;
 }
 
+/** The most steps one decoding (one job) may ask for unless the caller raises it (docs/LIMITS.md). */
+export const DEFAULT_MAX_STEPS = 1_000_000;
+
 // The step count: as asked, else the length every activation array agrees on, else 1.
-function stepCount(o: Record<string, unknown>, activations: readonly Arg[], asked: number | undefined): number {
+function stepCount(o: Record<string, unknown>, activations: readonly Arg[], asked: number | undefined, maxSteps: number): number {
   if (asked !== undefined && (!Number.isSafeInteger(asked) || asked < 1)) {
     throw new InvalidInput('', `the step count is a positive integer, not ${String(asked)}`);
   }
+  if (asked !== undefined && asked > maxSteps) throw new ResourceLimit('steps', asked, maxSteps);
   let steps = asked;
   let from: string | undefined;
   for (const a of activations) {
@@ -36,6 +42,7 @@ function stepCount(o: Record<string, unknown>, activations: readonly Arg[], aske
     if (!Array.isArray(v)) continue;
     if (v.length === 0) throw new InvalidInput(ptr('', a.name), `activation ${a.name} is an empty array; give one tensor per step`);
     if (steps === undefined) {
+      if (v.length > maxSteps) throw new ResourceLimit('steps', v.length, maxSteps, ptr('', a.name));
       steps = v.length;
       from = a.name;
     } else if (v.length !== steps) {
@@ -46,8 +53,23 @@ function stepCount(o: Record<string, unknown>, activations: readonly Arg[], aske
   return steps ?? 1;
 }
 
-/** Decodes an inputs file for a checked program; `steps` defaults to the activation arrays' length or 1. */
-export function decodeInputs(json: unknown, checked: CheckedProgram, steps?: number): ProgramInputs {
+/**
+ * An inputs file decoded for a run of `count` steps whose activations are built one step at a time:
+ * memory is the file's own tensors, whatever the count.
+ */
+export interface StepInputs {
+  readonly weights: TensorMap;
+  readonly state: TensorMap;
+  readonly count: number;
+  /** Step `i`'s activation contents (0 <= i < count), built on each call. */
+  step(i: number): TensorMap;
+}
+
+/**
+ * Decodes and checks every tensor of an inputs file for a checked program, without building any step;
+ * `steps` defaults to the activation arrays' length or 1, and may be at most `maxSteps`.
+ */
+export function decodeStepInputs(json: unknown, checked: CheckedProgram, steps?: number, maxSteps = DEFAULT_MAX_STEPS): StepInputs {
   if (!isRecord(json)) throw new InvalidInput('', `an inputs file is an object mapping arg names to tensors, not ${kindOf(json)}`);
   const args = checked.program.args;
   for (const k of Object.keys(json)) {
@@ -56,10 +78,11 @@ export function decodeInputs(json: unknown, checked: CheckedProgram, steps?: num
     }
   }
   const activations = args.filter((a) => a.role === 'activation');
-  const n = stepCount(json, activations, steps);
+  const count = stepCount(json, activations, steps, maxSteps);
   const weights: Record<string, Tensor> = {};
   const state: Record<string, Tensor> = {};
-  const perStep: Record<string, Tensor>[] = Array.from({ length: n }, () => ({}));
+  // Per activation: one tensor per step, or the one tensor every step reuses.
+  const acts: { readonly name: string; readonly perStep?: readonly Tensor[]; readonly every?: Tensor }[] = [];
   for (const a of args) {
     const at = ptr('', a.name);
     if (!hasOwn(json, a.name)) throw new InvalidInput(at, `${a.role} ${a.name} is not supplied`);
@@ -68,11 +91,27 @@ export function decodeInputs(json: unknown, checked: CheckedProgram, steps?: num
       if (Array.isArray(v)) throw new InvalidInput(at, `${a.role} ${a.name} is one tensor for the whole run, not an array of them`);
       setOwn(a.role === 'weight' ? weights : state, a.name, argTensor(a, v, at));
     } else if (Array.isArray(v)) {
-      v.forEach((t, s) => setOwn(perStep[s]!, a.name, argTensor(a, t, ptr(at, s))));
+      acts.push({ name: a.name, perStep: v.map((t, s) => argTensor(a, t, ptr(at, s))) });
     } else {
-      const t = argTensor(a, v, at);
-      for (const m of perStep) setOwn(m, a.name, t);
+      acts.push({ name: a.name, every: argTensor(a, v, at) });
     }
   }
-  return { weights, state, steps: perStep };
+  return {
+    weights, state, count,
+    step(i: number): TensorMap {
+      if (!(Number.isInteger(i) && i >= 0 && i < count)) throw new RangeError(`step ${i} is not one of the ${count} steps`);
+      const m: Record<string, Tensor> = {};
+      for (const a of acts) setOwn(m, a.name, a.perStep?.[i] ?? a.every!);
+      return m;
+    },
+  };
+}
+
+/**
+ * Decodes an inputs file for a checked program, every step's activations built (for the oracle's
+ * runProgram); `steps` defaults to the activation arrays' length or 1, and may be at most `maxSteps`.
+ */
+export function decodeInputs(json: unknown, checked: CheckedProgram, steps?: number, maxSteps = DEFAULT_MAX_STEPS): ProgramInputs {
+  const s = decodeStepInputs(json, checked, steps, maxSteps);
+  return { weights: s.weights, state: s.state, steps: Array.from({ length: s.count }, (_, i) => s.step(i)) };
 }

@@ -1,5 +1,5 @@
 /**
- * The size limits of a program (docs/LIMITS-limits.md): how large it may be before anything is
+ * The size limits of a program (docs/LIMITS.md): how large it may be before anything is
  * allocated for it. Validation and decoding check them; the engine takes them as an option and the CLI
  * as flags. Counting is exact (BigInt), so no product of dimensions rounds under a limit, and every
  * refusal is a ResourceLimit naming the limit, what was needed, the bound and the JSON pointer.

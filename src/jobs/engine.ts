@@ -4,8 +4,9 @@
  * Every submitted job settles, with its results or a typed error, and close() leaves no worker running.
  */
 import { cpus } from 'node:os';
+import { EventEmitter } from 'eventemitter3';
 import PQueue from 'p-queue';
-import { ActorCrashed, DeadlineExceeded, DevicePoisoned, EngineClosed, EngineError, LoadFailed } from '../errors/index.js';
+import { ActorCrashed, EngineClosed, EngineError, InvalidOptions } from '../errors/index.js';
 import type { ActorPool } from '../actors/pool.js';
 import { createPool } from '../actors/pool.js';
 import type { ActorSupervisor } from '../actors/supervisor.js';
@@ -15,22 +16,24 @@ import type { PlannerApi, PlanReply } from '../actors/plannerActor.js';
 import type { CacheApi, CacheTierStats } from '../actors/cacheActor.js';
 import type { CompileTask } from '../actors/compileTask.js';
 import type { OracleTask } from '../actors/oracleTask.js';
-import type { ChaosOptions, DeviceApi, DeviceActorOptions, DeviceMode, FaultPlan } from '../actors/deviceActor.js';
+import type { ChaosOptions, DeviceApi, DeviceActorOptions, DeviceMode, FaultPlan, WrongKernel } from '../actors/deviceActor.js';
 import { defaultCacheDir } from '../cache/defaultDir.js';
 import { parseRedisUrl } from '../cache/redisUrl.js';
 import type { DeviceKind } from '../devices/device.js';
 import { DEVICES } from '../devices/registry.js';
 import type { FaultOptions } from '../devices/faults.js';
-import { decodeInputs } from '../ir/inputsCodec.js';
+import { DEFAULT_MAX_STEPS, decodeStepInputs } from '../ir/inputsCodec.js';
 import { checkJsonDepth, resolveLimits, type Limits } from '../ir/limits.js';
 import type { Tensor } from '../ir/tensor.js';
 import { encodeTensor } from '../ir/tensorCodec.js';
 import type { ProgramInputs, StepOutput, TensorMap } from '../oracle/types.js';
 import type { TargetName } from '../targets/target.js';
-import { Job } from './job.js';
+import { Job, type ListenerError } from './job.js';
 import type { JobResult } from './job.js';
-import { inputsJsonOf, programJsonOf, type ProgramSource } from './inputs.js';
-import { verifySteps } from './verify.js';
+import type { ProgramSource } from './inputs.js';
+import { checkEngineOptions, checkJobSpec, programJsonFrom, type CheckedJob } from './options.js';
+import { StreamedVerification } from './reference.js';
+import { runSteps } from './runSteps.js';
 
 export interface DeviceConfig {
   /** The hardware, its simulator, or the hardware when this machine has it (default 'auto'). */
@@ -39,6 +42,8 @@ export interface DeviceConfig {
   readonly chaos?: ChaosOptions;
   readonly plan?: FaultPlan;
   readonly maxContexts?: number;
+  /** A kernel off by some ulps in one element, for tests of verification itself. */
+  readonly wrongKernel?: WrongKernel;
 }
 
 export interface EngineOptions {
@@ -50,7 +55,7 @@ export interface EngineOptions {
   readonly oracleWorkers?: number;
   /** Restart intensity of every actor: at most `max` restarts in `windowMs`. */
   readonly restart?: RestartIntensity;
-  /** The default deadline of one replay, in ms (default 30 000). */
+  /** The default deadline of one step, in ms (default 30 000): a positive number, or Infinity for none. */
   readonly deadlineMs?: number;
   /** Per device kind: fault injection and hardware context counts, for tests and soak runs. */
   readonly devices?: Partial<Record<DeviceKind, DeviceConfig>>;
@@ -60,6 +65,8 @@ export interface EngineOptions {
   readonly remoteCache?: string;
   /** Where warnings go (the remote tier being down, once per outage); default process.emitWarning. */
   readonly onWarning?: (message: string) => void;
+  /** The most steps one job may run (default 1 000 000, docs/LIMITS.md); Infinity for no maximum. */
+  readonly maxSteps?: number;
 }
 
 export interface JobSpec {
@@ -68,11 +75,20 @@ export interface JobSpec {
   readonly target: TargetName | string;
   /** An inputs file (tensors on the wire; Tensor objects are accepted in their place). */
   readonly inputs?: unknown;
+  /** Steps to run (default: the activation arrays' length, else 1), at most the engine's `maxSteps`. */
   readonly steps?: number;
   /** Run the oracle beside the device and compare every step's results under the numerics class. */
   readonly verify?: boolean;
-  /** The deadline of each replay, in ms. */
+  /** The deadline of each step, in ms: a positive number, or Infinity for none. */
   readonly deadlineMs?: number;
+  /** How many of the last steps keep their results in `result.steps` (default 1000; Infinity: all). */
+  readonly keepSteps?: number;
+}
+
+/** The engine's events. */
+export interface EngineEvents {
+  /** A job's listener threw; the job went on as if it had not (without a listener: a process warning). */
+  error: (e: ListenerError) => void;
 }
 
 /** Summary of one program compiled by compileOnly (the farm's unit of work). */
@@ -88,9 +104,10 @@ const here = (p: string) => new URL(p, import.meta.url);
 /** How many planned programs the engine remembers (a warm job skips the planner's round trip). */
 const PLAN_MEMO = 256;
 
-export class Engine {
+export class Engine extends EventEmitter<EngineEvents> {
   readonly cacheDir: string;
   #opts: EngineOptions;
+  #maxSteps: number;
   #restart: RestartIntensity;
   #planner?: ActorSupervisor<PlannerApi>;
   #cache?: ActorSupervisor<CacheApi>;
@@ -104,12 +121,16 @@ export class Engine {
   #nextJob = 1;
   #limits: Limits;
 
+  /** Throws InvalidOptions naming the first option it cannot take. */
   constructor(opts: EngineOptions = {}) {
-    this.#limits = resolveLimits(opts.limits, 'limits');
-    this.#opts = opts;
-    this.cacheDir = opts.cacheDir ?? defaultCacheDir();
-    this.#restart = opts.restart ?? { max: 5, windowMs: 60_000 };
-    if (opts.remoteCache !== undefined) parseRedisUrl(opts.remoteCache, 'remoteCache');
+    super();
+    // The checked copy, read once: a caller's later change (or getter) cannot change the engine.
+    this.#opts = checkEngineOptions(opts) as EngineOptions;
+    this.#limits = resolveLimits(this.#opts.limits, 'limits');
+    this.cacheDir = this.#opts.cacheDir ?? defaultCacheDir();
+    this.#restart = this.#opts.restart ?? { max: 5, windowMs: 60_000 };
+    this.#maxSteps = this.#opts.maxSteps ?? DEFAULT_MAX_STEPS;
+    if (this.#opts.remoteCache !== undefined) parseRedisUrl(this.#opts.remoteCache, 'remoteCache');
   }
 
   get #workers(): number { return this.#opts.workers ?? Math.max(1, Math.min(2, cpus().length)); }
@@ -147,24 +168,46 @@ export class Engine {
     return this.#deviceActor(kind);
   }
 
-  /** Submits a job; the returned Job emits its stages and its `result` always settles. */
+  /**
+   * Submits a job; the returned Job emits its stages and its `result` always settles. The program and
+   * inputs are copied now (a later change by the caller changes nothing); a mistake in the spec fails
+   * the job with InvalidOptions, InvalidProgram, InvalidInput or ResourceLimit naming the place.
+   */
   submit(spec: JobSpec): Job {
-    const job = new Job(this.#nextJob++);
+    const job = new Job(this.#nextJob++, (e) => { this.#listenerFailed(e); });
     if (this.#closed) {
       queueMicrotask(() => job.fail(new EngineClosed()));
       return job;
     }
-    const p = this.#run(job, spec).then((r) => job.succeed(r), (e: unknown) => job.fail(asEngineError(e)));
+    let checked: CheckedJob;
+    try {
+      checked = checkJobSpec(spec, this.#maxSteps);
+    } catch (e) {
+      queueMicrotask(() => job.fail(asEngineError(e)));
+      return job;
+    }
+    const p = this.#run(job, checked).then((r) => job.succeed(r), (e: unknown) => job.fail(asEngineError(e)));
     this.#inflight.add(p);
     void p.finally(() => this.#inflight.delete(p));
     return job;
   }
 
-  // Measured before anything walks it recursively (the memo's JSON.stringify, a worker's structured
-  // clone): a program nested too deep is a ResourceLimit, not a stack overflow.
-  #programJson(program: ProgramSource): unknown {
-    checkJsonDepth(program, this.#limits);
-    return programJsonOf(program);
+  // The caller's program as plain data the engine owns, measured before anything walks it recursively
+  // (the memo's JSON.stringify, a worker's structured clone): a program nested too deep is a
+  // ResourceLimit, not a stack overflow. The copy itself keeps its own stack.
+  #programJson(program: unknown): unknown {
+    const json = programJsonFrom(program);
+    checkJsonDepth(json, this.#limits);
+    return json;
+  }
+
+  #listenerFailed(e: ListenerError): void {
+    if (this.listenerCount('error') === 0) { process.emitWarning(e); return; }
+    try {
+      this.emit('error', e);
+    } catch (again) {
+      process.emitWarning(again instanceof Error ? again : String(again));
+    }
   }
 
   /** Plans a program, answering a program it planned before (same JSON, same target) from memory. */
@@ -201,6 +244,7 @@ export class Engine {
   /** Plans and compiles one program's artifacts into the cache without running it (the farm's job). */
   async compileOnly(program: ProgramSource, target: string): Promise<CompileOutcome> {
     if (this.#closed) throw new EngineClosed();
+    if (typeof target !== 'string') throw new InvalidOptions('target', `a target name (a string), not ${typeof target}`);
     const planned = await this.#plan(this.#programJson(program), target);
     const arts = await Promise.all(planned.units.map((_, i) => this.#artifact(planned, i)));
     return { keys: planned.units.map((u) => u.key), hit: arts.every((a) => a.hit) };
@@ -212,96 +256,37 @@ export class Engine {
     return this.#cacheActor().call('stats', []);
   }
 
-  async #run(job: Job, spec: JobSpec): Promise<JobResult> {
-    const planned = await this.#plan(this.#programJson(spec.program), spec.target);
+  async #run(job: Job, spec: CheckedJob): Promise<JobResult> {
+    checkJsonDepth(spec.programJson, this.#limits);
+    const planned = await this.#plan(spec.programJson, spec.target);
     const target = planned.plan.target;
     job.stage('planned', { target, regions: planned.units.length });
-    const inputs = decodeInputs(inputsJsonOf(spec.inputs), planned.checked, spec.steps);
-    const reference = spec.verify === true
-      ? this.#oraclePool().run({ programJson: planned.programJson, inputs })
+    const inputs = decodeStepInputs(spec.inputsJson, planned.checked, spec.steps, this.#maxSteps);
+    const verifier = spec.verify
+      ? new StreamedVerification(this.#oraclePool(), { target, checked: planned.checked, programJson: planned.programJson }, inputs, spec.keepSteps)
       : undefined;
-    // The comparison is awaited below; a reference that fails first must not be an unhandled rejection.
-    reference?.catch(() => undefined);
     const kind: DeviceKind = target;
     const device = this.#deviceActor(kind);
     const queue = this.#queueOf(kind);
-    const steps = await queue.add(() => this.#session(job, planned, inputs, device, spec.deadlineMs ?? this.#opts.deadlineMs ?? 30_000));
+    const deadlineMs = spec.deadlineMs ?? this.#opts.deadlineMs ?? 30_000;
+    const artifact = (i: number, refused: boolean) => this.#artifact(planned, i, refused);
+    const run = await queue.add(() => runSteps({ job, planned, inputs, device, deadlineMs, keep: spec.keepSteps, verifier, artifact }));
 
     let verification;
-    if (reference) {
-      verification = verifySteps(target, planned.checked, steps.outputs, await reference);
+    if (verifier) {
+      verification = verifier.result();
       job.stage('verified', verification);
     }
-    const last = steps.outputs[steps.outputs.length - 1];
     return {
-      results: wireable(last?.results ?? {}),
-      state: wireable(last?.state ?? inputs.state),
-      steps: steps.outputs.map((s) => wireable(s.results)),
+      results: wireable(run.last?.results ?? {}),
+      state: wireable(run.last?.state ?? inputs.state),
+      stepCount: inputs.count,
+      steps: run.kept.map(wireable),
       target,
-      simulated: steps.simulated,
-      cacheHit: steps.cacheHit,
+      simulated: run.simulated,
+      cacheHit: run.cacheHit,
       ...(verification ? { verification } : {}),
     };
-  }
-
-  /** Opens a session on the device (fetching or compiling only the artifacts it lacks) and runs every step. */
-  async #session(job: Job, planned: PlanReply, inputs: ProgramInputs, device: ActorSupervisor<DeviceApi>, deadlineMs: number) {
-    const program = planned.checked.program;
-    const init = {
-      target: planned.plan.target,
-      weights: inputs.weights,
-      state: inputs.state,
-      activations: program.args.filter((a) => a.role === 'activation').map((a) => a.name),
-      stateNext: program.state,
-      results: program.results,
-    };
-    const bare = planned.units.map((u) => ({ key: u.key, wiring: u.wiring }));
-    let opened = await device.call('open', [{ ...init, units: bare }], { deadlineMs });
-    let cacheHit = true;
-    if ('needArtifacts' in opened) {
-      const need = opened.needArtifacts;
-      const arts = await Promise.all(need.map((i) => this.#artifact(planned, i)));
-      const stage = (hit: boolean, ms: number) => {
-        if (hit) job.stage('cache-hit', { key: planned.units.map((u) => u.key).join(',') });
-        else job.stage('compiled', { key: planned.units.map((u) => u.key).join(','), ms });
-      };
-      cacheHit = arts.every((a) => a.hit);
-      stage(cacheHit, arts.reduce((n, a) => n + a.ms, 0));
-      const withBytes = (bytes: (Uint8Array | undefined)[]) => bare.map((u, i) => (bytes[i] ? { ...u, artifact: bytes[i] } : u));
-      const given: (Uint8Array | undefined)[] = [];
-      need.forEach((i, j) => { given[i] = arts[j]!.bytes; });
-      try {
-        opened = await device.call('open', [{ ...init, units: withBytes(given) }], { deadlineMs });
-      } catch (e) {
-        // Cached artifacts the device refuses are recompiled and replaced, once.
-        if (!(e instanceof LoadFailed) || !cacheHit) throw e;
-        const fresh = await Promise.all(need.map((i) => this.#artifact(planned, i, true)));
-        need.forEach((i, j) => { given[i] = fresh[j]!.bytes; });
-        cacheHit = false;
-        stage(false, fresh.reduce((n, a) => n + a.ms, 0));
-        opened = await device.call('open', [{ ...init, units: withBytes(given) }], { deadlineMs });
-      }
-    } else {
-      // The device still holds every artifact loaded: nothing to read or compile.
-      job.stage('cache-hit', { key: planned.units.map((u) => u.key).join(',') });
-    }
-    if ('needArtifacts' in opened) throw new LoadFailed(device.name, 'the device asked again for artifacts it was given');
-    job.stage('loaded', { device: opened.device, simulated: opened.simulated });
-
-    const outputs: StepOutput[] = [];
-    let closed = false;
-    try {
-      for (let i = 0; i < inputs.steps.length; i++) {
-        const last = i === inputs.steps.length - 1;
-        const out = await this.#replay(device, opened.session, inputs.steps[i]!, program.results, deadlineMs, last);
-        closed = last;
-        outputs.push(out);
-        job.stage('step', { index: i, results: out.results });
-      }
-    } finally {
-      if (!closed && device.state === 'ready') void device.call('close', [opened.session]).catch(() => undefined);
-    }
-    return { outputs, simulated: opened.simulated, cacheHit };
   }
 
   #queueOf(kind: DeviceKind): PQueue {
@@ -312,16 +297,6 @@ export class Engine {
       this.#queues.set(kind, q);
     }
     return q;
-  }
-
-  async #replay(device: ActorSupervisor<DeviceApi>, session: number, acts: TensorMap, results: readonly string[], deadlineMs: number, last: boolean): Promise<StepOutput> {
-    try {
-      return await device.call('replay', [session, acts, results, deadlineMs, last], { deadlineMs });
-    } catch (e) {
-      // The device's own timer may fire before ours: it is poisoned all the same, so recycle its actor.
-      if (e instanceof DeadlineExceeded || e instanceof DevicePoisoned) device.recycle();
-      throw e;
-    }
   }
 
   /** Worker threads alive now, across every actor and pool (0 after close()). */

@@ -1,4 +1,7 @@
 import { expect } from 'chai';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createPool, type ActorPool } from '../../src/actors/pool.js';
 import { ActorCrashed, ActorDown, DeadlineExceeded, EngineClosed, IndexOutOfRange } from '../../src/errors/index.js';
 import type { PoolTask } from './fixtures/pool.worker.js';
@@ -75,6 +78,25 @@ describe('actors: createPool', function () {
     expect(p.state).to.equal('down');
     expect(await rejection(p.run({ kind: 'square', n: 2 }))).to.be.instanceOf(ActorDown);
     expect(await until(() => p.threadIds.length === 0)).to.equal(true);
+  });
+
+  it('destroy() lets a worker that is still loading finish loading before it is terminated', async function () {
+    // Terminating a worker mid-load can abort the whole process (v8::Module::IsGraphAsync), so the
+    // pool waits; this worker takes 300 ms to load and marks the end of its loading on disk.
+    const dir = mkdtempSync(join(tmpdir(), 'npuo-pool-'));
+    try {
+      const p = createPool<number, number>({
+        name: 'slow', entry: new URL('./fixtures/slowLoad.worker.js', import.meta.url), workers: 2,
+        restart: { max: 1, windowMs: 10_000 }, workerData: { dir, loadMs: 300 },
+      });
+      const threads = [...p.threadIds];
+      expect(threads).to.have.length(2);
+      await p.destroy();
+      expect(readdirSync(dir).sort()).to.deep.equal(threads.map((t) => `loaded-${t}`).sort());
+      expect(p.threadIds).to.deep.equal([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('destroy() fails pending tasks with EngineClosed and leaves no thread', async function () {

@@ -21,4 +21,21 @@ describe('engine: close()', function () {
       tmp.remove();
     }
   });
+
+  it('closing 50 engines right after a verified job, their pool workers still loading, never aborts the process', async function () {
+    this.timeout(180_000);
+    const tmp = tempDir();
+    try {
+      const script = fileURLToPath(new URL('./fixtures/closeRace.js', import.meta.url));
+      const out = await new Promise<string>((resolve, reject) => {
+        // A worker terminated mid-load aborts this child (v8::Module::IsGraphAsync, exit 134), not mocha.
+        execFile(process.execPath, [script, tmp.dir, '50'], { timeout: 170_000 }, (err, stdout, stderr) => {
+          if (err) reject(new Error(`${err.message}\n${stderr.slice(0, 2000)}`)); else resolve(stdout);
+        });
+      });
+      expect(out.trim()).to.equal('closed 50 of 50');
+    } finally {
+      tmp.remove();
+    }
+  });
 });

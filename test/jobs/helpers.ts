@@ -34,6 +34,17 @@ export function stepInputs(steps: number) {
   };
 }
 
+/** STEP_PROGRAM's acc and y after `steps` steps of stepInputs, as f32 arithmetic gives them. */
+export function stepExpected(steps: number): { acc: number[]; y: number[] } {
+  const f = Math.fround;
+  let acc = [0, 0, 0, 0, 0, 0];
+  for (let s = 0; s < steps; s++) {
+    const x = [0.25 * s, -1, 1.5, 2, -0.5, 0.125];
+    acc = acc.map((a, i) => f(a + x[i]!));
+  }
+  return { acc, y: acc.map((a) => f(f(Math.exp(a)) * 0.5)) };
+}
+
 /** A program of `n` chained equations, distinct by a literal, so each `salt` is another cache entry. */
 export function chainProgram(n: number, salt = 0) {
   const eqns = [];

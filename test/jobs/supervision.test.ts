@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { createEngine, type Engine } from '../../src/jobs/engine.js';
 import { EngineError, type ActorDown } from '../../src/errors/index.js';
-import { CHAIN_INPUTS, STEP_PROGRAM, chainProgram, rejectsWith, stepInputs, tempDir } from './helpers.js';
+import { CHAIN_INPUTS, STEP_PROGRAM, chainProgram, rejectsWith, stepExpected, stepInputs, tempDir } from './helpers.js';
 
 const counter = () => new Int32Array(new SharedArrayBuffer(4));
 const run = (engine: Engine, deadlineMs = 400) =>
@@ -30,7 +30,8 @@ describe('engine: supervision of device actors with real workers', function () {
     expect(Date.parse((p as unknown as { since: string }).since)).to.be.a('number').and.not.NaN;
     await restarted;
     const r = await run(engine);
-    expect(r.results['y']!.data.length).to.equal(6);
+    expect(Array.from(r.results['y']!.data)).to.deep.equal(stepExpected(1).y);
+    expect(Array.from(r.state['acc']!.data)).to.deep.equal(stepExpected(1).acc);
   });
 
   it('an actor that crashes mid-job fails that job with a typed error, and nothing else', async () => {
@@ -41,7 +42,7 @@ describe('engine: supervision of device actors with real workers', function () {
     await rejectsWith(crashing, 'ActorCrashed');
     expect((await other).hit).to.equal(false);
     const r = await run(engine);
-    expect(r.results['y']).to.exist;
+    expect(Array.from(r.results['y']!.data)).to.deep.equal(stepExpected(1).y);
   });
 
   it('the restart intensity limit ends a crash loop: the device is reported down and its jobs fail typed', async () => {
