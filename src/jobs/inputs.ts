@@ -5,7 +5,7 @@
 import { InvalidInput } from '../errors/index.js';
 import { ProgramBuilder } from '../ops/builder.js';
 import { programToJson } from '../ir/codec.js';
-import { setOwn } from '../ir/pointer.js';
+import { ptr, setOwn } from '../ir/pointer.js';
 import type { Tensor } from '../ir/tensor.js';
 import { encodeTensor } from '../ir/tensorCodec.js';
 import type { Program } from '../ir/types.js';
@@ -37,7 +37,19 @@ export function inputsJsonOf(inputs: unknown): unknown {
   const out: Record<string, unknown> = {};
   // setOwn: a key `__proto__` stays a key (and is refused as no arg's name), not the object's prototype.
   for (const [k, v] of Object.entries(inputs)) {
-    setOwn(out, k, Array.isArray(v) ? v.map((t: unknown) => (isTensor(t) ? encodeTensor(t, 'b64') : t)) : isTensor(v) ? encodeTensor(v, 'b64') : v);
+    setOwn(out, k, Array.isArray(v) ? v.map((t: unknown, i) => wire(t, ptr('', k, i))) : wire(v, ptr('', k)));
   }
   return out;
+}
+
+// A Tensor object crosses as `b64`; one whose `data` does not fit its shape is refused at its `data`,
+// where the caller's mistake is, not at the `b64` the engine would have written.
+function wire(v: unknown, path: string): unknown {
+  if (!isTensor(v)) return v;
+  const shape: unknown = v.shape;
+  if (Array.isArray(shape) && shape.every((d) => Number.isSafeInteger(d) && d >= 0)) {
+    const n = (shape as number[]).reduce((a, d) => a * d, 1);
+    if (v.data.length !== n) throw new InvalidInput(ptr(path, 'data'), `shape [${shape.join(', ')}] needs ${n} elements, "data" has ${v.data.length}`);
+  }
+  return encodeTensor(v, 'b64');
 }

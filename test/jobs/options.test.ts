@@ -79,6 +79,8 @@ describe('engine: caller mistakes are typed refusals naming the field', function
       [{ acc: stepInputs(1).acc, x: { ...x, data: [1n, 0, 0, 0, 0, 0] } }, '/x/data/0', /BigInt/],
       [{ acc: stepInputs(1).acc, x: { ...x, dtype: Symbol('f32') } }, '/x/dtype', /Symbol/],
       [{ acc: stepInputs(1).acc, x: { ...x, data: () => [0] } }, '/x/data', /function/],
+      // A Tensor object whose data is short is refused at its data, not at the b64 it would cross as.
+      [{ acc: stepInputs(1).acc, x: [{ ...x, data: new Float64Array(2) }] }, '/x/0/data', /needs 6 elements, "data" has 2/],
     ];
     for (const [inputs, path, reason] of cases) {
       const e = await rejectsWith(submit({ inputs }), 'InvalidInput') as InvalidInput;
