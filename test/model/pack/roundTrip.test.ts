@@ -5,7 +5,7 @@
  * 0.998, relative RMS error about 0.061).
  */
 import { expect } from 'chai';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { QUANT_TYPES } from '../../../src/model/gguf/ggmlTypes.js';
 import { openGguf } from '../../../src/model/gguf/reader.js';
@@ -77,6 +77,34 @@ describe('gguf pack + verify round trips', () => {
       expect(r.tensors.filter((t) => !t.pass).map((t) => t.name), type).to.deep.equal([]);
       expect(decoded(ws.path(`odd-${type}`), 'lm_head.weight').length).to.equal(300 * 288);
     }
+  });
+
+  it('verify fails a tensor whose padding rows or padding columns decode to anything but 0', () => {
+    // hidden 288 = 1 tile + 32 columns; vocab 300 = 9 tile rows + 12 rows: lm_head is [300, 288], so tile
+    // row 9 holds rows 300..319 past the tensor, and tile column 1 columns 288..511 past its width.
+    const g = ws.tiny('pad.gguf', { type: 'Q4_0', hidden: 288, heads: 4, kvHeads: 2, headDim: 72, intermediate: 544, vocab: 300 });
+    const CHUNK = 5120;
+    const ZEROS = 512; // the zero plane of a q4_1 tile: bf16 at 512 + 2 * (group * 32 + row)
+    const corrupt = (name: string, tileRow: number, tileCol: number, group: number, row: number) => {
+      const dir = ws.path(name);
+      packGguf(g, dir, { tokenizer: ws.tokenizer });
+      const file = join(dir, 'model.q4nx');
+      const bytes = readFileSync(file);
+      const q = readQ4nx(new Uint8Array(bytes));
+      const info = tensorInfo(q.header, 'lm_head.weight');
+      const tilesPerRow = 2;
+      const at = q.header.dataStart + info.begin + (tileRow * tilesPerRow + tileCol) * CHUNK + ZEROS + 2 * (group * 32 + row);
+      bytes.writeUInt16LE(0x3f80, at); // bf16 1.0
+      writeFileSync(file, bytes);
+      return verifyPack(g, dir);
+    };
+    const failing = (r: ReturnType<typeof verifyPack>) => r.tensors.filter((t) => !t.pass).map((t) => t.name);
+    // A padding row: row 20 of tile row 9 is row 308 of a 300-row tensor.
+    expect(failing(corrupt('pad-row', 9, 0, 0, 20))).to.deep.equal(['lm_head.weight']);
+    // A padding column: group 2 of tile column 1 is columns 320..351 of a 288-column tensor, in row 0.
+    expect(failing(corrupt('pad-col', 0, 1, 2, 0))).to.deep.equal(['lm_head.weight']);
+    // The same byte in a real group of a real row is within the tensor and judged by its own bound.
+    expect(failing(corrupt('pad-none', 0, 1, 0, 0))).to.deep.equal(['lm_head.weight']);
   });
 
   it('a tied lm_head is made from token_embd; an untied one from output.weight', () => {
