@@ -11,7 +11,7 @@ import type { BlobIdentity } from '../cache/identity.js';
 import { identityKey, resolveIdentity } from '../cache/identity.js';
 import { RemoteTier, type RemoteStats } from '../cache/remoteTier.js';
 import type { IndexRepair } from '../cache/repair.js';
-import type { CacheStats, Entry, GcResult, VerifyResult } from '../cache/types.js';
+import type { CacheStats, Entry } from '../cache/types.js';
 import { CacheUnavailable } from '../errors/index.js';
 import { transfer } from './transfer.js';
 
@@ -50,7 +50,6 @@ export function cacheApi(dir: string, remote?: RemoteConfig) {
   const tier = remote === undefined ? null : new RemoteTier(remote.url, remote.onWarning ? { onWarning: remote.onWarning } : {});
   const counts = { localHits: 0, remoteHits: 0, misses: 0, stored: 0 };
   return {
-    key(id: BlobIdentity): string { return identityKey(id); },
     async get(id: BlobIdentity): Promise<Uint8Array | null> {
       const b = cache.get(id);
       if (b !== null) { counts.localHits++; return transferred(b); }
@@ -67,9 +66,6 @@ export function cacheApi(dir: string, remote?: RemoteConfig) {
       return identityKey(id);
     },
     invalidate(id: BlobIdentity): boolean { return cache.invalidate(id); },
-    list(): Entry[] { return cache.list(); },
-    verify(): VerifyResult { return cache.verify(); },
-    gc(maxBytes: number): GcResult { return cache.gc({ maxBytes }); },
     async close(): Promise<void> { cache.close(); await tier?.close(); },
     reindex(): Entry[] { return cache.reindex(); },
     /** Where open moved a damaged index, and why; null when it opened sound. */

@@ -31,22 +31,17 @@ import { CACHE_SCHEMA_VERSION, resolveIdentity, type BlobIdentity, type Resolved
 import { openIndex, type IndexRepair } from './repair.js';
 import { evictLru, removeAll } from './evict.js';
 import { sweepOrphans, sweepTemps } from './sweep.js';
-import type { CacheStats, CompileResult, Entry, GcResult, OpenOptions, VerifyResult } from './types.js';
+import type { CacheStats, Entry, GcResult, OpenOptions, VerifyResult } from './types.js';
 
-function wrap(e: unknown, path: string, what: string): EngineError {
+function cacheFailure(e: unknown, path: string, what: string): EngineError {
   if (e instanceof EngineError) return e;
-  return new CacheError(path, `${what}: ${e instanceof Error ? e.message : String(e)}`);
-}
-
-function asBuffer(b: Uint8Array): Buffer {
-  return Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+  return new CacheError(path, `${what}: ${messageOf(e)}`);
 }
 
 /** An open blob cache; one per thread, since it owns one SQLite connection. */
 export class BlobCache {
   private index: CacheIndex | null;
-  private readonly counts = { hits: 0, misses: 0, damaged: 0, refused: 0, compiles: 0, puts: 0 };
-  private readonly inflight = new Map<string, Promise<CompileResult>>();
+  private readonly counts = { hits: 0, misses: 0, damaged: 0, puts: 0 };
 
   private constructor(
     /** The cache directory, absolute. */
@@ -109,50 +104,6 @@ export class BlobCache {
   /** Stores `bytes` as the artifact of `id`, replacing any entry it had. */
   put(id: BlobIdentity, bytes: Uint8Array): void {
     this.store(resolveIdentity(id), bytes);
-  }
-
-  /**
-   * The cached artifact of `id`, or `compile()`'s, stored. A cached one that `accept` refuses (the device
-   * will not load it) is removed and recompiled; a fresh one is not offered to `accept`, so a device that
-   * refuses everything cannot loop. Concurrent calls for one key in this thread share one compile.
-   */
-  getOrCompile(
-    id: BlobIdentity,
-    compile: () => Buffer | Promise<Buffer>,
-    accept?: (bytes: Buffer) => boolean,
-  ): Promise<CompileResult> {
-    let r: ResolvedIdentity;
-    try {
-      r = resolveIdentity(id);
-    } catch (e) {
-      return Promise.reject(e);
-    }
-    const pending = this.inflight.get(r.key);
-    if (pending) return pending;
-    const p = this.compileOnce(r, compile, accept).finally(() => this.inflight.delete(r.key));
-    this.inflight.set(r.key, p);
-    return p;
-  }
-
-  private async compileOnce(
-    r: ResolvedIdentity,
-    compile: () => Buffer | Promise<Buffer>,
-    accept: ((bytes: Buffer) => boolean) | undefined,
-  ): Promise<CompileResult> {
-    const cached = this.load(r);
-    if (cached !== null) {
-      if (accept === undefined || accept(cached)) {
-        this.counts.hits++;
-        return { bytes: cached, hit: true };
-      }
-      this.counts.refused++;
-      this.removeEntry(r.key);
-    }
-    this.counts.misses++;
-    this.counts.compiles++;
-    const bytes = asBuffer(await compile());
-    this.store(r, bytes);
-    return { bytes, hit: false };
   }
 
   /** Removes the entry of `id`; true if there was one. */
@@ -225,7 +176,7 @@ export class BlobCache {
     try {
       return fn();
     } catch (e) {
-      throw wrap(e, this.dir, what);
+      throw cacheFailure(e, this.dir, what);
     }
   }
 
@@ -258,7 +209,7 @@ export class BlobCache {
       });
     } catch (e) {
       try { removeFile(tmp); } catch { /* the sweep at the next open removes it */ }
-      throw wrap(e, this.blobDir, 'cannot store a blob');
+      throw cacheFailure(e, this.blobDir, 'cannot store a blob');
     }
     this.counts.puts++;
   }

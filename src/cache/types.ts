@@ -40,9 +40,6 @@ export interface CacheStats {
   readonly misses: number;
   /** Entries found damaged, truncated, missing or foreign on a get, and removed. */
   readonly damaged: number;
-  /** Entries the caller's accept() refused, and replaced. */
-  readonly refused: number;
-  readonly compiles: number;
   readonly puts: number;
 }
 
@@ -55,10 +52,4 @@ export interface OpenOptions {
    * to the next verify(), gc(), clear() or reindex(), for a caller that must not wait.
    */
   readonly reindexNow?: boolean;
-}
-
-/** The outcome of getOrCompile: the artifact, and whether it came from the cache. */
-export interface CompileResult {
-  readonly bytes: Buffer;
-  readonly hit: boolean;
 }

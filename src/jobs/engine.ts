@@ -115,6 +115,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   #oracle?: ActorPool<OracleTask, StepOutput[]>;
   #devices = new Map<DeviceKind, ActorSupervisor<DeviceApi>>();
   #inflight = new Set<Promise<unknown>>();
+  #compiling = new Map<string, Promise<{ hit: boolean; bytes: Uint8Array; ms: number }>>();
   #plans = new Map<string, PlanReply>();
   #queues = new Map<DeviceKind, PQueue>();
   #closed = false;
@@ -225,8 +226,20 @@ export class Engine extends EventEmitter<EngineEvents> {
     return planned;
   }
 
-  /** Unit `i`'s artifact: from the blob cache, or compiled and stored there (`refused`: replace it). */
-  async #artifact(planned: PlanReply, i: number, refused = false): Promise<{ hit: boolean; bytes: Uint8Array; ms: number }> {
+  /**
+   * Unit `i`'s artifact: from the blob cache, or compiled and stored there (`refused`: replace it).
+   * Concurrent misses of one key share one compile: a burst of jobs of a new program compiles it once.
+   */
+  #artifact(planned: PlanReply, i: number, refused = false): Promise<{ hit: boolean; bytes: Uint8Array; ms: number }> {
+    const key = `${planned.units[i]!.key}${refused ? ':refused' : ''}`;
+    const pending = this.#compiling.get(key);
+    if (pending) return pending;
+    const p = this.#fetchOrCompile(planned, i, refused).finally(() => this.#compiling.delete(key));
+    this.#compiling.set(key, p);
+    return p;
+  }
+
+  async #fetchOrCompile(planned: PlanReply, i: number, refused: boolean): Promise<{ hit: boolean; bytes: Uint8Array; ms: number }> {
     const unit = planned.units[i]!;
     const cache = this.#cacheActor();
     if (refused) await cache.call('invalidate', [unit.identity]);

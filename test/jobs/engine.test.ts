@@ -30,6 +30,17 @@ describe('engine: jobs on the CPU target through the actors', function () {
     expect(r.verification?.numericsClass).to.equal('Exact');
   });
 
+  it('a burst of jobs of one new program compiles it once', async () => {
+    const jobs = Array.from({ length: 6 }, () => engine.submit({ program: STEP_PROGRAM, target: 'cpu', inputs: stepInputs(1) }).result);
+    const results = await Promise.all(jobs);
+    for (const r of results) expect(Array.from(r.results['y']!.data)).to.deep.equal(stepExpected(1).y);
+    const stats = await engine.cacheStats();
+    expect(stats.stored).to.equal(1);
+    const outcomes = await Promise.all([engine.compileOnly(STEP_PROGRAM, 'cpu'), engine.compileOnly(STEP_PROGRAM, 'cpu')]);
+    expect(outcomes.map((o) => o.hit)).to.deep.equal([true, true]);
+    expect((await engine.cacheStats()).stored).to.equal(1);
+  });
+
   it('a result written with JSON.stringify is the format\'s tensors on the wire', async () => {
     const p = program('specials');
     const x = p.activation('x', 'f32', [4]);
