@@ -13,7 +13,7 @@
 import type { TransferListItem, Worker } from 'node:worker_threads';
 import { EventEmitter } from 'eventemitter3';
 import { Piscina } from 'piscina';
-import { ActorCrashed, ActorDown, DeadlineExceeded, EngineClosed } from '../errors/index.js';
+import { ActorCrashed, ActorDown, DeadlineExceeded, EngineClosed, messageOf } from '../errors/index.js';
 import { workerExecArgv } from './execArgv.js';
 import { RestartWindow, type RestartIntensity } from './intensity.js';
 import { errorFromWire, isPoolLoadedMessage, isPoolReply, poolTaskMessage } from './protocol.js';
@@ -158,7 +158,7 @@ class TaskPool<Task, Result> implements ActorPool<Task, Result> {
       }, (e: unknown) => {
         // Our own abort, down or destroy settled the task already; any other rejection is a dead worker.
         if (!settle()) return;
-        reject(new ActorCrashed(this.name, explain(e)));
+        reject(new ActorCrashed(this.name, messageOf(e)));
         this.#onCrash(e);
       });
       this.#track();
@@ -231,7 +231,7 @@ class TaskPool<Task, Result> implements ActorPool<Task, Result> {
       if (this.#crashes.has(e)) return;
       this.#crashes.add(e);
     }
-    const detail = explain(e);
+    const detail = messageOf(e);
     queueMicrotask(() => { this.#events.emit('crash', { detail }); });
     if (this.#restarts.admit()) return;
     this.#downRestarts = this.#restarts.count;
@@ -267,6 +267,3 @@ async function within(p: Promise<unknown>, ms: number): Promise<boolean> {
   }
 }
 
-function explain(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}

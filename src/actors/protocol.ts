@@ -4,7 +4,7 @@
  * constructors below and recognised only by the guards below (messages cross a thread boundary, so
  * the receiver checks their shape instead of trusting a cast).
  */
-import { ActorCrashed, EngineError, fromWire, isWireError, type WireError } from '../errors/index.js';
+import { ActorCrashed, EngineError, fromWire, isWireError, messageOf, type WireError } from '../errors/index.js';
 
 /** Parent → worker, first message: names the actor so errors built in the worker carry its name. */
 export interface InitMessage {
@@ -93,7 +93,7 @@ export function eventMessage(name: string, payload: unknown): EventMessage {
 /** The wire form of anything a worker caught: an EngineError as itself, anything else as ActorCrashed. */
 export function wireErrorOf(actor: string, thrown: unknown): WireError {
   if (thrown instanceof EngineError) return thrown.toWire();
-  const detail = thrown instanceof Error ? `${thrown.name}: ${thrown.message}` : String(thrown);
+  const detail = messageOf(thrown);
   return new ActorCrashed(actor, detail).toWire();
 }
 

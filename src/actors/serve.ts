@@ -11,6 +11,7 @@ import {
 } from './protocol.js';
 import { takeTransfer } from './transfer.js';
 import { lifecycleNames } from './types.js';
+import { messageOf } from '../errors/index.js';
 
 /** What serveActor hands back to the worker entry. */
 export interface ActorContext<Events extends Record<string, unknown> = Record<string, unknown>> {
@@ -41,7 +42,7 @@ export function serveActor<Api extends object, Events extends Record<string, unk
         out.postMessage(replyMessage(call.id, value), takeTransfer(value));
       } catch (e) {
         // An uncloneable value (a function, a class with private state) must still answer the call.
-        out.postMessage(failMessage(call.id, wireErrorOf(name, new Error(`the reply of ${call.method} cannot cross threads: ${explain(e)}`))));
+        out.postMessage(failMessage(call.id, wireErrorOf(name, new Error(`the reply of ${call.method} cannot cross threads: ${messageOf(e)}`))));
       }
     } catch (e) {
       out.postMessage(failMessage(call.id, wireErrorOf(name, e)));
@@ -89,6 +90,3 @@ async function invoke(impl: object, call: CallMessage): Promise<unknown> {
   return await Reflect.apply(fn, impl, call.args);
 }
 
-function explain(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}

@@ -7,7 +7,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import { EventEmitter } from 'eventemitter3';
-import { ActorCrashed, ActorDown, DeadlineExceeded, DevicePoisoned, EngineClosed } from '../errors/index.js';
+import { ActorCrashed, ActorDown, DeadlineExceeded, DevicePoisoned, EngineClosed, messageOf } from '../errors/index.js';
 import { CallTable, type PendingCall } from './calls.js';
 import { workerExecArgv } from './execArgv.js';
 import { RestartWindow, type RestartIntensity } from './intensity.js';
@@ -34,7 +34,8 @@ export interface SuperviseOptions {
   readonly defaultDeadlineMs?: number;
 }
 
-interface Slot {
+/** One incarnation of the actor: its worker thread, from start until it exits or is replaced. */
+interface Incarnation {
   readonly worker: Worker;
   readonly threadId: number;
   ready: boolean;
@@ -62,7 +63,7 @@ export class ActorSupervisor<Api extends object, Events extends Record<string, u
   // threadId → the thread's exit, for every worker started and not yet exited (dropped ones too).
   readonly #threads = new Map<number, Promise<void>>();
   #state: ActorState = 'starting';
-  #slot: Slot | null = null;
+  #slot: Incarnation | null = null;
   #poisonedSince: string | null = null;
   #downRestarts = 0;
   // Set when a worker refused to start: the actor is down with this cause instead of ActorDown.
@@ -149,7 +150,7 @@ export class ActorSupervisor<Api extends object, Events extends Record<string, u
       worker = new Worker(this.#opts.entry, { workerData: this.#opts.workerData, name: this.name, execArgv: workerExecArgv() });
     } catch (e) {
       // No thread was made (e.g. workerData that cannot be cloned); it still counts, so it cannot loop.
-      this.#emit('crash', { threadId: -1, detail: `could not start: ${explain(e)}` });
+      this.#emit('crash', { threadId: -1, detail: `could not start: ${messageOf(e)}` });
       this.#restart('crash');
       return;
     }
@@ -160,8 +161,8 @@ export class ActorSupervisor<Api extends object, Events extends Record<string, u
     // Every listener stays attached after the worker is dropped: a dropped worker's late 'error'
     // must not become an uncaught exception here; the identity checks make it a no-op instead.
     worker.on('message', (m: unknown) => { this.#onMessage(worker, m); });
-    worker.on('error', (e: unknown) => { this.#onCrash(worker, `uncaught ${explain(e)}`); });
-    worker.on('messageerror', (e: unknown) => { this.#onCrash(worker, `sent an unreadable message: ${explain(e)}`); });
+    worker.on('error', (e: unknown) => { this.#onCrash(worker, `uncaught ${messageOf(e)}`); });
+    worker.on('messageerror', (e: unknown) => { this.#onCrash(worker, `sent an unreadable message: ${messageOf(e)}`); });
     worker.on('exit', (code: number) => { this.#onCrash(worker, `exited with code ${code}`); });
     const startMs = this.#opts.startTimeoutMs ?? 10_000;
     const startTimer = setTimeout(() => { this.#onCrash(worker, `not ready within ${startMs} ms`); }, startMs);
@@ -294,6 +295,3 @@ export class ActorSupervisor<Api extends object, Events extends Record<string, u
   }
 }
 
-function explain(e: unknown): string {
-  return e instanceof Error ? `${e.name}: ${e.message}` : String(e);
-}

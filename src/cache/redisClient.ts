@@ -7,7 +7,7 @@
  * and every cache actor thread would pay without a Redis in sight.
  */
 import type { Redis, RedisOptions } from 'ioredis';
-import { RemoteUnavailable } from '../errors/index.js';
+import { messageOf, RemoteUnavailable } from '../errors/index.js';
 import type { RedisTarget } from './redisUrl.js';
 
 /** The default bound on opening a connection, in ms. */
@@ -54,8 +54,9 @@ export async function openRedis(target: RedisTarget, timeoutMs = CONNECT_TIMEOUT
     ]);
   } catch (e) {
     client.disconnect();
-    const said = e instanceof Error ? e.message : String(e);
-    const reason = lastError !== '' && said === 'Connection is closed.' ? lastError : said;
+    // ioredis says only "Connection is closed." when the connect itself failed; its last error says why.
+    const closed = e instanceof Error && e.message === 'Connection is closed.';
+    const reason = lastError !== '' && closed ? lastError : messageOf(e);
     throw new RemoteUnavailable(target.shown, reason);
   } finally {
     clearTimeout(timer);

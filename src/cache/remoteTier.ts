@@ -9,7 +9,7 @@
  * and a publish is dropped, with one warning per outage; it is tried again after `retryMs`.
  */
 import type { Redis } from 'ioredis';
-import { RemoteUnavailable } from '../errors/index.js';
+import { messageOf, RemoteUnavailable } from '../errors/index.js';
 import { decodeBlob, encodeBlob, type BlobDefect } from './blobFile.js';
 import type { ResolvedIdentity } from './identity.js';
 import { CACHE_SCHEMA_VERSION } from './identity.js';
@@ -188,7 +188,7 @@ export class RemoteTier {
     this.#downUntil = Date.now() + (this.#opts.retryMs ?? 10_000);
     if (this.#warned) return;
     this.#warned = true;
-    const why = e instanceof RemoteUnavailable ? e.reason : e instanceof Error ? e.message : String(e);
+    const why = e instanceof RemoteUnavailable ? e.reason : messageOf(e);
     this.#opts.onWarning?.(`the remote cache ${this.target.shown} cannot be used (${why}); compiling locally`);
   }
 }

@@ -6,7 +6,7 @@
  * could move aside the new index the first one just made and is already using.
  */
 import { closeSync, existsSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
-import { CacheError, CacheUnavailable } from '../errors/index.js';
+import { CacheError, CacheUnavailable, messageOf } from '../errors/index.js';
 import { errno, removeFile } from './blobFile.js';
 import { CacheIndex } from './cacheIndex.js';
 import { pidAlive } from './sweep.js';
@@ -22,9 +22,6 @@ export const REPAIR_WAIT_MS = 10_000;
 
 const pause = new Int32Array(new SharedArrayBuffer(4));
 
-function explain(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}
 
 /**
  * Opens the index at `file`. A damaged one is moved aside and replaced by a new, empty one when
@@ -58,7 +55,7 @@ function moveAside(file: string): string {
       if (existsSync(file + suffix)) renameSync(file + suffix, aside + suffix);
     }
   } catch (e) {
-    throw new CacheUnavailable(file, `the damaged index cannot be moved aside: ${explain(e)}`);
+    throw new CacheUnavailable(file, `the damaged index cannot be moved aside: ${messageOf(e)}`);
   }
   return aside;
 }
@@ -81,7 +78,7 @@ function withRepairLock<T>(file: string, fn: () => T): T {
     try {
       fd = openSync(lock, 'wx');
     } catch (e) {
-      if (errno(e) !== 'EEXIST') throw new CacheUnavailable(file, `cannot take the repair lock ${lock}: ${explain(e)}`);
+      if (errno(e) !== 'EEXIST') throw new CacheUnavailable(file, `cannot take the repair lock ${lock}: ${messageOf(e)}`);
       const owner = ownerOf(lock);
       // A lock with no pid yet may be one being written this instant: look again before taking it over.
       if (owner !== null && !pidAlive(owner)) { removeFile(lock); continue; }

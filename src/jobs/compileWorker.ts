@@ -12,7 +12,7 @@ import { hostname } from 'node:os';
 import type { Job, Worker } from 'bullmq';
 import { openRedis } from '../cache/redisClient.js';
 import { parseRedisUrl } from '../cache/redisUrl.js';
-import { EngineError, InvalidOptions, RemoteUnavailable, type ErrorCode } from '../errors/index.js';
+import { EngineError, type ErrorCode, InvalidOptions, messageOf, RemoteUnavailable } from '../errors/index.js';
 import { asEngineError, createEngine, type Engine } from './engine.js';
 import { bullConnection, failureOf, FARM_QUEUE, isFarmJobData, within, type FarmJobResult } from './farmQueue.js';
 import type { RedisTarget } from '../cache/redisUrl.js';
@@ -151,7 +151,7 @@ export class CompileWorker {
       await worker.#worker.waitUntilReady();
     } catch (e) {
       await worker.close().catch(() => undefined);
-      throw new RemoteUnavailable(target.shown, e instanceof Error ? e.message : String(e));
+      throw new RemoteUnavailable(target.shown, messageOf(e));
     }
     return worker;
   }

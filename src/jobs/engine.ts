@@ -6,7 +6,7 @@
 import { cpus } from 'node:os';
 import { EventEmitter } from 'eventemitter3';
 import PQueue from 'p-queue';
-import { ActorCrashed, EngineClosed, EngineError, InvalidOptions } from '../errors/index.js';
+import { ActorCrashed, EngineClosed, EngineError, InvalidOptions, messageOf } from '../errors/index.js';
 import type { ActorPool } from '../actors/pool.js';
 import { createPool } from '../actors/pool.js';
 import type { ActorSupervisor } from '../actors/supervisor.js';
@@ -359,7 +359,7 @@ export function createEngine(opts: EngineOptions = {}): Engine {
 /** Any failure as the project's typed error; an unexpected one is named as the defect it is. */
 export function asEngineError(e: unknown): EngineError {
   if (e instanceof EngineError) return e;
-  return new ActorCrashed('engine', e instanceof Error ? `${e.name}: ${e.message}` : String(e));
+  return new ActorCrashed('engine', messageOf(e));
 }
 
 export type { ProgramInputs };

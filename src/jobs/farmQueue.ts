@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import type { ConnectionOptions } from 'bullmq';
 import { openRedis, redisOptions } from '../cache/redisClient.js';
 import { parseRedisUrl, type RedisTarget } from '../cache/redisUrl.js';
-import { InvalidOptions, RemoteUnavailable } from '../errors/index.js';
+import { InvalidOptions, messageOf, RemoteUnavailable } from '../errors/index.js';
 
 /** The queue every farm and farm worker uses unless told another. */
 export const FARM_QUEUE = 'npu-offload-farm';
@@ -195,7 +195,7 @@ export async function runQueueFarm(programs: readonly { readonly file: string; r
       progress();
     } catch (e) {
       downSince ??= Date.now();
-      if (Date.now() - downSince >= downTimeoutMs) fatal?.(new RemoteUnavailable(target.shown, `unreachable for ${downTimeoutMs} ms mid-run: ${e instanceof Error ? e.message : String(e)}`));
+      if (Date.now() - downSince >= downTimeoutMs) fatal?.(new RemoteUnavailable(target.shown, `unreachable for ${downTimeoutMs} ms mid-run: ${messageOf(e)}`));
     }
   };
   let timer: NodeJS.Timeout | undefined;
@@ -221,7 +221,7 @@ export async function runQueueFarm(programs: readonly { readonly file: string; r
     }
   } catch (e) {
     if (e instanceof RemoteUnavailable) throw e;
-    throw new RemoteUnavailable(target.shown, e instanceof Error ? e.message : String(e));
+    throw new RemoteUnavailable(target.shown, messageOf(e));
   } finally {
     clearTimeout(timer);
     stopping = true;

@@ -9,6 +9,7 @@ import type { EngineError } from '../errors/index.js';
 import type { Comparison } from '../numerics/compare.js';
 import type { TensorMap } from '../oracle/types.js';
 import type { TargetName } from '../targets/target.js';
+import { messageOf } from '../errors/index.js';
 
 export type JobStage = 'planned' | 'cache-hit' | 'compiled' | 'loaded' | 'step' | 'verified' | 'done';
 
@@ -66,7 +67,7 @@ export interface JobEvents {
 /** A job's listener threw: which job, on which event, and what it threw (`cause`). */
 export class ListenerError extends Error {
   constructor(readonly jobId: number, readonly event: keyof JobEvents, override readonly cause: unknown) {
-    super(`a listener of job ${jobId} on '${event}' threw ${cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause)}; the job went on`);
+    super(`a listener of job ${jobId} on '${event}' threw ${messageOf(cause)}; the job went on`);
     this.name = 'ListenerError';
   }
 }

@@ -4,7 +4,7 @@
  * and inputs copied into plain data the engine owns, refused as InvalidProgram / InvalidInput naming
  * the value's JSON pointer). A caller's mistake is never reported as an engine defect.
  */
-import { EngineError, InvalidInput, InvalidOptions, InvalidProgram, ResourceLimit } from '../errors/index.js';
+import { EngineError, InvalidInput, InvalidOptions, InvalidProgram, messageOf, ResourceLimit } from '../errors/index.js';
 import type { DeviceKind } from '../devices/device.js';
 import { checkFaults } from '../devices/faults.js';
 import { DEFAULT_MAX_STEPS } from '../ir/inputsCodec.js';
@@ -19,16 +19,13 @@ export const DEFAULT_KEPT_STEPS = 1000;
 const DEVICE_KINDS: readonly DeviceKind[] = ['cpu', 'xdna2', 'npu4'];
 const DEVICE_MODES: readonly string[] = ['auto', 'native', 'simulated'];
 
-function explain(e: unknown): string {
-  return e instanceof Error ? `${e.name}: ${e.message}` : String(e);
-}
 
 /** `o[k]`, with a getter that throws reported as the caller's mistake at `field`. */
 function read(o: object, k: string, field: string): unknown {
   try {
     return (o as Record<string, unknown>)[k];
   } catch (e) {
-    throw new InvalidOptions(field, `reading it threw ${explain(e)}`);
+    throw new InvalidOptions(field, `reading it threw ${messageOf(e)}`);
   }
 }
 
@@ -36,7 +33,7 @@ function read(o: object, k: string, field: string): unknown {
 function copyOf(o: unknown, field: string): Record<string, unknown> {
   if (!isRecord(o)) throw new InvalidOptions(field, `an object of options, not ${kindOf(o)}`);
   let keys: string[];
-  try { keys = Object.keys(o); } catch (e) { throw new InvalidOptions(field, `listing its keys threw ${explain(e)}`); }
+  try { keys = Object.keys(o); } catch (e) { throw new InvalidOptions(field, `listing its keys threw ${messageOf(e)}`); }
   const out: Record<string, unknown> = {};
   for (const k of keys) out[k] = read(o, k, field === '' ? k : `${field}.${k}`);
   return out;
@@ -79,7 +76,7 @@ function checkDevices(v: unknown): Record<string, unknown> | undefined {
     if (c['faults'] !== undefined) {
       try { c['faults'] = checkFaults(copyOf(c['faults'], `${at}.faults`)); } catch (e) {
         if (e instanceof InvalidOptions) throw e;
-        throw new InvalidOptions(`${at}.faults`, e instanceof Error ? e.message : String(e));
+        throw new InvalidOptions(`${at}.faults`, messageOf(e));
       }
     }
     if (c['wrongKernel'] !== undefined) {
@@ -136,7 +133,7 @@ function programOf(copy: unknown): unknown {
     return programJsonOf(copy);
   } catch (e) {
     if (e instanceof EngineError) throw e;
-    throw new InvalidProgram('', `not a program the engine can read: ${explain(e)}`);
+    throw new InvalidProgram('', `not a program the engine can read: ${messageOf(e)}`);
   }
 }
 

@@ -5,7 +5,7 @@
  * reference, a BigInt, a Symbol, a function. Shared references stay shared (one tensor reused for every
  * step is copied once). The walk keeps its own stack, so no depth of nesting overflows the thread's.
  */
-import { ResourceLimit } from '../errors/index.js';
+import { messageOf, ResourceLimit } from '../errors/index.js';
 import { ptr, setOwn } from '../ir/pointer.js';
 
 /**
@@ -27,9 +27,6 @@ interface Frame {
   next: number;
 }
 
-function explain(e: unknown): string {
-  return e instanceof Error ? `${e.name}: ${e.message}` : String(e);
-}
 
 /** A copy of `value` as plain data; throws `refuse(path, reason)` for what plain data cannot hold. */
 export function snapshot(value: unknown, refuse: Refuse, root = ''): unknown {
@@ -47,7 +44,7 @@ export function snapshot(value: unknown, refuse: Refuse, root = ''): unknown {
       if (isArray) length = (o as unknown[]).length;
       else { keys = Object.keys(o); length = keys.length; }
     } catch (e) {
-      throw refuse(path, `listing its keys threw ${explain(e)}`);
+      throw refuse(path, `listing its keys threw ${messageOf(e)}`);
     }
     if (length > MAX_ARRAY_LENGTH) throw new ResourceLimit('array-length', length, MAX_ARRAY_LENGTH, path === '' ? '(root)' : path);
     return { src: o, dst: isArray ? [] : {}, keys, length, path, next: 0 };
@@ -94,7 +91,7 @@ export function snapshot(value: unknown, refuse: Refuse, root = ''): unknown {
     try {
       v = (f.src as Record<string | number, unknown>)[k];
     } catch (e) {
-      throw refuse(at, `reading it threw ${explain(e)}`);
+      throw refuse(at, `reading it threw ${messageOf(e)}`);
     }
     const copy = take(v, at);
     if (Array.isArray(f.dst)) f.dst.push(copy);

@@ -66,7 +66,7 @@ describe('errors: one table from code to class', () => {
 
   it('messageOf says what any thrown value says', () => {
     expect(messageOf(SAMPLES.ContextLimit)).to.equal(SAMPLES.ContextLimit.message);
-    expect(messageOf(new Error('plain'))).to.equal('plain');
+    expect(messageOf(new Error('plain'))).to.equal('Error: plain');
     expect(messageOf(new TypeError('bad'))).to.equal('TypeError: bad');
     expect(messageOf(42)).to.equal('42');
     expect(messageOf({ toString() { throw new Error('no'); } })).to.equal('[object Object]');
