@@ -2,16 +2,16 @@
  * A program's numerics class and per-result tolerances on a target, read from the target's numerics
  * policy and nowhere else: `plan` reports them, a verified run is judged by them, the feature matrix
  * prints the policy. The CPU is the oracle (Exact); the XDNA2 propagates its ops' published contracts
- * through the program (xdna2Numerics.ts); the NPU4 holds every program to NarrowStorage.
+ * through the program (propagate.ts); the NPU4 holds every program to NarrowStorage.
  */
 import type { CheckedProgram } from '../ir/checked.js';
 import { isFloat } from '../ir/types.js';
 import { tolName } from '../numerics/compare.js';
 import type { Tolerance } from '../numerics/compare.js';
 import type { NumericsPolicy, Target } from './target.js';
-import { programTolerance, type ProgramNumerics } from './xdna2/numerics.js';
+import { programTolerance, type ProgramNumerics } from './propagate.js';
 
-export type { ProgramNumerics } from './xdna2/numerics.js';
+export type { ProgramNumerics } from './propagate.js';
 
 /** The numerics class of `checked` on `target`, each result's tolerance and the premises it rests on. */
 export function programNumerics(checked: CheckedProgram, target: Target): ProgramNumerics {

@@ -9,6 +9,7 @@ import type { NumericsClass } from '../numerics/classes.js';
 import type { Tolerance } from '../numerics/compare.js';
 import type { OpName } from '../ops/rule.js';
 import type { OpContract } from './contract.js';
+import type { StepContracts } from './rowBounds.js';
 
 export const TARGET_NAMES = ['cpu', 'xdna2', 'npu4'] as const;
 export type TargetName = (typeof TARGET_NAMES)[number];
@@ -46,8 +47,11 @@ export type AdmissionTable = { readonly [P in OpName]: AdmissionRule };
  * run and the docs take a program's numerics class and tolerances from (src/targets/numerics.ts).
  */
 export type NumericsPolicy =
-  /** The admission table's per-op contracts, propagated through each program (xdna2Numerics.ts). */
-  | { readonly kind: 'contracts' }
+  /**
+   * The admission table's per-op contracts, propagated through each program (propagate.ts); a row
+   * kernel's bound is derived from `stepContracts`.
+   */
+  | { readonly kind: 'contracts'; readonly stepContracts: StepContracts }
   /** One class for every program, with a tolerance per result dtype. */
   | {
     readonly kind: 'class';

@@ -10,7 +10,7 @@ import { planReport } from '../../src/planner/report.js';
 import { resolveTarget } from '../../src/targets/index.js';
 import { programNumerics } from '../../src/targets/numerics.js';
 import { npu4Target } from '../../src/targets/npu4/index.js';
-import { programTolerance } from '../../src/targets/xdna2/numerics.js';
+import { programTolerance } from '../../src/targets/propagate.js';
 
 function sumProgram() {
   const p = program('sum');

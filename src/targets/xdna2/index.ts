@@ -112,4 +112,4 @@ export const XDNA2_ADMISSION = {
 } satisfies AdmissionTable;
 
 /** The XDNA2 target: planned here, compiled by src/compiler/aie, run by the xdna2 device. */
-export const XDNA2_TARGET: Target = { name: 'xdna2', device: 'xdna2', contexts: XDNA2_BOUNDS.contexts, part: 'xdna2:aie2p', admission: XDNA2_ADMISSION, numerics: { kind: 'contracts' } };
+export const XDNA2_TARGET: Target = { name: 'xdna2', device: 'xdna2', contexts: XDNA2_BOUNDS.contexts, part: 'xdna2:aie2p', admission: XDNA2_ADMISSION, numerics: { kind: 'contracts', stepContracts: XDNA2_STEP_CONTRACTS } };

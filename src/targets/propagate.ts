@@ -1,6 +1,7 @@
 /**
- * A program's numerics class and per-result tolerances on a target, from the contracts its admission
- * table attaches. A result is Exact when every equation it depends on is exact (bit-equal to the
+ * A program's numerics class and per-result tolerances on a target whose numerics policy is its
+ * per-op contracts (`{ kind: 'contracts' }`, the XDNA2's), from the contracts its admission table
+ * attaches and the step contracts its row kernels' bounds are derived from. A result is Exact when every equation it depends on is exact (bit-equal to the
  * oracle); otherwise the program is Contract and each result gets an `absrel` tolerance propagated
  * through its chain. Each value v carries (abs, rel): |device - oracle| <= abs + rel |oracle|.
  *
@@ -19,17 +20,15 @@
  *   sqrt, log or row kernel is carried over unscaled, as if the other magnitudes were at most 1, and
  *   that premise is recorded; so is a compare (ge) of inexact operands, which can flip near a tie.
  */
-import type { CheckedProgram } from '../../ir/checked.js';
-import { eqnOuts, isLiteral } from '../../ir/types.js';
-import type { RowBody } from '../../ir/types.js';
-import { deriveRowBound } from '../rowBounds.js';
-import type { NumericsClass } from '../../numerics/classes.js';
-import type { Tolerance } from '../../numerics/compare.js';
-import { F32_EPS } from '../contract.js';
-import type { OpContract } from '../contract.js';
-import type { Target } from '../target.js';
-import { XDNA2_TARGET } from './index.js';
-import { XDNA2_STEP_CONTRACTS } from './contracts.js';
+import type { CheckedProgram } from '../ir/checked.js';
+import { eqnOuts, isLiteral } from '../ir/types.js';
+import type { RowBody } from '../ir/types.js';
+import { deriveRowBound, type StepContracts } from './rowBounds.js';
+import type { NumericsClass } from '../numerics/classes.js';
+import type { Tolerance } from '../numerics/compare.js';
+import { F32_EPS } from './contract.js';
+import type { OpContract } from './contract.js';
+import type { Target } from './target.js';
 
 /** A program's numerics class, each result's tolerance, and the premises each tolerance rests on. */
 export interface ProgramNumerics {
@@ -58,7 +57,7 @@ function own(c: OpContract | undefined, cols: number): { abs: number; rel: numbe
   }
 }
 
-function propagate(op: string, ins: readonly Err[], at: string, body: RowBody | undefined, cols: number): Err {
+function propagate(op: string, ins: readonly Err[], at: string, body: RowBody | undefined, cols: number, steps: StepContracts): Err {
   const [a = EXACT, b = EXACT] = ins;
   const rr = ins.some(inexact) ? u : 0;
   const maxRel = Math.max(0, ...ins.map((e) => e.rel));
@@ -83,7 +82,7 @@ function propagate(op: string, ins: readonly Err[], at: string, body: RowBody | 
     case 'ge': return { abs: 0, rel: 0, notes: ins.some(inexact) ? [...notes, `${at}: a compare of inexact operands can flip near a tie`] : notes };
     case 'row_kernel': {
       if (body === undefined) return { abs: sumAbs, rel: maxRel + rr, notes };
-      const d = deriveRowBound(body, cols, XDNA2_STEP_CONTRACTS, ins.map((e) => e.rel));
+      const d = deriveRowBound(body, cols, steps, ins.map((e) => e.rel));
       // The derivation already holds the params' ε; the row kernel's own contract is added by the caller.
       return { abs: sumAbs, rel: d.ok ? d.rel : maxRel + rr, notes: [...notes, ...scaled('row kernel')] };
     }
@@ -93,6 +92,8 @@ function propagate(op: string, ins: readonly Err[], at: string, body: RowBody | 
 
 /** The numerics class and per-result tolerances of a checked program on `target`. */
 export function programTolerance(checked: CheckedProgram, target: Target): ProgramNumerics {
+  if (target.numerics.kind !== 'contracts') throw new RangeError(`${target.name} holds programs to a class, not to propagated contracts`);
+  const steps = target.numerics.stepContracts;
   const errs = new Map<string, Err>();
   const errOf = (o: unknown): Err => (typeof o === 'string' ? errs.get(o) ?? EXACT : EXACT);
   for (const e of checked.eqns) {
@@ -109,7 +110,7 @@ export function programTolerance(checked: CheckedProgram, target: Target): Progr
       const o = own(contract, cols);
       out = { abs: o.abs, rel: o.rel, notes: o.note !== undefined ? [`${at}: ${o.note}`] : [] };
     } else {
-      const p = propagate(e.op, ins, at, body, cols);
+      const p = propagate(e.op, ins, at, body, cols, steps);
       const o = body !== undefined ? { abs: 0, rel: 0 } : own(contract, cols);
       out = { abs: p.abs + o.abs, rel: p.rel + o.rel, notes: o.note !== undefined ? [...p.notes, `${at}: ${o.note}`] : p.notes };
     }
@@ -128,9 +129,4 @@ export function programTolerance(checked: CheckedProgram, target: Target): Progr
     assumptions[r] = [...err.notes];
   }
   return { numericsClass: exact ? 'Exact' : 'Contract', tolerance, assumptions };
-}
-
-/** The numerics class and per-result tolerances of a checked program on the XDNA2 target. */
-export function xdna2ProgramTolerance(checked: CheckedProgram): ProgramNumerics {
-  return programTolerance(checked, XDNA2_TARGET);
 }
