@@ -7,6 +7,7 @@
 import { EngineError, InvalidInput, InvalidOptions, InvalidProgram, messageOf, ResourceLimit } from '../errors/index.js';
 import type { DeviceKind } from '../devices/device.js';
 import { checkFaults } from '../devices/faults.js';
+import { DEVICES } from '../devices/registry.js';
 import { DEFAULT_MAX_STEPS } from '../ir/inputsCodec.js';
 import { isRecord, kindOf } from '../ir/pointer.js';
 import { ProgramBuilder } from '../ops/builder.js';
@@ -16,7 +17,7 @@ import { snapshot } from './snapshot.js';
 /** How many of a job's last steps keep their results in `result.steps` unless the job says otherwise. */
 export const DEFAULT_KEPT_STEPS = 1000;
 
-const DEVICE_KINDS: readonly DeviceKind[] = ['cpu', 'xdna2', 'npu4'];
+const DEVICE_KINDS = Object.keys(DEVICES) as readonly DeviceKind[];
 const DEVICE_MODES: readonly string[] = ['auto', 'native', 'simulated'];
 
 
