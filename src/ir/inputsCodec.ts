@@ -4,19 +4,30 @@
  * then reused for every step. Refusals are InvalidInput with a JSON pointer into the file (`/x/2/shape`).
  */
 import { InvalidInput } from '../errors/index.js';
-import type { ProgramInputs } from './values.js';
+import type { ProgramInputs, Weight } from './values.js';
 import type { CheckedProgram } from './checked.js';
 import { hasOwn, isRecord, kindOf, ptr, setOwn } from './pointer.js';
 import type { Tensor } from './tensor.js';
 import type { Arg } from './types.js';
-import { decodeTensor } from './tensorCodec.js';
+import { decodeTensor, decodeWeight } from './tensorCodec.js';
 
 function sameShape(a: readonly number[], b: readonly number[]): boolean {
   return a.length === b.length && a.every((d, k) => d === b[k]);
 }
 
 function argTensor(arg: Arg, json: unknown, path: string): Tensor {
-  const t = decodeTensor(json, path);
+  if (isRecord(json) && hasOwn(json, 'file')) {
+    throw new InvalidInput(ptr(path, 'file'), `${arg.role} ${arg.name} is given anew for the run; only a weight can be bound from a file`);
+  }
+  return matches(arg, decodeTensor(json, path), path);
+}
+
+// A weight may be a quantized tensor or a byte range of a file (src/ir/fileWeight.ts), bound here.
+function argWeight(arg: Arg, json: unknown, path: string): Weight {
+  return matches(arg, decodeWeight(json, path), path);
+}
+
+function matches<T extends Weight>(arg: Arg, t: T, path: string): T {
   if (t.dtype !== arg.dtype) throw new InvalidInput(ptr(path, 'dtype'), `${arg.role} ${arg.name} is ${arg.dtype}, this tensor is ${t.dtype}`);
   if (!sameShape(t.shape, arg.shape)) {
     throw new InvalidInput(ptr(path, 'shape'), `${arg.role} ${arg.name} has shape [${arg.shape.join(', ')}], this tensor has [${t.shape.join(', ')}]`);
@@ -46,7 +57,10 @@ function stepCount(o: Record<string, unknown>, activations: readonly Arg[], aske
   return steps ?? 1;
 }
 
-/** Decodes an inputs file for a checked program; `steps` defaults to the activation arrays' length or 1. */
+/**
+ * Decodes an inputs file for a checked program; `steps` defaults to the activation arrays' length or 1.
+ * A weight bound from a file is bound here: its file is opened, checked and sampled for its identity.
+ */
 export function decodeInputs(json: unknown, checked: CheckedProgram, steps?: number): ProgramInputs {
   if (!isRecord(json)) throw new InvalidInput('', `an inputs file is an object mapping arg names to tensors, not ${kindOf(json)}`);
   const args = checked.program.args;
@@ -57,7 +71,7 @@ export function decodeInputs(json: unknown, checked: CheckedProgram, steps?: num
   }
   const activations = args.filter((a) => a.role === 'activation');
   const n = stepCount(json, activations, steps);
-  const weights: Record<string, Tensor> = {};
+  const weights: Record<string, Weight> = {};
   const state: Record<string, Tensor> = {};
   const perStep: Record<string, Tensor>[] = Array.from({ length: n }, () => ({}));
   for (const a of args) {
@@ -66,7 +80,8 @@ export function decodeInputs(json: unknown, checked: CheckedProgram, steps?: num
     const v = json[a.name];
     if (a.role !== 'activation') {
       if (Array.isArray(v)) throw new InvalidInput(at, `${a.role} ${a.name} is one tensor for the whole run, not an array of them`);
-      setOwn(a.role === 'weight' ? weights : state, a.name, argTensor(a, v, at));
+      if (a.role === 'weight') setOwn(weights, a.name, argWeight(a, v, at));
+      else setOwn(state, a.name, argTensor(a, v, at));
     } else if (Array.isArray(v)) {
       v.forEach((t, s) => setOwn(perStep[s]!, a.name, argTensor(a, t, ptr(at, s))));
     } else {

@@ -269,7 +269,7 @@ export class Engine {
       job.stage('cache-hit', { key: planned.units.map((u) => u.key).join(',') });
     }
     if ('needArtifacts' in opened) throw new LoadFailed(device.name, 'the device asked again for artifacts it was given');
-    job.stage('loaded', { device: opened.device, simulated: opened.simulated });
+    job.stage('loaded', { device: opened.device, simulated: opened.simulated, fileWeights: opened.fileWeights });
 
     const outputs: StepOutput[] = [];
     let closed = false;
