@@ -57,11 +57,18 @@ export function fileWeightKey(w: Omit<FileWeight, 'key'>): string {
 }
 
 /**
+ * The identities of the files bound so far, by real path: an inputs file binding 300 tensors of one
+ * GGUF samples that GGUF once, not 300 times.
+ */
+export type BoundFiles = Map<string, FileIdentity>;
+
+/**
  * Decodes and binds a file-range weight at JSON pointer `path`: the keys, an absolute path to a regular
  * file, a length equal to the bytes of the dtype and shape, a range inside the file. Refusals are
- * InvalidInput at the key at fault (`/w/file`, `/w/offset`, `/w/length`).
+ * InvalidInput at the key at fault (`/w/file`, `/w/offset`, `/w/length`). `files` shares the identity
+ * of a file among the weights of one inputs file.
  */
-export function bindFileWeight(json: Record<string, unknown>, path: string): FileWeight {
+export function bindFileWeight(json: Record<string, unknown>, path: string, files: BoundFiles = new Map()): FileWeight {
   for (const k of Object.keys(json)) {
     if (!KEYS.includes(k)) throw new InvalidInput(ptr(path, k), `a weight bound from a file has no key "${k}" (it has ${KEYS.map((x) => `"${x}"`).join(', ')})`);
   }
@@ -88,7 +95,8 @@ export function bindFileWeight(json: Record<string, unknown>, path: string): Fil
   const fail: FileFailure = (p, reason) => new InvalidInput(at, `cannot bind ${p}: ${reason}`);
   let file: string;
   try { file = realpathSync(given); } catch (e) { throw fail(given, fsReason(e)); }
-  const identity = fileIdentity(file, { fail });
+  const identity = files.get(file) ?? fileIdentity(file, { fail });
+  files.set(file, identity);
   if (offset + length > identity.size) {
     throw new InvalidInput(ptr(path, 'offset'), `bytes [${offset}, ${offset + length}) end past the ${identity.size} bytes of ${file}`);
   }

@@ -9,6 +9,7 @@ import type { CheckedProgram } from './checked.js';
 import { hasOwn, isRecord, kindOf, ptr, setOwn } from './pointer.js';
 import type { Tensor } from './tensor.js';
 import type { Arg } from './types.js';
+import type { BoundFiles } from './fileWeight.js';
 import { decodeTensor, decodeWeight } from './tensorCodec.js';
 
 function sameShape(a: readonly number[], b: readonly number[]): boolean {
@@ -23,8 +24,8 @@ function argTensor(arg: Arg, json: unknown, path: string): Tensor {
 }
 
 // A weight may be a quantized tensor or a byte range of a file (src/ir/fileWeight.ts), bound here.
-function argWeight(arg: Arg, json: unknown, path: string): Weight {
-  return matches(arg, decodeWeight(json, path), path);
+function argWeight(arg: Arg, json: unknown, path: string, files: BoundFiles): Weight {
+  return matches(arg, decodeWeight(json, path, files), path);
 }
 
 function matches<T extends Weight>(arg: Arg, t: T, path: string): T {
@@ -72,6 +73,7 @@ export function decodeInputs(json: unknown, checked: CheckedProgram, steps?: num
   const activations = args.filter((a) => a.role === 'activation');
   const n = stepCount(json, activations, steps);
   const weights: Record<string, Weight> = {};
+  const files: BoundFiles = new Map();
   const state: Record<string, Tensor> = {};
   const perStep: Record<string, Tensor>[] = Array.from({ length: n }, () => ({}));
   for (const a of args) {
@@ -80,7 +82,7 @@ export function decodeInputs(json: unknown, checked: CheckedProgram, steps?: num
     const v = json[a.name];
     if (a.role !== 'activation') {
       if (Array.isArray(v)) throw new InvalidInput(at, `${a.role} ${a.name} is one tensor for the whole run, not an array of them`);
-      if (a.role === 'weight') setOwn(weights, a.name, argWeight(a, v, at));
+      if (a.role === 'weight') setOwn(weights, a.name, argWeight(a, v, at, files));
       else setOwn(state, a.name, argTensor(a, v, at));
     } else if (Array.isArray(v)) {
       v.forEach((t, s) => setOwn(perStep[s]!, a.name, argTensor(a, t, ptr(at, s))));

@@ -12,7 +12,7 @@ import { InvalidInput, wireNumber, type WireNumber } from '../errors/index.js';
 import { roundToDtype } from '../numerics/float16.js';
 import { quantShapeProblem } from '../numerics/quant.js';
 import { tensorFromBytes, tensorToBytes } from './bytes.js';
-import { bindFileWeight, isFileForm, type FileWeight } from './fileWeight.js';
+import { bindFileWeight, isFileForm, type BoundFiles, type FileWeight } from './fileWeight.js';
 import { hasOwn, isRecord, kindOf, ptr } from './pointer.js';
 import { ANY_DTYPE_LIST, decodeWireNumber, DTYPE_LIST, integerValueProblem, isAnyDType, isDType } from './scalars.js';
 import { isQuantTensor, quantTensor, type HeldTensor, type QuantTensor, type Tensor } from './tensor.js';
@@ -69,11 +69,12 @@ function decodeQuantTensor(json: Record<string, unknown>, dtype: QuantDType, pat
 
 /**
  * Decodes a weight at `path`: a wire tensor, a quantized one (`b64` blocks), or a byte range of a file
- * (`{ dtype, shape, file, offset, length }`, bound here: src/ir/fileWeight.ts).
+ * (`{ dtype, shape, file, offset, length }`, bound here: src/ir/fileWeight.ts; `files` shares each
+ * file's identity among the weights of one inputs file).
  */
-export function decodeWeight(json: unknown, path: string): HeldTensor | FileWeight {
+export function decodeWeight(json: unknown, path: string, files?: BoundFiles): HeldTensor | FileWeight {
   if (isRecord(json)) {
-    if (isFileForm(json)) return bindFileWeight(json, path);
+    if (isFileForm(json)) return bindFileWeight(json, path, files);
     const dtype = json['dtype'];
     if (isAnyDType(dtype) && isQuantized(dtype)) return decodeQuantTensor(json, dtype, path);
     if (!isAnyDType(dtype)) throw new InvalidInput(ptr(path, 'dtype'), `a weight's dtype is ${ANY_DTYPE_LIST}, not ${kindOf(dtype)}`);

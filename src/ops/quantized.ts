@@ -13,7 +13,7 @@
 import { IndexOutOfRange } from '../errors/index.js';
 import type { HeldTensor, QuantTensor, Tensor } from '../ir/tensor.js';
 import { isQuantTensor } from '../ir/tensor.js';
-import { isFloat, isQuantized, numel, type AnyDType, type FloatDType } from '../ir/types.js';
+import { isFloat, isQuantized, numel, type FloatDType } from '../ir/types.js';
 import { dequantRow, dequantize } from '../numerics/dequant.js';
 import type { AnyType, OpAttrs, QuantRule, ValueType } from './rule.js';
 import { fail, finish, requireAxis, shapeStr } from './common.js';
@@ -123,8 +123,7 @@ export const QUANT_CONVERT: QuantRule<OpAttrs['convert']> = {
   operand: 0,
   place: 'its operand',
   infer(ins, { dtype }) {
-    const to: AnyDType = dtype;
-    if (!isFloat(to)) fail('/dtype', `convert of a quantized ${ins[0]!.dtype} weight is to f32, f16 or bf16, not ${dtype}`);
+    if (!isFloat(dtype)) fail('/dtype', `convert of a quantized ${ins[0]!.dtype} weight is to f32, f16 or bf16, not ${dtype}`);
     return [{ dtype, shape: ins[0]!.shape }];
   },
   evaluate(ins, { dtype }, ctx) {
