@@ -14,28 +14,32 @@ export type { RemoteEngine, JobApi, EnginePort, EmitterPort, DomPort } from './j
 
 export * from './errors/index.js';
 
-export type { Arg, BodyStep, DType, Eqn, FloatDType, Literal, Operand, Program, Role, RowBody, Shape } from './ir/types.js';
-export { DTYPES, numel } from './ir/types.js';
+export type { AnyDType, Arg, BodyStep, DType, Eqn, FloatDType, Literal, Operand, Program, QuantDType, Role, RowBody, Shape } from './ir/types.js';
+export { DTYPES, QUANT_DTYPES, isQuantized, numel, storageBytes } from './ir/types.js';
+export { QUANT_BLOCKS } from './numerics/quant.js';
+export type { BlockLayout } from './numerics/quant.js';
+export { dequantize, dequantRow } from './numerics/dequant.js';
+export type { FileWeight } from './ir/fileWeight.js';
 export type { CheckedEqn, CheckedProgram } from './ir/checked.js';
-export { tensor, zeros } from './ir/tensor.js';
-export type { Tensor } from './ir/tensor.js';
+export { isQuantTensor, quantTensor, tensor, zeros } from './ir/tensor.js';
+export type { HeldTensor, QuantTensor, Tensor } from './ir/tensor.js';
 export { program, lit, ProgramBuilder } from './ops/builder.js';
 export type { Value, ValueOperand } from './ops/builder.js';
 export { parseProgram, parseProgramText, programToJson } from './ir/codec.js';
 export { checkProgram } from './ops/validate.js';
 export { DEFAULT_LIMITS, resolveLimits } from './ir/limits.js';
 export type { Limits } from './ir/limits.js';
-export { decodeTensor, encodeTensor } from './ir/tensorCodec.js';
+export { decodeTensor, decodeWeight, encodeHeld, encodeQuantTensor, encodeTensor } from './ir/tensorCodec.js';
 export type { WireTensor, WireB64Tensor, WireDataTensor } from './ir/tensorCodec.js';
 export { decodeInputs } from './ir/inputsCodec.js';
 export { DEFAULT_MAX_STEPS } from './ir/inputsCodec.js';
 export { tensorFromBytes, tensorToBytes } from './ir/bytes.js';
 
 export { OP_NAMES } from './ops/rule.js';
-export type { OpName, ValueType } from './ops/rule.js';
+export type { AnyType, OpName, QuantType, ValueType } from './ops/rule.js';
 
 export { runProgram, runStep } from './oracle/index.js';
-export type { OracleOptions, ProgramInputs, StepOutput, TensorMap } from './oracle/index.js';
+export type { OracleOptions, ProgramInputs, StepOutput, TensorMap, Weight, WeightMap } from './oracle/index.js';
 
 export { roundF16, roundBF16, roundToDtype, f16ToBits, f16FromBits, bf16ToBits, bf16FromBits, F16_MAX, BF16_MAX } from './numerics/float16.js';
 export { erf, erfc } from './numerics/erf.js';

@@ -13,7 +13,7 @@ import type { Device, DeviceKind } from '../devices/device.js';
 import type { FaultOptions } from '../devices/faults.js';
 import { hasSimulator, openDevice } from '../devices/registry.js';
 import type { Wiring } from '../compiler/wiring.js';
-import { Session, type SessionInit } from '../session/session.js';
+import { ResidentWeights, Session, type SessionInit } from '../session/session.js';
 import { LoadedArtifacts } from './loadedArtifacts.js';
 import type { StepOutput, TensorMap } from '../oracle/types.js';
 import { mulberry32 } from '../numerics/random.js';
@@ -73,6 +73,11 @@ export interface OpenReply {
   readonly session: number;
   readonly device: string;
   readonly simulated: boolean;
+  /**
+   * Weights bound from files: `reused` were resident on the device from an earlier session (same file,
+   * unchanged, same range), `bound` were read (or mapped) now.
+   */
+  readonly fileWeights: { readonly reused: number; readonly bound: number };
 }
 
 /** One artifact of a session: its cache key, its bytes when the device may lack it, its wiring. */
@@ -128,11 +133,11 @@ const never = new Int32Array(new SharedArrayBuffer(4));
 export function deviceApi(opts: DeviceActorOptions) {
   // Opened on first use, not at start: a machine without the device answers its calls NoDevice instead
   // of crashing the worker into a restart loop.
-  let opened: { device: Device; loadedArtifacts: LoadedArtifacts } | undefined;
+  let opened: { device: Device; loadedArtifacts: LoadedArtifacts; resident: ResidentWeights } | undefined;
   const open = () => {
     if (!opened) {
       const d = openWith(opts);
-      opened = { device: d, loadedArtifacts: new LoadedArtifacts(d) };
+      opened = { device: d, loadedArtifacts: new LoadedArtifacts(d), resident: new ResidentWeights(d) };
     }
     return opened;
   };
@@ -154,7 +159,7 @@ export function deviceApi(opts: DeviceActorOptions) {
 
   return {
     async open(req: OpenRequest): Promise<OpenReply | { readonly needArtifacts: readonly number[] }> {
-      const { device, loadedArtifacts } = open();
+      const { device, loadedArtifacts, resident } = open();
       const missing = req.units.map((u, i) => (u.artifact === undefined && !loadedArtifacts.has(u.key) ? i : -1)).filter((i) => i >= 0);
       if (missing.length > 0) return { needArtifacts: missing };
       const taken: string[] = [];
@@ -169,10 +174,12 @@ export function deviceApi(opts: DeviceActorOptions) {
           taken.push(u.key);
           stages.push({ loaded, wiring: u.wiring });
         }
-        const session = Session.open(device, stages, req);
+        const session = Session.open(device, stages, req, resident);
+        // Weights of files that the new session does not bind, and no open one holds, are let go.
+        resident.evictIdle(new Set(session.weightKeys));
         const id = next++;
         sessions.set(id, { session, keys: taken });
-        return { session: id, device: device.name, simulated: device.simulated };
+        return { session: id, device: device.name, simulated: device.simulated, fileWeights: session.fileWeights };
       } catch (e) {
         for (const k of taken) loadedArtifacts.release(k);
         throw e;

@@ -4,7 +4,7 @@
  * buffer of the value its wiring names, so values cross artifacts through host memory.
  */
 import type { CheckedProgram } from '../ir/checked.js';
-import type { DType, Shape } from '../ir/types.js';
+import type { AnyDType, Shape } from '../ir/types.js';
 
 export interface WiredArg {
   /** The artifact's argument (binding) name. */
@@ -12,7 +12,8 @@ export interface WiredArg {
   /** The program value it reads or writes. */
   readonly value: string;
   readonly direction: 'in' | 'out';
-  readonly dtype: DType;
+  /** Quantized only for a weight, which is an input. */
+  readonly dtype: AnyDType;
   readonly shape: Shape;
   /**
    * Where the artifact expects this tensor: at `offset` in its host arena `index` (of `arenaBytes`

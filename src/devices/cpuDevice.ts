@@ -6,8 +6,9 @@
  */
 import { loadCpuArtifact } from '../compiler/cpu.js';
 import type { CheckedProgram } from '../ir/checked.js';
-import { tensorFromBytes, tensorToBytes } from '../ir/bytes.js';
-import type { Tensor } from '../ir/tensor.js';
+import { heldFromBytes, tensorFromBytes, tensorToBytes } from '../ir/bytes.js';
+import type { HeldTensor, Tensor } from '../ir/tensor.js';
+import { elementDtype } from '../ir/types.js';
 import { runStep } from '../oracle/index.js';
 import { programAbi, resultBinding, stateBinding } from './abi.js';
 import type { DeviceBaseOptions, Decoded } from './rules.js';
@@ -32,12 +33,14 @@ export class CpuDevice extends JsDevice<CheckedProgram> {
 
   // Reads every input, runs the oracle, and returns the writes of the outputs.
   protected compute(checked: CheckedProgram, loaded: LoadedArtifact, bindings: Bindings): () => void {
-    const weights: Record<string, Tensor> = {};
+    const weights: Record<string, HeldTensor> = {};
     const state: Record<string, Tensor> = {};
     const activations: Record<string, Tensor> = {};
     for (const a of checked.program.args) {
-      const t = tensorFromBytes(a.dtype, a.shape, this.memory.view(bindings[a.name]!, loaded.args.find((x) => x.name === a.name)!.bytes));
-      (a.role === 'weight' ? weights : a.role === 'state' ? state : activations)[a.name] = t;
+      // A quantized weight stays its blocks (a view of the buffer: the run reads it before anything is written).
+      const bytes = this.memory.view(bindings[a.name]!, loaded.args.find((x) => x.name === a.name)!.bytes);
+      if (a.role === 'weight') weights[a.name] = heldFromBytes(a.dtype, a.shape, bytes);
+      else (a.role === 'state' ? state : activations)[a.name] = tensorFromBytes(elementDtype(a.dtype, `${a.role} ${a.name}`), a.shape, bytes);
     }
     const step = runStep(checked, { weights, state, activations });
     const writes: [string, Uint8Array][] = [];

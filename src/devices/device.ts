@@ -19,8 +19,9 @@
  * drop().
  */
 import { DispatchRefused, DevicePoisoned, NoDevice } from '../errors/index.js';
-import type { DType, Shape } from '../ir/types.js';
-import { dtypeBytes, numel } from '../ir/types.js';
+import type { FileWeight } from '../ir/fileWeight.js';
+import type { AnyDType, Shape } from '../ir/types.js';
+import { storageBytes } from '../ir/types.js';
 
 /** The device kinds the engine knows. */
 export type DeviceKind = 'cpu' | 'xdna2' | 'npu4';
@@ -52,7 +53,8 @@ export type Bindings = Readonly<Record<string, Binding>>;
 export interface ArtifactArg {
   readonly name: string;
   readonly direction: 'in' | 'out';
-  readonly dtype: DType;
+  /** Quantized only for a weight (an input), whose buffer holds its blocks. */
+  readonly dtype: AnyDType;
   readonly shape: Shape;
   readonly bytes: number;
 }
@@ -100,6 +102,14 @@ export interface Device {
   load(artifact: Artifact): Promise<LoadedArtifact>;
   /** Allocates a zeroed device buffer of `bytes` bytes. */
   allocBuffer(bytes: number): BufferId;
+  /**
+   * The seam for weights bound from a file: a device that can map files (the native host device, over
+   * mmap) has this, and a weight bound from a file reaches it as the file range, not as bytes. It
+   * returns a read-only buffer of exactly `weight.length` bytes over the range, freed by free(), and
+   * refuses (InvalidInput at `/<name>/file`) a file whose size or mtime moved since it was bound.
+   * Without it the session reads the range and writes it into a buffer of its own.
+   */
+  mapFile?(weight: FileWeight, name: string): BufferId;
   /** Allocates a zeroed host arena of `bytes` bytes. */
   allocArena(bytes: number): ArenaId;
   /** Copies `data` into a buffer or arena at `offset`. */
@@ -124,9 +134,9 @@ export function freshHandle(): number {
   return nextHandle++;
 }
 
-/** The byte size of a tensor of this dtype and shape. */
-export function byteSize(dtype: DType, shape: Shape): number {
-  return numel(shape) * dtypeBytes(dtype);
+/** The byte size of a tensor of this dtype and shape (a quantized one's blocks). */
+export function byteSize(dtype: AnyDType, shape: Shape): number {
+  return storageBytes(dtype, shape);
 }
 
 /** True for a binding that names an arena slot rather than a whole buffer. */
@@ -182,6 +192,7 @@ export function wrapDevice(inner: Device, over: DeviceOverrides): Device {
     ...(inner.narrowing ? { narrowing: inner.narrowing } : {}),
     load: over.load ?? ((a) => inner.load(a)),
     allocBuffer: (n) => inner.allocBuffer(n),
+    ...(inner.mapFile ? { mapFile: inner.mapFile.bind(inner) } : {}),
     allocArena: (n) => inner.allocArena(n),
     write: over.write ?? ((t, o, d) => inner.write(t, o, d)),
     read: over.read ?? ((t, o, n) => inner.read(t, o, n)),

@@ -4,4 +4,5 @@ export {
   DEFAULT_MAX_FILE_BYTES, MAX_FILE_BYTES_ENV, fileKind, fsReason, isRegularFile, maxFileBytes, openRegularFile, readRegularFile,
   type FileFailure, type OpenFile, type ReadFileOptions, type RegularFileOptions,
 } from './files.js';
+export { IDENTITY_END_BYTES, fileIdentity, readFileRange, type FileIdentity, type RangeExpectation } from './fileRange.js';
 export { ensureDir, writeOutputFile, type WriteOptions } from './write.js';

@@ -1,10 +1,11 @@
 /**
  * Tensors as little-endian bytes: the layout of the wire's `b64` encoding and of device buffers
- * (f16 and bf16 as their 16-bit patterns, bool one byte each).
+ * (f16 and bf16 as their 16-bit patterns, bool one byte each; a quantized tensor is its blocks).
  */
-import type { DType, Shape } from './types.js';
-import { dtypeBytes, numel } from './types.js';
-import type { Tensor } from './tensor.js';
+import type { AnyDType, DType, Shape } from './types.js';
+import { dtypeBytes, isQuantized, numel } from './types.js';
+import type { HeldTensor, Tensor } from './tensor.js';
+import { isQuantTensor, quantTensor } from './tensor.js';
 import { bf16FromBits, bf16ToBits, f16FromBits, f16ToBits } from '../numerics/float16.js';
 
 /** The little-endian bytes of a tensor. */
@@ -39,4 +40,14 @@ export function tensorFromBytes(dtype: DType, shape: Shape, bytes: Uint8Array): 
     case 'bool': for (let i = 0; i < n; i++) d[i] = bytes[i] ? 1 : 0; break;
   }
   return { dtype, shape: [...shape], data: d };
+}
+
+/** The bytes of a held tensor: a quantized one's own blocks (not copied), or tensorToBytes. */
+export function heldToBytes(t: HeldTensor): Uint8Array {
+  return isQuantTensor(t) ? t.bytes : tensorToBytes(t);
+}
+
+/** A held tensor from its bytes: a quantized dtype keeps them as its blocks (no copy), else tensorFromBytes. */
+export function heldFromBytes(dtype: AnyDType, shape: Shape, bytes: Uint8Array): HeldTensor {
+  return isQuantized(dtype) ? quantTensor(dtype, shape, bytes) : tensorFromBytes(dtype, shape, bytes);
 }

@@ -8,8 +8,9 @@ import { jsonErrorAt } from './jsonText.js';
 import { DEFAULT_LIMITS, LIMIT_NAMES, checkEquationCount, measureJson, type Limits } from './limits.js';
 import { decodeOperands, encodeOperand } from './operand.js';
 import { hasOwn, isRecord, kindOf, ptr, setOwn, valueNameProblem } from './pointer.js';
-import { DTYPE_LIST, isDType } from './scalars.js';
-import type { Arg, Eqn, Program, Role } from './types.js';
+import { ANY_DTYPE_LIST, isAnyDType, isDType } from './scalars.js';
+import { quantShapeProblem } from '../numerics/quant.js';
+import { isQuantized, type Arg, type Eqn, type Program, type Role } from './types.js';
 
 const PROGRAM_KEYS = ['format', 'name', 'args', 'eqns', 'results', 'state'];
 const ARG_KEYS = ['name', 'role', 'dtype', 'shape'];
@@ -60,7 +61,10 @@ export function decodeShape(v: unknown, path: string): number[] {
   });
 }
 
-/** Decodes one arg `{ name, role, dtype, shape }` at `path`; also re-checks an Arg built in code. */
+/**
+ * Decodes one arg `{ name, role, dtype, shape }` at `path`; also re-checks an Arg built in code. A
+ * quantized dtype is a weight's only, over a shape of whole blocks (src/numerics/quant.ts).
+ */
 export function decodeArg(v: unknown, path: string): Arg {
   const o = object(v, path, 'an arg');
   onlyKeys(o, path, ARG_KEYS, 'an arg');
@@ -70,8 +74,15 @@ export function decodeArg(v: unknown, path: string): Arg {
     throw new InvalidProgram(ptr(path, 'role'), `an arg's role is "weight", "activation" or "state", not ${kindOf(role)}`);
   }
   const dtype = o['dtype'];
-  if (!isDType(dtype)) throw new InvalidProgram(ptr(path, 'dtype'), `an arg's dtype is ${DTYPE_LIST}, not ${kindOf(dtype)}`);
+  if (!isAnyDType(dtype)) throw new InvalidProgram(ptr(path, 'dtype'), `an arg's dtype is ${ANY_DTYPE_LIST}, not ${kindOf(dtype)}`);
   const shape = decodeShape(o['shape'], ptr(path, 'shape'));
+  if (isQuantized(dtype)) {
+    if (role !== 'weight') {
+      throw new InvalidProgram(ptr(path, 'dtype'), `${role} ${n} cannot be ${dtype}: a quantized tensor is only ever a weight (uploaded once, never written)`);
+    }
+    const bad = quantShapeProblem(dtype, shape);
+    if (bad !== undefined) throw new InvalidProgram(bad.axis === null ? ptr(path, 'shape') : ptr(path, 'shape', bad.axis), bad.reason);
+  }
   return { name: n, role, dtype, shape };
 }
 

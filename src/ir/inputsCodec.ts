@@ -6,19 +6,31 @@
  * count past it is a ResourceLimit `steps`, refused before anything is allocated per step.
  */
 import { InvalidInput, ResourceLimit } from '../errors/index.js';
-import type { ProgramInputs, TensorMap } from './values.js';
+import type { ProgramInputs, TensorMap, Weight, WeightMap } from './values.js';
 import type { CheckedProgram } from './checked.js';
 import { hasOwn, isRecord, kindOf, ptr, setOwn } from './pointer.js';
 import type { Tensor } from './tensor.js';
 import type { Arg } from './types.js';
-import { decodeTensor } from './tensorCodec.js';
+import type { BoundFiles } from './fileWeight.js';
+import { decodeTensor, decodeWeight } from './tensorCodec.js';
 
 function sameShape(a: readonly number[], b: readonly number[]): boolean {
   return a.length === b.length && a.every((d, k) => d === b[k]);
 }
 
 function argTensor(arg: Arg, json: unknown, path: string): Tensor {
-  const t = decodeTensor(json, path);
+  if (isRecord(json) && hasOwn(json, 'file')) {
+    throw new InvalidInput(ptr(path, 'file'), `${arg.role} ${arg.name} is given anew for the run; only a weight can be bound from a file`);
+  }
+  return matches(arg, decodeTensor(json, path), path);
+}
+
+// A weight may be a quantized tensor or a byte range of a file (src/ir/fileWeight.ts), bound here.
+function argWeight(arg: Arg, json: unknown, path: string, files: BoundFiles): Weight {
+  return matches(arg, decodeWeight(json, path, files), path);
+}
+
+function matches<T extends Weight>(arg: Arg, t: T, path: string): T {
   if (t.dtype !== arg.dtype) throw new InvalidInput(ptr(path, 'dtype'), `${arg.role} ${arg.name} is ${arg.dtype}, this tensor is ${t.dtype}`);
   if (!sameShape(t.shape, arg.shape)) {
     throw new InvalidInput(ptr(path, 'shape'), `${arg.role} ${arg.name} has shape [${arg.shape.join(', ')}], this tensor has [${t.shape.join(', ')}]`);
@@ -58,7 +70,8 @@ function stepCount(o: Record<string, unknown>, activations: readonly Arg[], aske
  * memory is the file's own tensors, whatever the count.
  */
 export interface StepInputs {
-  readonly weights: TensorMap;
+  /** Weights; one bound from a file has been opened, checked and sampled for its identity here. */
+  readonly weights: WeightMap;
   readonly state: TensorMap;
   readonly count: number;
   /** Step `i`'s activation contents (0 <= i < count), built on each call. */
@@ -79,7 +92,8 @@ export function decodeStepInputs(json: unknown, checked: CheckedProgram, steps?:
   }
   const activations = args.filter((a) => a.role === 'activation');
   const count = stepCount(json, activations, steps, maxSteps);
-  const weights: Record<string, Tensor> = {};
+  const weights: Record<string, Weight> = {};
+  const files: BoundFiles = new Map();
   const state: Record<string, Tensor> = {};
   // Per activation: one tensor per step, or the one tensor every step reuses.
   const acts: { readonly name: string; readonly perStep?: readonly Tensor[]; readonly every?: Tensor }[] = [];
@@ -89,7 +103,8 @@ export function decodeStepInputs(json: unknown, checked: CheckedProgram, steps?:
     const v = json[a.name];
     if (a.role !== 'activation') {
       if (Array.isArray(v)) throw new InvalidInput(at, `${a.role} ${a.name} is one tensor for the whole run, not an array of them`);
-      setOwn(a.role === 'weight' ? weights : state, a.name, argTensor(a, v, at));
+      if (a.role === 'weight') setOwn(weights, a.name, argWeight(a, v, at, files));
+      else setOwn(state, a.name, argTensor(a, v, at));
     } else if (Array.isArray(v)) {
       acts.push({ name: a.name, perStep: v.map((t, s) => argTensor(a, t, ptr(at, s))) });
     } else {

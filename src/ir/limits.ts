@@ -81,7 +81,11 @@ export class ByteBudget {
   constructor(private readonly limits: Limits) {}
   /** Adds one value of `elements` elements, defined at `place`. */
   add(elements: bigint, place: string): void {
-    this.#held += elements * BigInt(HELD_BYTES_PER_ELEMENT);
+    this.addBytes(elements * BigInt(HELD_BYTES_PER_ELEMENT), place);
+  }
+  /** Adds one value held as `bytes` bytes (a quantized weight, held as its blocks), defined at `place`. */
+  addBytes(bytes: bigint, place: string): void {
+    this.#held += bytes;
     if (over(this.#held, this.limits.programBytes)) throw new ResourceLimit(LIMIT_NAMES.programBytes, Number(this.#held), this.limits.programBytes, place);
   }
 }

@@ -2,7 +2,8 @@
  * The op names of the format and the types of their attributes: what a program may say. What each op
  * means (shape rules, oracle kernels) is the op table's (src/ops/table.ts), one layer up.
  */
-import type { DType, RowBody, Shape } from './types.js';
+import type { DType, QuantDType, RowBody, Shape } from './types.js';
+import { elementDtype, isQuantized } from './types.js';
 
 export const OP_NAMES = [
   'add', 'sub', 'mul', 'div', 'max', 'min', 'ge',
@@ -47,3 +48,22 @@ export interface ValueType {
   readonly shape: Shape;
 }
 
+/** The type of a quantized weight: only an arg has one, and only three ops take it (src/ops/quantized.ts). */
+export interface QuantType {
+  readonly dtype: QuantDType;
+  readonly shape: Shape;
+}
+
+/** The type of an operand or an arg: a value's, or a quantized weight's. */
+export type AnyType = ValueType | QuantType;
+
+
+/** True for the type of a quantized weight. */
+export function isQuantType(t: AnyType): t is QuantType {
+  return isQuantized(t.dtype);
+}
+
+/** `t` as the type of a value of elements, for code that never sees a quantized one (see elementDtype). */
+export function elementType(t: AnyType, what: string): ValueType {
+  return { dtype: elementDtype(t.dtype, what), shape: t.shape };
+}

@@ -4,7 +4,7 @@
  * validation and the tensor codec so that all three accept exactly the same spellings.
  */
 import { roundToDtype } from '../numerics/float16.js';
-import { DTYPES, type DType } from './types.js';
+import { DTYPES, QUANT_DTYPES, type AnyDType, type DType } from './types.js';
 
 /** The number a wire scalar stands for, or undefined when it is not one. */
 export function decodeWireNumber(v: unknown): number | undefined {
@@ -21,6 +21,11 @@ export function decodeWireNumber(v: unknown): number | undefined {
 /** True for one of the format's dtype names. */
 export function isDType(v: unknown): v is DType {
   return typeof v === 'string' && (DTYPES as readonly string[]).includes(v);
+}
+
+/** True for any dtype an arg may declare: an element dtype or a quantized weight dtype. */
+export function isAnyDType(v: unknown): v is AnyDType {
+  return isDType(v) || (typeof v === 'string' && (QUANT_DTYPES as readonly string[]).includes(v));
 }
 
 export const I32_MIN = -(2 ** 31);
@@ -42,6 +47,9 @@ export function integerValueProblem(dtype: DType, v: number): string | undefined
 
 /** A dtype list for messages: `f32, f16, bf16, i32 or bool`. */
 export const DTYPE_LIST = `${DTYPES.slice(0, -1).join(', ')} or ${DTYPES[DTYPES.length - 1]}`;
+
+/** The dtypes of a weight, for messages: the element dtypes or a quantized one. */
+export const ANY_DTYPE_LIST = `${DTYPES.join(', ')}, or for a weight one of ${QUANT_DTYPES.join(', ')}`;
 
 /**
  * Why a finite `v` is not a value of a float dtype: one that rounds to infinity there (an f16 literal

@@ -3,16 +3,19 @@
  * validated forms: literals hold numbers (NaN, infinities and -0 included), not their wire strings.
  */
 
-import type { DType, Shape } from '../numerics/dtype.js';
-export { DTYPES, isFloat } from '../numerics/dtype.js';
-export type { DType, FloatDType, Shape } from '../numerics/dtype.js';
+import type { AnyDType, DType, Shape } from '../numerics/dtype.js';
+import { isQuantized } from '../numerics/dtype.js';
+import { quantBytes } from '../numerics/quant.js';
+export { DTYPES, QUANT_DTYPES, isFloat, isQuantized } from '../numerics/dtype.js';
+export type { AnyDType, DType, FloatDType, QuantDType, Shape } from '../numerics/dtype.js';
 
 export type Role = 'weight' | 'activation' | 'state';
 
 export interface Arg {
   readonly name: string;
   readonly role: Role;
-  readonly dtype: DType;
+  /** A quantized dtype only for a weight (validation refuses it elsewhere). */
+  readonly dtype: AnyDType;
   readonly shape: Shape;
 }
 
@@ -67,6 +70,15 @@ export function isLiteral(o: Operand): o is Literal {
   return typeof o === 'object';
 }
 
+/**
+ * `d` as an element dtype, for code that only ever sees values of elements (a result, a state, an
+ * operand of a target that takes no quantized weight); a quantized one there is a defect, thrown as such.
+ */
+export function elementDtype(d: AnyDType, what: string): DType {
+  if (isQuantized(d)) throw new Error(`${what} is of the quantized dtype ${d}, which only a weight of a target taking one may be`);
+  return d;
+}
+
 /** The number of elements of a shape. */
 export function numel(shape: Shape): number {
   let n = 1;
@@ -81,7 +93,16 @@ export function exactNumel(shape: Shape): bigint {
   return n;
 }
 
-/** Bytes per element of a dtype in the wire's `b64` encoding. */
+/**
+ * The bytes a tensor of this dtype and shape occupies in the wire's `b64` encoding and in device
+ * buffers: elements times dtypeBytes, or whole blocks of a quantized dtype (src/numerics/quant.ts;
+ * the shape must hold whole blocks, which validation ensures).
+ */
+export function storageBytes(dtype: AnyDType, shape: Shape): number {
+  return isQuantized(dtype) ? quantBytes(dtype, shape) : numel(shape) * dtypeBytes(dtype);
+}
+
+/** Bytes per element of an element dtype in the wire's `b64` encoding (a quantized dtype has bytes per block). */
 export function dtypeBytes(d: DType): number {
   switch (d) {
     case 'f32': case 'i32': return 4;

@@ -1,11 +1,20 @@
 /** What a program runs on and what a step returns, by arg name: the oracle's, the devices' and the engine's. */
-import type { Tensor } from './tensor.js';
+import type { FileWeight } from './fileWeight.js';
+import type { HeldTensor, Tensor } from './tensor.js';
 
 export type TensorMap = Readonly<Record<string, Tensor>>;
 
+/** Values the oracle holds by name: tensors of elements, and quantized weights as their blocks. */
+export type HeldMap = Readonly<Record<string, HeldTensor>>;
+
+/** A weight as the engine is given it: a tensor, a quantized one, or a byte range of a file. */
+export type Weight = HeldTensor | FileWeight;
+export type WeightMap = Readonly<Record<string, Weight>>;
+
 /** What a program runs on: weights and initial state once, activation contents once per step. */
 export interface ProgramInputs {
-  readonly weights: TensorMap;
+  /** Weights; one bound from a file is read (or mapped) only where it is uploaded. */
+  readonly weights: WeightMap;
   readonly state: TensorMap;
   /** One map of activation contents per step. */
   readonly steps: readonly TensorMap[];
@@ -20,7 +29,7 @@ export interface StepOutput {
 
 /** The values one step runs on, by arg name and role. */
 export interface TensorMaps {
-  readonly weights: TensorMap;
+  readonly weights: HeldMap;
   readonly state: TensorMap;
   readonly activations: TensorMap;
 }

@@ -6,8 +6,9 @@ import { InvalidInput } from '../errors/index.js';
 import { ProgramBuilder } from '../ops/builder.js';
 import { programToJson } from '../ir/codec.js';
 import { ptr, setOwn } from '../ir/pointer.js';
-import type { Tensor } from '../ir/tensor.js';
-import { encodeTensor } from '../ir/tensorCodec.js';
+import type { HeldTensor } from '../ir/tensor.js';
+import { encodeHeld } from '../ir/tensorCodec.js';
+import { isAnyDType } from '../ir/scalars.js';
 import type { Program } from '../ir/types.js';
 
 export type ProgramSource = ProgramBuilder | Program | object;
@@ -24,11 +25,13 @@ export function programJsonOf(p: ProgramSource): unknown {
   return p;
 }
 
-function isTensor(v: unknown): v is Tensor {
-  return typeof v === 'object' && v !== null && (v as { data?: unknown }).data instanceof Float64Array;
+// A Tensor (elements in a Float64Array) or a QuantTensor (blocks in a Uint8Array), as code builds them.
+function isTensor(v: unknown): v is HeldTensor {
+  if (typeof v !== 'object' || v === null || !isAnyDType((v as { dtype?: unknown }).dtype)) return false;
+  return (v as { data?: unknown }).data instanceof Float64Array || (v as { bytes?: unknown }).bytes instanceof Uint8Array;
 }
 
-/** An inputs file with every Tensor object written as a `b64` wire tensor, ready for decodeInputs. */
+/** An inputs file with every Tensor and QuantTensor object written as a `b64` wire tensor, ready for decodeInputs. */
 export function inputsJsonOf(inputs: unknown): unknown {
   if (inputs === undefined) return {};
   if (typeof inputs !== 'object' || inputs === null || Array.isArray(inputs)) {
@@ -47,9 +50,9 @@ export function inputsJsonOf(inputs: unknown): unknown {
 function wire(v: unknown, path: string): unknown {
   if (!isTensor(v)) return v;
   const shape: unknown = v.shape;
-  if (Array.isArray(shape) && shape.every((d) => Number.isSafeInteger(d) && d >= 0)) {
+  if ('data' in v && Array.isArray(shape) && shape.every((d) => Number.isSafeInteger(d) && d >= 0)) {
     const n = (shape as number[]).reduce((a, d) => a * d, 1);
     if (v.data.length !== n) throw new InvalidInput(ptr(path, 'data'), `shape [${shape.join(', ')}] needs ${n} elements, "data" has ${v.data.length}`);
   }
-  return encodeTensor(v, 'b64');
+  return encodeHeld(v, 'b64');
 }

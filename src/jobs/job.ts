@@ -57,7 +57,12 @@ export interface JobEvents {
   planned: (e: { target: TargetName; regions: number }) => void;
   'cache-hit': (e: { key: string }) => void;
   compiled: (e: { key: string; ms: number }) => void;
-  loaded: (e: { device: string; simulated: boolean }) => void;
+  /**
+   * `fileWeights`: of the weights bound from files, how many were still resident on the device from an
+   * earlier job (same file, unchanged: its identity is its path, size, mtime and sampled digest) and how
+   * many were read (or mapped) now.
+   */
+  loaded: (e: { device: string; simulated: boolean; fileWeights: { reused: number; bound: number } }) => void;
   step: (e: StepEvent) => void;
   verified: (e: Verification) => void;
   done: (e: JobResult) => void;

@@ -81,7 +81,7 @@ export async function runSteps(r: StepRun): Promise<StepsRan> {
     job.stage('cache-hit', { key: keys });
   }
   if ('needArtifacts' in opened) throw new LoadFailed(device.name, 'the device asked again for artifacts it was given');
-  job.stage('loaded', { device: opened.device, simulated: opened.simulated });
+  job.stage('loaded', { device: opened.device, simulated: opened.simulated, fileWeights: opened.fileWeights });
 
   const kept = new LastN<TensorMap>(r.keep);
   let lastOut: StepOutput | undefined;

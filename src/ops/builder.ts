@@ -15,18 +15,19 @@
  * Declare args before ops: an arg named like a value already generated is refused as defined twice.
  */
 import { InvalidProgram } from '../errors/index.js';
-import type { OpName, ValueType } from '../ir/ops.js';
+import type { AnyType, OpName } from '../ir/ops.js';
 import { RowBuilder, type RowBodyFn, type RowValue } from '../ir/rowBuilder.js';
 import { decodeArg } from '../ir/codec.js';
 import { ptr, setOwn } from '../ir/pointer.js';
-import type { Arg, DType, Eqn, Literal, Operand, Program, Role, RowBody, Shape } from '../ir/types.js';
+import type { AnyDType, Arg, DType, Eqn, Literal, Operand, Program, Role, RowBody, Shape } from '../ir/types.js';
 import type { CheckedEqn } from '../ir/checked.js';
 import { checkEqn, checkProgram } from './validate.js';
 
 /** A value of the program being built: its name and static type. */
 export interface Value {
   readonly name: string;
-  readonly dtype: DType;
+  /** Quantized only for a weight declared so. */
+  readonly dtype: AnyDType;
   readonly shape: Shape;
 }
 
@@ -46,7 +47,7 @@ interface Shared {
   readonly eqns: Eqn[];
   readonly results: string[];
   readonly state: Record<string, string>;
-  readonly types: Map<string, ValueType>;
+  readonly types: Map<string, AnyType>;
   readonly origin: Map<string, string>;
   next: number;
 }
@@ -59,7 +60,7 @@ export class ProgramBuilder {
     this.s = { name, args: [], eqns: [], results: [], state: {}, types: new Map(), origin: new Map(), next: 0 };
   }
 
-  private declare(name: string, role: Role, dtype: DType, shape: Shape): Value {
+  private declare(name: string, role: Role, dtype: AnyDType, shape: Shape): Value {
     const s = this.s;
     const at = ptr('/args', s.args.length);
     if (this.outNames !== undefined) throw new InvalidProgram(at, `named(${this.outNames.join(', ')}) names an op's outputs, not an arg`);
@@ -74,8 +75,8 @@ export class ProgramBuilder {
 
   /** Declares an activation arg (new contents every step). */
   activation(name: string, dtype: DType, shape: Shape): Value { return this.declare(name, 'activation', dtype, shape); }
-  /** Declares a weight arg (uploaded once). */
-  weight(name: string, dtype: DType, shape: Shape): Value { return this.declare(name, 'weight', dtype, shape); }
+  /** Declares a weight arg (uploaded once); a quantized dtype's shape is `[..., N, K]` with K blocked. */
+  weight(name: string, dtype: AnyDType, shape: Shape): Value { return this.declare(name, 'weight', dtype, shape); }
   /** Declares a state arg (carried from step to step; map its new value with carry()). */
   state(name: string, dtype: DType, shape: Shape): Value { return this.declare(name, 'state', dtype, shape); }
 
@@ -183,7 +184,7 @@ export class ProgramBuilder {
   reduceSum(x: Value, axes: readonly number[]): Value { return this.one('reduce_sum', [x], { axes: [...axes] }); }
   /** The maximum over `axes` (sorted, distinct), which are dropped from the shape. */
   reduceMax(x: Value, axes: readonly number[]): Value { return this.one('reduce_max', [x], { axes: [...axes] }); }
-  /** `[..., M, K] x [..., K, N]` with equal batch dims. */
+  /** `[..., M, K] x [..., K, N]` with equal batch dims; by a quantized weight `[..., N, K]`, its rows. */
   matmul(a: Value, b: Value): Value { return this.one('matmul', [a, b]); }
   /** Takes `idx` (i32) along `axis` of `src`. */
   gather(src: Value, idx: Value, axis: number): Value { return this.one('gather', [src, idx], { axis }); }

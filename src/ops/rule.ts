@@ -3,12 +3,12 @@
  * over OpName, so adding a name to OP_NAMES (src/ir/ops.ts) refuses to compile until every table has a
  * row for it.
  */
-import type { AttrSpec, OpAttrs, OpName, ValueType } from '../ir/ops.js';
-import type { Tensor } from '../ir/tensor.js';
+import type { AnyType, AttrSpec, OpAttrs, OpName, ValueType } from '../ir/ops.js';
+import type { HeldTensor, Tensor } from '../ir/tensor.js';
 import type { DType } from '../ir/types.js';
 
-export { OP_NAMES, isOpName } from '../ir/ops.js';
-export type { AttrKind, AttrSpec, OpAttrs, OpName, ValueType } from '../ir/ops.js';
+export { OP_NAMES, isOpName, isQuantType } from '../ir/ops.js';
+export type { AnyType, AttrKind, AttrSpec, OpAttrs, OpName, QuantType, ValueType } from '../ir/ops.js';
 
 /**
  * A shape or dtype rule's refusal. `at` is a JSON pointer relative to the equation (`''` for the
@@ -49,6 +49,22 @@ export interface OpRule<A> {
   infer(ins: readonly ValueType[], attrs: A): ValueType[];
   /** The oracle kernel: exact in f64, rounded once to the result dtype unless `ctx.fp64`. */
   evaluate(ins: readonly Tensor[], attrs: A, ctx: EvalCtx): Tensor[];
+  /**
+   * How the op takes a quantized weight (only matmul, gather and convert do; src/ops/quantized.ts).
+   * Absent: an equation of the op with a quantized operand is refused at that operand.
+   */
+  readonly quantized?: QuantRule<A>;
+}
+
+/** The rule and kernel of an op for an equation whose operand `operand` is a quantized weight. */
+export interface QuantRule<A> {
+  /** The one operand that may be quantized. */
+  readonly operand: number;
+  /** That operand's place, for messages: "its right operand". */
+  readonly place: string;
+  infer(ins: readonly AnyType[], attrs: A): ValueType[];
+  /** Every quantized element dequantized exactly (in f64), then the op as for floats. */
+  evaluate(ins: readonly HeldTensor[], attrs: A, ctx: EvalCtx): Tensor[];
 }
 
 export type OpTable = { readonly [P in OpName]: OpRule<OpAttrs[P]> };

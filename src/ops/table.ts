@@ -3,11 +3,13 @@
  * OpTable makes a new OpName refuse to compile until it has a row here. Callers go through
  * inferEqn / evaluateEqn, which hold the one cast from an equation's decoded attrs to the op's own.
  */
-import type { Tensor } from '../ir/tensor.js';
+import type { HeldTensor, Tensor } from '../ir/tensor.js';
+import { isQuantTensor } from '../ir/tensor.js';
 import type { DType } from '../ir/types.js';
-import { DTYPES } from '../ir/types.js';
+import { DTYPES, isQuantized } from '../ir/types.js';
 import { RuleError, isOpName } from './rule.js';
-import type { AttrSpec, EvalCtx, OpName, OpRule, OpTable, ValueType } from './rule.js';
+import type { AnyType, AttrSpec, EvalCtx, OpName, OpRule, OpTable, ValueType } from './rule.js';
+import { QUANT_CONVERT, QUANT_GATHER, QUANT_MATMUL } from './quantized.js';
 import { binaryRule, unaryRule } from './elementwise.js';
 import { convertRule } from './convert.js';
 import { reduceRule } from './reduce.js';
@@ -40,11 +42,11 @@ export const OPS = {
   logistic: unaryRule('logistic'),
   sin: unaryRule('sin'),
   cos: unaryRule('cos'),
-  convert: convertRule,
+  convert: { ...convertRule, quantized: QUANT_CONVERT },
   reduce_sum: reduceRule('reduce_sum'),
   reduce_max: reduceRule('reduce_max'),
-  matmul: matmulRule,
-  gather: gatherRule,
+  matmul: { ...matmulRule, quantized: QUANT_MATMUL },
+  gather: { ...gatherRule, quantized: QUANT_GATHER },
   reshape: reshapeRule,
   transpose: transposeRule,
   broadcast: broadcastRule,
@@ -89,15 +91,41 @@ function checkForm(op: OpName, nIns: number, attrs: RawAttrs): void {
   }
 }
 
+function allElements(ins: readonly AnyType[]): ins is readonly ValueType[] {
+  return ins.every((t) => !isQuantized(t.dtype));
+}
+
+function allTensors(ins: readonly HeldTensor[]): ins is readonly Tensor[] {
+  return ins.every((t) => !isQuantTensor(t));
+}
+
+/**
+ * Why operand `k` of `op` cannot be a quantized weight, or undefined when the op takes one there. Only
+ * matmul (its right operand), gather (its source) and convert take one, each at one operand.
+ */
+export function quantOperandProblem(op: OpName, k: number): string | undefined {
+  const q = OPS[op].quantized;
+  if (q?.operand === k) return undefined;
+  const only = 'a quantized weight is taken only by matmul (its right operand), gather (its source) and convert (to a float dtype)';
+  return q === undefined ? `${op} does not take a quantized operand: ${only}` : `${op} takes a quantized weight only as ${q.place}: ${only}`;
+}
+
 /** The result types of an equation, or a RuleError at a pointer relative to the equation. */
-export function inferEqn(op: OpName, ins: readonly ValueType[], attrs: RawAttrs): ValueType[] {
+export function inferEqn(op: OpName, ins: readonly AnyType[], attrs: RawAttrs): ValueType[] {
   checkForm(op, ins.length, attrs);
-  return ruleOf(op).infer(ins, attrs);
+  if (allElements(ins)) return ruleOf(op).infer(ins, attrs);
+  const k = ins.findIndex((t) => isQuantized(t.dtype));
+  const bad = quantOperandProblem(op, k);
+  if (bad !== undefined) throw new RuleError(`/in/${k}`, bad);
+  return ruleOf(op).quantized!.infer(ins, attrs);
 }
 
 /** Runs an equation's oracle kernel on operands that passed `inferEqn`. */
-export function evaluateEqn(op: OpName, ins: readonly Tensor[], attrs: RawAttrs, ctx: EvalCtx): Tensor[] {
-  return ruleOf(op).evaluate(ins, attrs, ctx);
+export function evaluateEqn(op: OpName, ins: readonly HeldTensor[], attrs: RawAttrs, ctx: EvalCtx): Tensor[] {
+  const rule = ruleOf(op);
+  if (allTensors(ins)) return rule.evaluate(ins, attrs, ctx);
+  if (rule.quantized === undefined) throw new Error(`${op} was given a quantized operand, which validation refuses`);
+  return rule.quantized.evaluate(ins, attrs, ctx);
 }
 
 /** The dtype an untyped literal at operand `index` takes (see OpRule.literalDtype). */

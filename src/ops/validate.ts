@@ -7,19 +7,20 @@
  */
 import { InvalidProgram } from '../errors/index.js';
 import { quote } from '../io/escape.js';
-import { RuleError, isOpName, type AttrSpec, type ValueType } from '../ops/rule.js';
-import { OPS, inferEqn } from '../ops/table.js';
+import { RuleError, isOpName, isQuantType, type AnyType, type AttrSpec, type ValueType } from '../ops/rule.js';
+import { OPS, inferEqn, quantOperandProblem } from '../ops/table.js';
 import { decodeAttrs } from '../ir/attrs.js';
 import type { CheckedEqn, CheckedProgram } from '../ir/checked.js';
 import { decodeArg } from '../ir/codec.js';
 import { ByteBudget, DEFAULT_LIMITS, checkElements, checkEquationCount, type Limits } from '../ir/limits.js';
+import { QUANT_BLOCKS } from '../numerics/quant.js';
 import { hasOwn, ptr, valueNameProblem } from '../ir/pointer.js';
 import { floatLiteralProblem, integerValueProblem } from '../ir/scalars.js';
-import { eqnOuts, isLiteral, type DType, type Eqn, type Operand, type Program, type RowBody } from '../ir/types.js';
+import { eqnOuts, exactNumel, isLiteral, isQuantized, type Arg, type DType, type Eqn, type Operand, type Program, type RowBody } from '../ir/types.js';
 
 /** What an equation is checked against: the values defined before it. */
 export interface Scope {
-  readonly types: ReadonlyMap<string, ValueType>;
+  readonly types: ReadonlyMap<string, AnyType>;
   /** Where each defined name comes from ("arg 0", "equation 3"), for messages. */
   readonly origin?: ReadonlyMap<string, string>;
   /** The equation defining each name later in the program, for "used before it is defined". */
@@ -34,7 +35,7 @@ interface RuleView {
   literalDtype(index: number, ins: readonly (ValueType | undefined)[]): DType | undefined;
 }
 
-function typeStr(t: ValueType): string {
+function typeStr(t: AnyType): string {
   return `${t.dtype} [${t.shape.join(', ')}]`;
 }
 
@@ -63,7 +64,7 @@ function checkBodyLiterals(body: RowBody, at: string, rowDtype: DType | undefine
   });
 }
 
-function operandType(o: Operand, at: string, scope: Scope): ValueType | undefined {
+function operandType(o: Operand, at: string, scope: Scope): AnyType | undefined {
   if (isLiteral(o)) return o.dtype === undefined ? undefined : { dtype: o.dtype, shape: [] };
   const t = scope.types.get(o);
   if (t !== undefined) return t;
@@ -87,22 +88,29 @@ export function checkEqn(e: Eqn, index: number, scope: Scope): CheckedEqn {
   const { attrs, bodies } = decodeAttrs(op, rule.attrs, e.attrs, base);
 
   const known = e.in.map((o, k) => operandType(o, ptr(base, 'in', k), scope));
-  const ins = e.in.map((o, k): ValueType => {
+  // A quantized weight is refused wherever its op does not take one, before any literal takes its dtype.
+  known.forEach((t, k) => {
+    const bad = t !== undefined && isQuantized(t.dtype) ? quantOperandProblem(op, k) : undefined;
+    if (bad !== undefined) throw new InvalidProgram(ptr(base, 'in', k), bad);
+  });
+  const elements = known.map((t) => (t === undefined || isQuantType(t) ? undefined : t));
+  const ins = e.in.map((o, k): AnyType => {
     const at = ptr(base, 'in', k);
     let t = known[k];
     if (t === undefined) {
-      const d = rule.literalDtype(k, known);
+      const d = rule.literalDtype(k, elements);
       if (d === undefined) throw new InvalidProgram(at, `cannot tell this literal's dtype from the other operands; give it a "dtype"`);
       t = { dtype: d, shape: [] };
     }
-    if (isLiteral(o)) {
+    if (isLiteral(o) && !isQuantized(t.dtype)) {
       const p = literalProblem(t.dtype, o.lit);
       if (p !== undefined) throw new InvalidProgram(ptr(at, 'lit'), p);
     }
     return t;
   });
 
-  for (const [k, body] of bodies) checkBodyLiterals(body, ptr(base, k), ins[0]?.dtype);
+  const first = ins[0]?.dtype;
+  for (const [k, body] of bodies) checkBodyLiterals(body, ptr(base, k), first === undefined || isQuantized(first) ? undefined : first);
 
   let outs: ValueType[];
   try {
@@ -126,11 +134,11 @@ export function checkEqn(e: Eqn, index: number, scope: Scope): CheckedEqn {
   return { index, eqn: { op: e.op, in: e.in, out: e.out, attrs }, op, ins, outs };
 }
 
-function sameType(a: ValueType, b: ValueType): boolean {
+function sameType(a: AnyType, b: AnyType): boolean {
   return a.dtype === b.dtype && a.shape.length === b.shape.length && a.shape.every((d, k) => d === b.shape[k]);
 }
 
-function checkState(p: Program, types: ReadonlyMap<string, ValueType>): void {
+function checkState(p: Program, types: ReadonlyMap<string, AnyType>): void {
   for (const [k, v] of Object.entries(p.state)) {
     const at = ptr('/state', k);
     const arg = p.args.find((a) => a.name === k);
@@ -148,6 +156,14 @@ function checkState(p: Program, types: ReadonlyMap<string, ValueType>): void {
   }
 }
 
+// A quantized weight is held as its blocks, not as f64 elements, so it counts its bytes (exactly) and no
+// element count: a 600 MB embedding has more elements than any tensor of floats the engine may allocate.
+function quantHeldBytes(a: Arg): bigint {
+  if (!isQuantized(a.dtype)) return 0n;
+  const b = QUANT_BLOCKS[a.dtype];
+  return (exactNumel(a.shape) / BigInt(b.rows * b.cols)) * BigInt(b.bytes);
+}
+
 /**
  * Validates a program: every name, attribute, literal, shape and dtype; throws InvalidProgram at the
  * fault, and ResourceLimit for a program past `limits` (src/ir/limits.ts), before anything is allocated.
@@ -157,13 +173,14 @@ export function checkProgram(p: Program, limits: Limits = DEFAULT_LIMITS): Check
   checkEquationCount(p.eqns.length, limits);
   const budget = new ByteBudget(limits);
   const sized = (shape: readonly number[], place: string) => budget.add(checkElements(shape, limits, place), place);
-  const types = new Map<string, ValueType>();
+  const types = new Map<string, AnyType>();
   const origin = new Map<string, string>();
   const args = p.args.map((raw, i) => {
     const a = decodeArg(raw, ptr('/args', i));
     const first = origin.get(a.name);
     if (first !== undefined) throw new InvalidProgram(ptr('/args', i, 'name'), `${quote(a.name)} is defined twice (first by ${first}); arg names are distinct`);
-    sized(a.shape, ptr('/args', i, 'shape'));
+    if (isQuantized(a.dtype)) budget.addBytes(quantHeldBytes(a), ptr('/args', i, 'shape'));
+    else sized(a.shape, ptr('/args', i, 'shape'));
     types.set(a.name, { dtype: a.dtype, shape: a.shape });
     origin.set(a.name, `arg ${i}`);
     return a;
@@ -180,7 +197,9 @@ export function checkProgram(p: Program, limits: Limits = DEFAULT_LIMITS): Check
     return c;
   });
   p.results.forEach((r, k) => {
-    if (!types.has(r)) throw new InvalidProgram(ptr('/results', k), `${quote(r)} is not defined (not an arg, not any equation's out)`);
+    const t = types.get(r);
+    if (t === undefined) throw new InvalidProgram(ptr('/results', k), `${quote(r)} is not defined (not an arg, not any equation's out)`);
+    if (isQuantized(t.dtype)) throw new InvalidProgram(ptr('/results', k), `${quote(r)} is a quantized ${t.dtype} weight; a result is a tensor of elements (convert it to a float dtype first)`);
   });
   checkState(p, types);
   const program: Program = { format: 'program@1', name: p.name, args, eqns: eqns.map((c) => c.eqn), results: [...p.results], state: { ...p.state } };

@@ -1,2 +1,2 @@
-export { runProgram, runStep } from './evaluate.js';
-export type { OracleOptions, ProgramInputs, StepOutput, TensorMap, TensorMaps } from './types.js';
+export { heldWeights, runProgram, runStep } from './evaluate.js';
+export type { HeldMap, OracleOptions, ProgramInputs, StepOutput, TensorMap, TensorMaps, Weight, WeightMap } from './types.js';

@@ -14,6 +14,7 @@ import { describeContract } from '../targets/contract.js';
 import type { OpContract } from '../targets/contract.js';
 import { describeNumerics } from '../targets/numerics.js';
 import type { Refusal, Target } from '../targets/target.js';
+import { admissionOf } from '../targets/target.js';
 import { PROBES } from './matrixProbes.js';
 
 /** One cell: the table's answer for one op variant and dtype, or the format's own refusal of it. */
@@ -39,7 +40,7 @@ export interface FeatureMatrix {
 
 function probe(target: Target, op: OpName, e: CheckedEqn | string): MatrixCell {
   if (typeof e === 'string') return { status: 'invalid', reason: e };
-  const a = target.admission[op](e);
+  const a = admissionOf(target, e);
   if (!a.admitted) return { status: 'refused', refusal: a.refusal };
   return a.contract === undefined ? { status: 'admitted' } : { status: 'admitted', contract: a.contract };
 }

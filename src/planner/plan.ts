@@ -6,6 +6,7 @@ import type { EngineError } from '../errors/index.js';
 import { CapabilityMissing, IntegerToFloat, MissingBound, MissingContract, NarrowingRange } from '../errors/index.js';
 import type { CheckedEqn, CheckedProgram } from '../ir/checked.js';
 import type { Refusal, Target, TargetName } from '../targets/target.js';
+import { admissionOf } from '../targets/target.js';
 
 /** A contiguous run of equations that becomes one artifact and one run per step. */
 export interface Region {
@@ -34,7 +35,7 @@ export function refusalError(e: CheckedEqn, r: Refusal): EngineError {
 export function refusalsOf(checked: CheckedProgram, target: Target): EngineError[] {
   const out: EngineError[] = [];
   for (const e of checked.eqns) {
-    const a = target.admission[e.op](e);
+    const a = admissionOf(target, e);
     if (!a.admitted) out.push(refusalError(e, a.refusal));
   }
   return out;

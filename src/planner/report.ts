@@ -8,6 +8,7 @@ import type { CheckedProgram } from '../ir/checked.js';
 import type { OpName } from '../ops/rule.js';
 import type { OpContract } from '../targets/contract.js';
 import type { Target } from '../targets/target.js';
+import { admissionOf } from '../targets/target.js';
 import { programNumerics, type ProgramNumerics } from '../targets/numerics.js';
 import { refusalError } from './plan.js';
 
@@ -30,7 +31,7 @@ export function planReport(checked: CheckedProgram, target: Target): PlanReport 
   const admitted: AdmittedEqn[] = [];
   const refused: EngineError[] = [];
   for (const e of checked.eqns) {
-    const a = target.admission[e.op](e);
+    const a = admissionOf(target, e);
     if (!a.admitted) refused.push(refusalError(e, a.refusal));
     else admitted.push(a.contract === undefined ? { eqn: e.index, op: e.op } : { eqn: e.index, op: e.op, contract: a.contract });
   }

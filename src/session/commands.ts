@@ -4,15 +4,15 @@
  * replays it.
  */
 import { InvalidInput } from '../errors/index.js';
-import type { Tensor } from '../ir/tensor.js';
-import type { DType, Shape } from '../ir/types.js';
+import type { AnyDType, Shape } from '../ir/types.js';
 import type { Binding, Device, LoadedArtifact } from '../devices/device.js';
 import { isArenaSlot } from '../devices/device.js';
 
 /** Where one program value lives on the device: a buffer of its own, or an offset in an arena. */
 export interface Placement {
   readonly value: string;
-  readonly dtype: DType;
+  /** Quantized only for a weight's home: its blocks. */
+  readonly dtype: AnyDType;
   readonly shape: Shape;
   readonly bytes: number;
   readonly at: Binding;
@@ -53,8 +53,10 @@ export function readFrom(device: Device, b: Binding, length: number): Uint8Array
   return isArenaSlot(b) ? device.read(b.arena, b.offset, length) : device.read(b, 0, length);
 }
 
-/** The caller's tensor for a placement, or InvalidInput at `path` when it is missing or mistyped. */
-export function checkTensor(path: string, p: Placement, t: Tensor | undefined): Tensor {
+/** The caller's tensor (or weight) for a value, or InvalidInput at `path` when it is missing or mistyped. */
+export function checkTensor<T extends { readonly dtype: AnyDType; readonly shape: Shape }>(
+  path: string, p: { readonly value: string; readonly dtype: AnyDType; readonly shape: Shape }, t: T | undefined,
+): T {
   if (!t) throw new InvalidInput(path, `no tensor supplied for ${p.value}`);
   if (t.dtype !== p.dtype || t.shape.length !== p.shape.length || t.shape.some((d, i) => d !== p.shape[i])) {
     throw new InvalidInput(path, `${p.value} must be ${p.dtype}[${p.shape.join(', ')}], got ${t.dtype}[${t.shape.join(', ')}]`);

@@ -7,16 +7,20 @@
  */
 import { InvalidInput, NarrowingRangeUpload } from '../errors/index.js';
 import type { WiredArg, Wiring } from '../compiler/wiring.js';
-import { tensorToBytes } from '../ir/bytes.js';
-import type { DType, Shape } from '../ir/types.js';
-import type { TensorMap } from '../ir/values.js';
+import { heldToBytes, tensorToBytes } from '../ir/bytes.js';
+import { isFileWeight, readFileWeight, type FileWeight } from '../ir/fileWeight.js';
+import { isQuantTensor, type HeldTensor } from '../ir/tensor.js';
+import type { AnyDType, Shape } from '../ir/types.js';
+import type { TensorMap, WeightMap } from '../ir/values.js';
 import type { ArenaId, Binding, BufferId, Device, LoadedArtifact } from '../devices/device.js';
 import { byteSize } from '../devices/device.js';
 import { checkTensor, firstOutOfRange, writeTo, type Command, type Placement, type RangeChecks } from './commands.js';
+import type { ResidentWeights } from './residentWeights.js';
 
 /** What a session needs to know of the program beyond its artifacts' wiring. */
 export interface SessionInit {
-  readonly weights: TensorMap;
+  /** Weights: tensors, quantized tensors (their blocks), or byte ranges of files (bound, not read). */
+  readonly weights: WeightMap;
   readonly state: TensorMap;
   readonly activations: readonly string[];
   /** State arg → the value it takes after each step. */
@@ -30,11 +34,15 @@ export interface Stage {
   readonly wiring: Wiring;
 }
 
-type ValueType = { readonly dtype: DType; readonly shape: Shape };
+type ValueType = { readonly dtype: AnyDType; readonly shape: Shape };
 
 export class Recorder {
   /** Every buffer and arena allocated so far: the session's to free, or the caller's after a failure. */
   readonly owned: (BufferId | ArenaId)[] = [];
+  /** Keys of the resident weights this recording holds a reference to: the session's to release. */
+  readonly borrowed: string[] = [];
+  /** Weights bound from files: taken from those resident on the device, or read (or mapped) now. */
+  readonly fileWeights = { reused: 0, bound: 0 };
   readonly commands: Command[] = [];
   private readonly outputs = new Map<Command, Placement[]>();
   private readonly home = new Map<string, Placement>();
@@ -42,7 +50,7 @@ export class Recorder {
   private readonly acts: ReadonlySet<string>;
   private readonly max: number | undefined;
 
-  constructor(private readonly device: Device, stages: readonly Stage[], private readonly init: SessionInit) {
+  constructor(private readonly device: Device, stages: readonly Stage[], private readonly init: SessionInit, private readonly resident?: ResidentWeights) {
     this.acts = new Set(init.activations);
     this.max = device.narrowing?.maxMagnitude;
     for (const s of stages) for (const w of s.wiring) if (!this.types.has(w.value)) this.types.set(w.value, { dtype: w.dtype, shape: w.shape });
@@ -75,20 +83,68 @@ export class Recorder {
     }
   }
 
-  /** Weights and state live in buffers of their own, uploaded once (a weight range-checked first). */
+  /**
+   * Weights and state live in buffers of their own, uploaded once (a weight range-checked first); a
+   * weight bound from a file is resident on the device by its key (residentWeights.ts) when it can be.
+   */
   uploadArguments(): void {
     for (const [v, t] of this.types) {
       if (this.home.has(v) || !this.isArg(v)) continue;
+      if (Object.hasOwn(this.init.weights, v)) {
+        this.uploadWeight(v, t);
+        continue;
+      }
       const p = this.ownBuffer(v, t);
       this.home.set(v, p);
-      const isWeight = Object.hasOwn(this.init.weights, v);
-      const initial = checkTensor(`/${v}`, p, isWeight ? this.init.weights[v] : this.init.state[v]);
-      if (this.max !== undefined && isWeight && p.dtype === 'f32') {
-        const bad = firstOutOfRange(initial.data, this.max);
-        if (bad) throw new NarrowingRangeUpload(v, bad.index, bad.value);
-      }
-      writeTo(this.device, p.at, tensorToBytes(initial));
+      writeTo(this.device, p.at, tensorToBytes(checkTensor(`/${v}`, p, this.init.state[v])));
     }
+  }
+
+  private uploadWeight(v: string, t: ValueType): void {
+    const bytes = byteSize(t.dtype, t.shape);
+    const w = checkTensor(`/${v}`, { value: v, ...t }, this.init.weights[v]);
+    if (!isFileWeight(w)) {
+      const p = this.ownBuffer(v, t);
+      this.home.set(v, p);
+      this.checkUpload(v, w);
+      writeTo(this.device, p.at, heldToBytes(w));
+      return;
+    }
+    let at: BufferId;
+    if (this.resident) {
+      const got = this.resident.acquire(w.key, () => this.bindFile(v, w));
+      this.borrowed.push(w.key);
+      at = got.buffer;
+      if (got.reused) this.fileWeights.reused++;
+      else this.fileWeights.bound++;
+    } else {
+      at = this.bindFile(v, w);
+      this.owned.push(at);
+      this.fileWeights.bound++;
+    }
+    this.home.set(v, { value: v, ...t, bytes, at });
+  }
+
+  // A weight bound from a file reaches a device that maps files as the file range; any other device (or
+  // an f32 weight a narrowing device must range-check) gets the bytes read from the file here.
+  private bindFile(v: string, w: FileWeight): BufferId {
+    if (this.device.mapFile && !(this.max !== undefined && w.dtype === 'f32')) return this.device.mapFile(w, v);
+    const held = readFileWeight(w, v);
+    this.checkUpload(v, held);
+    const buf = this.device.allocBuffer(w.length);
+    try {
+      this.device.write(buf, 0, heldToBytes(held));
+    } catch (e) {
+      if (!this.device.poisoned) this.device.free(buf);
+      throw e;
+    }
+    return buf;
+  }
+
+  private checkUpload(v: string, w: HeldTensor): void {
+    if (this.max === undefined || isQuantTensor(w) || w.dtype !== 'f32') return;
+    const bad = firstOutOfRange(w.data, this.max);
+    if (bad) throw new NarrowingRangeUpload(v, bad.index, bad.value);
   }
 
   /** Binds one stage: its inputs (copied to its own arena offsets where it wants them), its outputs, its run. */

@@ -14,16 +14,19 @@
  * (a state's next value, another artifact's output) is checked. A NaN is out of range too. A device
  * without `narrowing` (the CPU) gets none of this.
  */
-import { NarrowingRangeInput, NarrowingRangeResult } from '../errors/index.js';
+import { DeadlineExceeded, NarrowingRangeInput, NarrowingRangeResult } from '../errors/index.js';
 import { tensorFromBytes, tensorToBytes } from '../ir/bytes.js';
 import type { Tensor } from '../ir/tensor.js';
+import { elementDtype } from '../ir/types.js';
 import type { StepOutput, TensorMap } from '../ir/values.js';
 import type { ArenaId, BufferId, Device } from '../devices/device.js';
 import { checkTensor, firstOutOfRange, readFrom, writeTo, type Command, type RangeChecks } from './commands.js';
 import { Recorder, type SessionInit, type Stage } from './recorder.js';
+import type { ResidentWeights } from './residentWeights.js';
 
 export type { Command } from './commands.js';
 export type { SessionInit, Stage } from './recorder.js';
+export { ResidentWeights } from './residentWeights.js';
 
 /** The artifacts of a program on one device, their buffers, and the recording of one step. */
 export class Session {
@@ -36,21 +39,28 @@ export class Session {
     readonly commands: readonly Command[],
     private readonly owned: readonly (BufferId | ArenaId)[],
     private readonly ranges: RangeChecks | undefined,
+    private readonly resident: ResidentWeights | undefined,
+    /** Keys of the resident weights the session holds (residentWeights.ts). */
+    readonly weightKeys: readonly string[],
+    /** Weights bound from files: reused from those resident on the device, or bound (read or mapped) now. */
+    readonly fileWeights: { readonly reused: number; readonly bound: number },
   ) {}
 
   /**
    * Allocates and binds every value, uploads weights and initial state, and records one step
-   * (recorder.ts); on a failure every buffer allocated so far is freed again.
+   * (recorder.ts); on a failure every buffer allocated so far is freed again. With `resident`, weights
+   * bound from files are shared with the device's other sessions by their key.
    */
-  static open(device: Device, stages: readonly Stage[], init: SessionInit): Session {
-    const r = new Recorder(device, stages, init);
+  static open(device: Device, stages: readonly Stage[], init: SessionInit, resident?: ResidentWeights): Session {
+    const r = new Recorder(device, stages, init, resident);
     try {
       r.placeActivations();
       r.uploadArguments();
       for (const s of stages) r.bindStage(s);
       r.recordTail();
-      return new Session(device, r.commands, r.owned, r.rangeChecks());
+      return new Session(device, r.commands, r.owned, r.rangeChecks(), resident, r.borrowed, r.fileWeights);
     } catch (e) {
+      for (const k of r.borrowed) resident?.release(k);
       if (!device.poisoned) for (const b of r.owned) device.free(b);
       throw e;
     }
@@ -70,7 +80,13 @@ export class Session {
         case 'run': {
           // One deadline for the whole step: each run gets what is left of it.
           const left = Math.max(1, deadlineMs - (performance.now() - started));
-          await this.device.run(c.loaded, c.bindings, { deadlineMs: deadlineMs === Infinity ? Infinity : left });
+          try {
+            await this.device.run(c.loaded, c.bindings, { deadlineMs: deadlineMs === Infinity ? Infinity : left });
+          } catch (e) {
+            // The miss is of the step's deadline, whatever part of it this run was given.
+            if (e instanceof DeadlineExceeded) throw new DeadlineExceeded(deadlineMs);
+            throw e;
+          }
           if (this.ranges) this.checkResults(this.ranges, c);
           break;
         }
@@ -78,7 +94,7 @@ export class Session {
           writeTo(this.device, c.to.at, readFrom(this.device, c.from.at, c.from.bytes));
           break;
         case 'read': {
-          const t = tensorFromBytes(c.from.dtype, c.from.shape, readFrom(this.device, c.from.at, c.from.bytes));
+          const t = tensorFromBytes(elementDtype(c.from.dtype, `${c.as} ${c.name}`), c.from.shape, readFrom(this.device, c.from.at, c.from.bytes));
           if (c.as === 'result') results[c.name] = t;
           else state[c.name] = t;
           break;
@@ -126,6 +142,7 @@ export class Session {
   close(): void {
     if (this.closed || this.device.poisoned) return;
     this.closed = true;
+    for (const k of this.weightKeys) this.resident?.release(k);
     for (const b of this.owned) this.device.free(b);
   }
 }

@@ -5,7 +5,7 @@
  * through the program (propagate.ts); the NPU4 holds every program to NarrowStorage.
  */
 import type { CheckedProgram } from '../ir/checked.js';
-import { isFloat } from '../ir/types.js';
+import { elementDtype, isFloat } from '../ir/types.js';
 import { tolName } from '../numerics/compare.js';
 import type { Tolerance } from '../numerics/compare.js';
 import type { NumericsPolicy, Target } from './target.js';
@@ -20,7 +20,7 @@ export function programNumerics(checked: CheckedProgram, target: Target): Progra
   const tolerance: Record<string, Tolerance> = {};
   const assumptions: Record<string, string[]> = {};
   for (const r of checked.program.results) {
-    const dtype = checked.types.get(r)!.dtype;
+    const dtype = elementDtype(checked.types.get(r)!.dtype, `result ${r}`);
     tolerance[r] = policy.tolerances[dtype];
     assumptions[r] = policy.premise !== undefined && isFloat(dtype) ? [policy.premise] : [];
   }

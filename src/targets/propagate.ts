@@ -29,6 +29,7 @@ import type { Tolerance } from '../numerics/compare.js';
 import { F32_EPS } from './contract.js';
 import type { OpContract } from './contract.js';
 import type { Target } from './target.js';
+import { admissionOf } from './target.js';
 
 /** A program's numerics class, each result's tolerance, and the premises each tolerance rests on. */
 export interface ProgramNumerics {
@@ -98,7 +99,7 @@ export function programTolerance(checked: CheckedProgram, target: Target): Progr
   const errOf = (o: unknown): Err => (typeof o === 'string' ? errs.get(o) ?? EXACT : EXACT);
   for (const e of checked.eqns) {
     const at = `equation ${e.index} (${e.op})`;
-    const a = target.admission[e.op](e);
+    const a = admissionOf(target, e);
     const contract = a.admitted ? a.contract : undefined;
     const top = e.ins.reduce((t, v) => (v.shape.length > t.shape.length ? v : t), e.ins[0] ?? { shape: [] as number[] });
     const cols = top.shape[top.shape.length - 1] ?? 0;

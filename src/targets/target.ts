@@ -4,7 +4,8 @@
  * policy. Each target's record is in its own folder (src/targets/<name>/); TARGET_NAMES is the list.
  */
 import type { CheckedEqn } from '../ir/checked.js';
-import type { DType } from '../ir/types.js';
+import type { DType, QuantDType } from '../ir/types.js';
+import { isQuantized } from '../ir/types.js';
 import type { NumericsClass } from '../numerics/classes.js';
 import type { Tolerance } from '../numerics/compare.js';
 import type { OpName } from '../ops/rule.js';
@@ -79,6 +80,13 @@ export interface Target {
   readonly part: string;
   readonly admission: AdmissionTable;
   readonly numerics: NumericsPolicy;
+  /**
+   * The quantized weight dtypes the target's device takes (docs/PROGRAM_FORMAT.md, "Quantized
+   * dtypes"). An equation with a quantized operand of another dtype is refused (capability
+   * `dtype.<name>`) before its op's row is asked, so a row only ever sees quantized operands its target
+   * listed here.
+   */
+  readonly quantizedWeights: readonly QuantDType[];
 }
 
 export const ADMIT: Admission = { admitted: true };
@@ -86,6 +94,17 @@ export const ADMIT: Admission = { admitted: true };
 /** Admits an equation under a numerical contract. */
 export function admit(contract: OpContract): Admission {
   return { admitted: true, contract };
+}
+
+/**
+ * The target's answer for one equation: its op's row, asked only when every quantized operand is of a
+ * dtype the target's record lists (`quantizedWeights`). Everything that judges equations asks this.
+ */
+export function admissionOf(target: Target, e: CheckedEqn): Admission {
+  for (const t of e.ins) {
+    if (isQuantized(t.dtype) && !target.quantizedWeights.includes(t.dtype)) return refuse(`dtype.${t.dtype}`);
+  }
+  return target.admission[e.op](e);
 }
 
 /** A refusal naming the missing capability (a stable dotted name). */

@@ -15,7 +15,7 @@
 import { CapabilityMissing } from '../../errors/index.js';
 import type { CheckedEqn } from '../../ir/checked.js';
 import type { DType, RowBody, Shape } from '../../ir/types.js';
-import { dtypeBytes, eqnOuts, isLiteral, numel } from '../../ir/types.js';
+import { dtypeBytes, elementDtype, eqnOuts, isLiteral, numel, storageBytes } from '../../ir/types.js';
 import { OPS } from '../../ops/table.js';
 import { FIFO_DEPTH, STACK_BYTES } from './bounds.js';
 
@@ -80,7 +80,7 @@ function reads(ce: CheckedEqn, held: (shape: Shape) => boolean): CoreStream[] {
   ce.eqn.in.forEach((o, k) => {
     if (isLiteral(o) || seen.has(o)) return;
     const t = ce.ins[k]!;
-    seen.set(o, stream(o, t.dtype, t.shape, held(t.shape)));
+    seen.set(o, stream(o, elementDtype(t.dtype, `operand ${k} of equation ${ce.index}`), t.shape, held(t.shape)));
   });
   return [...seen.values()];
 }
@@ -117,7 +117,7 @@ export function coreModel(ce: CheckedEqn): CoreModel {
     const inner = lead.length === 0 ? 1 : lead[lead.length - 1]!;
     const shared = (s: Shape) => s.length === 1 && top.shape.length > 1;
     const body = ce.op === 'row_kernel' ? (ce.eqn.attrs['body'] as RowBody) : undefined;
-    const temps = body ? vectorSteps(body).size * rowElems(top.shape) * dtypeBytes(top.dtype) : 0;
+    const temps = body ? vectorSteps(body).size * rowElems(top.shape) * dtypeBytes(elementDtype(top.dtype, `equation ${ce.index}`)) : 0;
     return finish({
       kind: 'rows', reads: reads(ce, shared),
       writes: outs.map((v, k) => stream(v, ce.outs[k]!.dtype, ce.outs[k]!.shape, false, ce.outs[k]!.shape.length < top.shape.length)),
@@ -126,7 +126,7 @@ export function coreModel(ce: CheckedEqn): CoreModel {
   }
   if (ce.op === 'gather') {
     const out = ce.outs[0]!;
-    const tables = ce.ins.reduce((n, t, k) => n + (k < 2 && !isLiteral(ce.eqn.in[k]!) ? numel(t.shape) * dtypeBytes(t.dtype) : 0), 0);
+    const tables = ce.ins.reduce((n, t, k) => n + (k < 2 && !isLiteral(ce.eqn.in[k]!) ? storageBytes(t.dtype, t.shape) : 0), 0);
     return finish({
       kind: 'gather', reads: reads(ce, () => false), writes: [stream(outs[0]!, out.dtype, out.shape)],
       groups: rowCount(out.shape), inner: 1, cols: rowElems(out.shape), tableBytes: tables, tempBytes: 0,

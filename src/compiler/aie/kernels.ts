@@ -7,7 +7,8 @@
  */
 import type { CheckedEqn } from '../../ir/checked.js';
 import type { DType, Operand, RowBody } from '../../ir/types.js';
-import { isLiteral, numel } from '../../ir/types.js';
+import { elementDtype, isLiteral, numel } from '../../ir/types.js';
+import { elementType } from '../../ir/ops.js';
 import { PRELUDE, binaryExpr, cliteral, ctype, reduceExpr, unaryExpr } from './cexpr.js';
 import type { CoreModel } from './coreModel.js';
 import { rowElems, vectorSteps } from './coreModel.js';
@@ -33,7 +34,7 @@ export interface CoreKernel {
 const INT: KernelArg = { kind: 'int' };
 
 function header(ce: CheckedEqn, what: string): string {
-  const ty = (t: { dtype: DType; shape: readonly number[] }) => `${t.dtype}[${t.shape.join(', ')}]`;
+  const ty = (t: { dtype: string; shape: readonly number[] }) => `${t.dtype}[${t.shape.join(', ')}]`;
   return `// equation ${ce.index}: ${ce.op} ${ce.ins.map(ty).join(', ')} -> ${ce.outs.map(ty).join(', ')}; ${what}`;
 }
 
@@ -52,12 +53,12 @@ function chunkArgs(m: CoreModel): KernelArg[] {
 function pointwise(ce: CheckedEqn, m: CoreModel, symbol: string): CoreKernel {
   const readIndex = new Map(m.reads.map((r, j) => [r.value, j]));
   const operand = (o: Operand, k: number): string => {
-    if (isLiteral(o)) return cliteral(o, ce.ins[k]!.dtype);
+    if (isLiteral(o)) return cliteral(o, elementDtype(ce.ins[k]!.dtype, `literal ${k} of equation ${ce.index}`));
     const j = readIndex.get(o)!;
     return m.reads[j]!.held ? `r${j}[0]` : `r${j}[i]`;
   };
   const ins = ce.eqn.in.map(operand);
-  const dtype = ce.ins[0]!.dtype;
+  const dtype = elementDtype(ce.ins[0]!.dtype, `equation ${ce.index}`);
   const expr = ins.length === 2 ? binaryExpr(ce.op, dtype, ins[0]!, ins[1]!, ce.index) : unaryExpr(ce.op, dtype, ins[0]!, ce.index);
   const source = [
     PRELUDE, header(ce, 'one output row per call'),
@@ -130,7 +131,7 @@ function rows(ce: CheckedEqn, m: CoreModel, symbol: string): CoreKernel {
 }
 
 function gather(ce: CheckedEqn, m: CoreModel, symbol: string): CoreKernel {
-  const src = ce.ins[0]!;
+  const src = elementType(ce.ins[0]!, `the source of equation ${ce.index}`);
   const idxOperand = ce.eqn.in[1]!;
   const axis = ce.eqn.attrs['axis'] as number;
   const extent = src.shape[axis]!;

@@ -4,7 +4,7 @@
  * turns it into artifact bytes.
  */
 import type { CheckedProgram } from '../../ir/checked.js';
-import { eqnOuts, isLiteral } from '../../ir/types.js';
+import { elementDtype, eqnOuts, isLiteral } from '../../ir/types.js';
 import type { AieCore, AieManifest, Endpoint } from './artifact.js';
 import { AIE_BOUNDS } from './bounds.js';
 import { instructionStream } from './instructions.js';
@@ -29,7 +29,7 @@ export function regionManifest(checked: CheckedProgram, r: RegionPlan): AieManif
   const cores: AieCore[] = r.cores.map((c, i) => {
     const ce = checked.eqns[c.eqn]!;
     const ins = ce.eqn.in.map((o, k): Endpoint => {
-      if (isLiteral(o)) return { kind: 'literal', lit: o.lit, dtype: ce.ins[k]!.dtype };
+      if (isLiteral(o)) return { kind: 'literal', lit: o.lit, dtype: elementDtype(ce.ins[k]!.dtype, `literal ${k} of equation ${ce.index}`) };
       // A value the host also sees is read from its slot (artifact.ts); one only this region sees, by its fifo.
       const drained = argOf.get(`out:${o}`);
       if (drained) return { kind: 'host', arena: drained.arena, offset: drained.offset, value: o };
@@ -40,7 +40,7 @@ export function regionManifest(checked: CheckedProgram, r: RegionPlan): AieManif
     const outs = eqnOuts(ce.eqn).map((v): Endpoint => host('out', v) ?? { kind: 'fifo', fifo: fifoOf.get(v)!, value: v });
     return {
       tile: c.tile, eqn: c.eqn, op: ce.op, attrs: ce.eqn.attrs,
-      ins, inTypes: ce.ins.map((t) => ({ dtype: t.dtype, shape: [...t.shape] })),
+      ins, inTypes: ce.ins.map((t, k) => ({ dtype: elementDtype(t.dtype, `operand ${k} of equation ${ce.index}`), shape: [...t.shape] })),
       outs, outTypes: ce.outs.map((t) => ({ dtype: t.dtype, shape: [...t.shape] })),
       kernel: kernels[i]!.symbol, localBytes: c.model.localBytes,
     };

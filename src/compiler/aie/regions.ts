@@ -22,6 +22,7 @@ import type { RegionLimitName } from '../../errors/index.js';
 import { RegionLimit } from '../../errors/index.js';
 import type { CheckedProgram } from '../../ir/checked.js';
 import { dtypeBytes, eqnOuts, isLiteral, numel } from '../../ir/types.js';
+import { elementType } from '../../ir/ops.js';
 import type { AieArena, AieArg, AieFifo, AieUsage } from './artifact.js';
 import type { AieBounds } from './bounds.js';
 import { AIE_BOUNDS, FIFO_DEPTH, alignUp, tileOf } from './bounds.js';
@@ -101,7 +102,7 @@ function regionOf(ctx: Context, start: number, end: number, index: number): Omit
   const inside = (e: number) => e >= start && e <= end;
   const producer = new Map<string, number>();
   for (let e = start; e <= end; e++) for (const v of eqnOuts(checked.eqns[e]!.eqn)) producer.set(v, e - start);
-  const typeOf = (v: string) => checked.types.get(v)!;
+  const typeOf = (v: string) => elementType(checked.types.get(v)!, v);
   const spec = (v: string, direction: 'in' | 'out') => {
     const t = typeOf(v);
     return { name: v, direction, dtype: t.dtype, shape: [...t.shape], bytes: numel(t.shape) * dtypeBytes(t.dtype) };

@@ -16,6 +16,7 @@
  */
 import type { ArgumentField } from '../../errors/index.js';
 import type { DType, Shape } from '../../ir/types.js';
+import { elementDtype } from '../../ir/types.js';
 import type { Wiring } from '../wiring.js';
 import { frame } from '../frame.js';
 
@@ -114,7 +115,7 @@ export interface VendorCompileOptions {
 
 /** The program's ABI from an artifact's wiring: binding names, directions, dtypes and shapes in order. */
 export function expectedArgs(wiring: Wiring): ExpectedArg[] {
-  return wiring.map((w) => ({ name: w.binding, direction: w.direction, dtype: w.dtype, shape: [...w.shape] }));
+  return wiring.map((w) => ({ name: w.binding, direction: w.direction, dtype: elementDtype(w.dtype, w.binding), shape: [...w.shape] }));
 }
 
 /** Writes a blob: header, graph JSON, constants (see the file's doc). */

@@ -6,7 +6,7 @@
  * function of the checked program: same program, same .xml and .bin.
  */
 import type { CheckedEqn, CheckedProgram } from '../../ir/checked.js';
-import { isLiteral, numel } from '../../ir/types.js';
+import { elementDtype, isLiteral, numel } from '../../ir/types.js';
 import { resultBinding, stateBinding } from '../wiring.js';
 import type { PortRef } from './graph.js';
 import { IrGraph } from './graph.js';
@@ -46,7 +46,7 @@ export function writeIr(checked: CheckedProgram): WrittenIr {
     if (v === undefined) throw new Error(`IR writer: ${name} has no port (the program is not checked)`);
     return v;
   };
-  for (const a of p.args) values.set(a.name, g.parameter(a.name, { element: elementTypeOf(a.dtype), shape: a.shape }));
+  for (const a of p.args) values.set(a.name, g.parameter(a.name, { element: elementTypeOf(elementDtype(a.dtype, `arg ${a.name}`)), shape: a.shape }));
   let literals = 0;
   const cx = {
     graph: g,
@@ -55,7 +55,7 @@ export function writeIr(checked: CheckedProgram): WrittenIr {
       if (!isLiteral(o)) return valueOf(o);
       // A literal is a scalar Const of its resolved dtype; the opset's numpy broadcasting spreads it.
       const owner = typeof e.eqn.out === 'string' ? e.eqn.out : e.eqn.out[0]!;
-      return g.constant(`${owner}/lit${literals++}`, { element: elementTypeOf(e.ins[k]!.dtype), shape: [] }, [o.lit]);
+      return g.constant(`${owner}/lit${literals++}`, { element: elementTypeOf(elementDtype(e.ins[k]!.dtype, `literal ${k} of equation ${e.index}`)), shape: [] }, [o.lit]);
     },
   };
   for (const e of checked.eqns) {

@@ -12,6 +12,7 @@
  */
 import { tensorFromBytes, tensorToBytes } from '../../ir/bytes.js';
 import type { Tensor } from '../../ir/tensor.js';
+import { elementDtype } from '../../ir/types.js';
 import { F16_MAX } from '../../numerics/float16.js';
 import type { CompiledBlob } from '../../compiler/openvino/blobFormat.js';
 import type { DeviceBaseOptions, Decoded } from '../rules.js';
@@ -52,13 +53,13 @@ export class Npu4SimDevice extends JsDevice<CompiledBlob> {
   protected compute(blob: CompiledBlob, loaded: LoadedArtifact, bindings: Bindings): () => void {
     const params = new Map<string, Tensor>();
     for (const a of loaded.args) {
-      if (a.direction === 'in') params.set(a.name, tensorFromBytes(a.dtype, a.shape, this.memory.view(bindings[a.name]!, a.bytes)));
+      if (a.direction === 'in') params.set(a.name, tensorFromBytes(elementDtype(a.dtype, `NPU4 parameter ${a.name}`), a.shape, this.memory.view(bindings[a.name]!, a.bytes)));
     }
     const results = runGraph(blob, params);
     const writes = loaded.args.filter((a) => a.direction === 'out').map((a) => {
       const t = results.get(a.name);
       if (!t) throw new Error(`the graph computed no value for ${a.name}`);
-      return [this.memory.view(bindings[a.name]!, a.bytes), tensorToBytes({ ...t, dtype: a.dtype })] as const;
+      return [this.memory.view(bindings[a.name]!, a.bytes), tensorToBytes({ ...t, dtype: elementDtype(a.dtype, `NPU4 result ${a.name}`) })] as const;
     });
     return () => { for (const [view, bytes] of writes) view.set(bytes); };
   }

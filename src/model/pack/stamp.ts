@@ -9,11 +9,10 @@
  * (2: no stamp, or one that does not parse).
  */
 import { createHash } from 'node:crypto';
-import { statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { escapeControl } from '../../io/escape.js';
+import { fileIdentity } from '../../io/fileRange.js';
 import { readRegularFile } from '../../io/files.js';
-import { FileReader } from './fileRange.js';
 import { converterIdentity } from './identity.js';
 
 /** The stamp's file name inside a cached directory. */
@@ -21,9 +20,6 @@ export const STAMP_FILE = 'repack-stamp.txt';
 
 /** The stamp format this build writes and reads. */
 export const STAMP_FORMAT = 1;
-
-/** How much of each end of the GGUF the identity hashes. */
-const END_BYTES = 1 << 20;
 
 /** A GGUF file's identity. */
 export interface SourceIdentity {
@@ -45,20 +41,9 @@ export interface Stamp {
   readonly tokenizerSha256: string | null;
 }
 
-/** The identity of a GGUF on disk. */
+/** The identity of a GGUF on disk (src/io/fileRange.ts's, which file-bound weights share). */
 export function sourceIdentity(path: string): SourceIdentity {
-  const st = statSync(path);
-  const r = new FileReader(path);
-  try {
-    const h = createHash('sha256');
-    const head = Math.min(st.size, END_BYTES);
-    h.update(r.read(0, head));
-    const tail = Math.min(st.size - head, END_BYTES);
-    if (tail > 0) h.update(r.read(st.size - tail, tail));
-    return { name: basename(path), size: st.size, mtimeMs: st.mtimeMs, sha256Ends: h.digest('hex') };
-  } finally {
-    r.close();
-  }
+  return { name: basename(path), ...fileIdentity(path) };
 }
 
 /** The sha256 of a file's bytes. */

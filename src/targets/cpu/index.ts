@@ -1,7 +1,8 @@
 /**
  * The CPU target: the oracle itself behind the Device interface. It admits every op of the format
- * except the collective, which no single-device target admits.
+ * except the collective, which no single-device target admits, and every quantized weight dtype.
  */
+import { QUANT_DTYPES } from '../../ir/types.js';
 import { CLASS_TOLERANCES } from '../../numerics/classes.js';
 import { ADMIT, refuse } from '../target.js';
 import type { AdmissionTable, Target } from '../target.js';
@@ -21,4 +22,4 @@ const admission = {
 /** The oracle itself: any difference at all is a defect in the path between them. */
 const numerics = { kind: 'class', numericsClass: 'Exact', tolerances: CLASS_TOLERANCES.Exact, perEquation: 'exact (the oracle itself)' } as const;
 
-export const CPU_TARGET: Target = { name: 'cpu', device: 'cpu', contexts: 16, part: 'cpu:oracle', admission, numerics };
+export const CPU_TARGET: Target = { name: 'cpu', device: 'cpu', contexts: 16, part: 'cpu:oracle', admission, numerics, quantizedWeights: QUANT_DTYPES };

@@ -8,7 +8,7 @@
  */
 import type { CheckedEqn } from '../../ir/checked.js';
 import type { DType } from '../../ir/types.js';
-import { isFloat, isLiteral } from '../../ir/types.js';
+import { elementDtype, isFloat, isLiteral } from '../../ir/types.js';
 import { CLASS_TOLERANCES } from '../../numerics/classes.js';
 import { F16_MAX } from '../../numerics/float16.js';
 import type { OpName } from '../../ops/rule.js';
@@ -63,7 +63,7 @@ function literalsAdmitted(e: CheckedEqn, contract: NarrowingContract | null): Ad
 /** Arithmetic in `dtype`: FP16 natively, F32 through a contract, never BF16 or integers. */
 function arithmetic(contract: NarrowingContract | null): AdmissionRule {
   return (e) => {
-    const d: DType = e.ins[0]!.dtype;
+    const d: DType = elementDtype(e.ins[0]!.dtype, `the first operand of equation ${e.index}`);
     if (d === 'bf16') return refuse('arith.bf16');
     // The NPU computes in FP16, which holds integers exactly only up to 2048.
     if (d === 'i32' || d === 'bool') return refuse('arith.integer');
@@ -132,7 +132,7 @@ export function npu4Numerics(contract: NarrowingContract | null): NumericsPolicy
 export function npu4Target(opts: { readonly contract: NarrowingContract | null }): Npu4Target {
   return {
     name: 'npu4', device: 'npu4', contexts: 16, part: 'npu4:lunarlake', admission: npu4Admission(opts.contract),
-    numerics: npu4Numerics(opts.contract), contract: opts.contract,
+    numerics: npu4Numerics(opts.contract), contract: opts.contract, quantizedWeights: [],
   };
 }
 

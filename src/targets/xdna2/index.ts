@@ -6,7 +6,7 @@
 import { deriveRowBound } from '../rowBounds.js';
 import type { CheckedEqn } from '../../ir/checked.js';
 import type { DType, RowBody } from '../../ir/types.js';
-import { isLiteral } from '../../ir/types.js';
+import { elementDtype, isLiteral } from '../../ir/types.js';
 import type { OpContract } from '../contract.js';
 import { admit, refuse } from '../target.js';
 import type { Admission, AdmissionRule, AdmissionTable, Target } from '../target.js';
@@ -43,7 +43,9 @@ const DTYPE_CAPABILITY = { f16: 'dtype.f16', bf16: 'dtype.bf16', i32: 'dtype.i32
 // The first operand whose element type is neither f32 nor one of `also`, as its dtype capability.
 function dtypeRefusal(e: CheckedEqn, also: readonly DType[], operands: readonly number[]): Admission | undefined {
   for (const k of operands) {
-    const d = e.ins[k]?.dtype;
+    const t = e.ins[k];
+    // A quantized operand never reaches a row of this table: the target takes none (admissionOf).
+    const d = t === undefined ? undefined : elementDtype(t.dtype, `operand ${k} of equation ${e.index}`);
     if (d !== undefined && d !== 'f32' && !also.includes(d)) return no(DTYPE_CAPABILITY[d]);
   }
   return undefined;
@@ -112,4 +114,7 @@ export const XDNA2_ADMISSION = {
 } satisfies AdmissionTable;
 
 /** The XDNA2 target: planned here, compiled by src/compiler/aie, run by the xdna2 device. */
-export const XDNA2_TARGET: Target = { name: 'xdna2', device: 'xdna2', contexts: XDNA2_BOUNDS.contexts, part: 'xdna2:aie2p', admission: XDNA2_ADMISSION, numerics: { kind: 'contracts', stepContracts: XDNA2_STEP_CONTRACTS } };
+export const XDNA2_TARGET: Target = {
+  name: 'xdna2', device: 'xdna2', contexts: XDNA2_BOUNDS.contexts, part: 'xdna2:aie2p', admission: XDNA2_ADMISSION,
+  numerics: { kind: 'contracts', stepContracts: XDNA2_STEP_CONTRACTS }, quantizedWeights: [],
+};
