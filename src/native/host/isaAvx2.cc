@@ -1,0 +1,119 @@
+// The AVX2 path (with FMA and F16C): 8 lanes, panels of 16 columns by 6 rows (12 accumulators in 16
+// ymm registers). Every function here is compiled for that target by the pragma; nothing calls it
+// unless cpuid says the CPU has it (kernels.h, kernelsFor).
+#include "kernels.h"
+
+#if defined(__x86_64__)
+
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx2,fma,f16c")
+#endif
+
+#include <immintrin.h>
+
+namespace host {
+namespace {
+
+struct V256 {
+  using F = __m256;
+  static constexpr int W = 8;
+  static constexpr int NR = 16;
+  static constexpr int MR = 6;
+  static F zero() { return _mm256_setzero_ps(); }
+  static F set1(float v) { return _mm256_set1_ps(v); }
+  static F load(const float* p) { return _mm256_loadu_ps(p); }
+  static void store(float* p, F v) { _mm256_storeu_ps(p, v); }
+  static float first(F v) { return _mm256_cvtss_f32(v); }
+  static F add(F a, F b) { return _mm256_add_ps(a, b); }
+  static F sub(F a, F b) { return _mm256_sub_ps(a, b); }
+  static F mul(F a, F b) { return _mm256_mul_ps(a, b); }
+  static F div(F a, F b) { return _mm256_div_ps(a, b); }
+  static F fma(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }
+  static float sum(F v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 1));
+    return _mm_cvtss_f32(s);
+  }
+  static float half(uint16_t h) { return _cvtsh_ss(h); }
+  static __m128i ld8(const uint8_t* p) { return _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)); }
+  static F cvt8(__m128i b) { return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(b)); }
+  static F u8(const uint8_t* p) { return cvt8(ld8(p)); }
+  static F i8(const uint8_t* p) { return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(ld8(p))); }
+  static F nlo(const uint8_t* p) { return cvt8(_mm_and_si128(ld8(p), _mm_set1_epi8(15))); }
+  static F nhi(const uint8_t* p) { return cvt8(_mm_and_si128(_mm_srli_epi16(ld8(p), 4), _mm_set1_epi8(15))); }
+  static F f16(const uint16_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+  static F bf16(const uint16_t* p) {
+    const __m256i v = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
+  }
+  static F q6(const uint8_t* ql, const uint8_t* qh, int ns, int hs) {
+    const __m128i l = _mm_and_si128(_mm_srl_epi16(ld8(ql), _mm_cvtsi32_si128(ns)), _mm_set1_epi8(15));
+    const __m128i h = _mm_and_si128(_mm_srl_epi16(ld8(qh), _mm_cvtsi32_si128(hs)), _mm_set1_epi8(3));
+    const __m128i q = _mm_sub_epi8(_mm_or_si128(l, _mm_slli_epi16(h, 4)), _mm_set1_epi8(32));
+    return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q));
+  }
+  // Byte j of a column holds rows 2j (low nibble) and 2j+1 (high): interleaving the two nibble
+  // planes puts the 16 codes in row order.
+  static void split(__m128i b, __m128i* lo, __m128i* hi) {
+    *lo = _mm_and_si128(b, _mm_set1_epi8(15));
+    *hi = _mm_and_si128(_mm_srli_epi16(b, 4), _mm_set1_epi8(15));
+  }
+  static void rows16(const uint8_t* p, F* c) {
+    __m128i lo, hi;
+    split(ld8(p), &lo, &hi);
+    const __m128i u = _mm_unpacklo_epi8(lo, hi);
+    c[0] = cvt8(u);
+    c[1] = cvt8(_mm_srli_si128(u, 8));
+  }
+  static void rows16x2(const uint8_t* p, F* c0, F* c1) {
+    __m128i lo, hi;
+    split(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)), &lo, &hi);
+    const __m128i u0 = _mm_unpacklo_epi8(lo, hi);
+    const __m128i u1 = _mm_unpackhi_epi8(lo, hi);
+    c0[0] = cvt8(u0);
+    c0[1] = cvt8(_mm_srli_si128(u0, 8));
+    c1[0] = cvt8(u1);
+    c1[1] = cvt8(_mm_srli_si128(u1, 8));
+  }
+  // max_ps answers its second operand for NaN and for equal values: equal lanes take a&b (+0 over
+  // -0), unordered lanes a+b (a NaN).
+  static F jsmax(F a, F b) {
+    F m = _mm256_max_ps(a, b);
+    m = _mm256_blendv_ps(m, _mm256_and_ps(a, b), _mm256_cmp_ps(a, b, _CMP_EQ_OQ));
+    return _mm256_blendv_ps(m, _mm256_add_ps(a, b), _mm256_cmp_ps(a, b, _CMP_UNORD_Q));
+  }
+  static F jsmin(F a, F b) {
+    F m = _mm256_min_ps(a, b);
+    m = _mm256_blendv_ps(m, _mm256_or_ps(a, b), _mm256_cmp_ps(a, b, _CMP_EQ_OQ));
+    return _mm256_blendv_ps(m, _mm256_add_ps(a, b), _mm256_cmp_ps(a, b, _CMP_UNORD_Q));
+  }
+};
+
+#include "simd.inc"
+
+}  // namespace
+
+const IsaKernels* kernelsAvx2() {
+  static const IsaKernels t = makeTable<V256>(Isa::Avx2);
+  return &t;
+}
+
+}  // namespace host
+
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+
+#else
+
+namespace host {
+const IsaKernels* kernelsAvx2() { return nullptr; }
+}  // namespace host
+
+#endif

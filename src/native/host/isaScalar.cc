@@ -1,0 +1,67 @@
+// The portable path: plain C++ over one lane, compiled for the build's baseline. Its "fma" rounds the
+// product and then the sum (no FMA instruction is assumed), which the bound of docs/HOST.md covers.
+#include <cmath>
+#include <cstring>
+
+#include "kernels.h"
+
+namespace host {
+namespace {
+
+struct VScalar {
+  using F = float;
+  static constexpr int W = 1;
+  static constexpr int NR = 8;
+  static constexpr int MR = 4;
+  static F zero() { return 0.f; }
+  static F set1(float v) { return v; }
+  static F load(const float* p) { return *p; }
+  static void store(float* p, F v) { *p = v; }
+  static float first(F v) { return v; }
+  static F add(F a, F b) { return a + b; }
+  static F sub(F a, F b) { return a - b; }
+  static F mul(F a, F b) { return a * b; }
+  static F div(F a, F b) { return a / b; }
+  static F fma(F a, F b, F c) { return a * b + c; }
+  static float sum(F v) { return v; }
+  static float half(uint16_t h) { return halfToFloat(h); }
+  static F u8(const uint8_t* p) { return float(p[0]); }
+  static F i8(const uint8_t* p) { return float(int8_t(p[0])); }
+  static F nlo(const uint8_t* p) { return float(p[0] & 15); }
+  static F nhi(const uint8_t* p) { return float(p[0] >> 4); }
+  static F f16(const uint16_t* p) { return halfToFloat(p[0]); }
+  static F bf16(const uint16_t* p) { return bf16ToFloat(p[0]); }
+  static F q6(const uint8_t* ql, const uint8_t* qh, int ns, int hs) {
+    return float(int(((ql[0] >> ns) & 15) | (((qh[0] >> hs) & 3) << 4)) - 32);
+  }
+  static void rows16(const uint8_t* p, F* c) {
+    for (int r = 0; r < 16; r++) c[r] = float(r & 1 ? p[r >> 1] >> 4 : p[r >> 1] & 15);
+  }
+  static void rows16x2(const uint8_t* p, F* c0, F* c1) {
+    rows16(p, c0);
+    rows16(p + 8, c1);
+  }
+  static F jsmax(F a, F b) {
+    if (a != a || b != b) return a + b;
+    if (a > b) return a;
+    if (b > a) return b;
+    return std::signbit(a) ? b : a;
+  }
+  static F jsmin(F a, F b) {
+    if (a != a || b != b) return a + b;
+    if (a < b) return a;
+    if (b < a) return b;
+    return std::signbit(a) ? a : b;
+  }
+};
+
+#include "simd.inc"
+
+}  // namespace
+
+const IsaKernels* kernelsScalar() {
+  static const IsaKernels t = makeTable<VScalar>(Isa::Scalar);
+  return &t;
+}
+
+}  // namespace host
