@@ -10,7 +10,7 @@
  * Environment: NPU_OFFLOAD_HOST_ISA forces a SIMD path (scalar, avx2, avx512) and
  * NPU_OFFLOAD_HOST_THREADS the pool's size; both apply when the addon is first loaded.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { IndexOutOfRange, IntegerDivideByZero, InvalidInput, InvalidOptions, NoDevice } from '../../errors.js';
@@ -136,12 +136,21 @@ function envOptions(k: HostKernels): void {
   }
 }
 
+/** Why the install's build failed, as scripts/build-native.mjs recorded it beside build/Release/; or ''. */
+function lastFailure(dir: string): string {
+  try {
+    return `; ${readFileSync(join(dir, '..', 'host_kernels.failed.txt'), 'utf8').trim()}`;
+  } catch {
+    return '';
+  }
+}
+
 /** The host kernels of the addon in `dir`, loaded once; NoDevice('host', why and how to build) without it. */
 export function loadHostKernels(dir: string = NATIVE_BUILD_DIR): HostKernels {
   const path = join(dir, FILE);
   const hit = loaded.get(path);
   if (hit) return hit;
-  if (!existsSync(path)) throw new NoDevice('host', `the host kernels addon is not built (no ${FILE} in ${dir}); ${HOW}`);
+  if (!existsSync(path)) throw new NoDevice('host', `the host kernels addon is not built (no ${FILE} in ${dir}${lastFailure(dir)}); ${HOW}`);
   let addon: HostAddon;
   try {
     addon = require(path) as HostAddon;

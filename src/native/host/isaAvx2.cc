@@ -39,6 +39,38 @@ struct V256 {
     return _mm_cvtss_f32(s);
   }
   static float half(uint16_t h) { return _cvtsh_ss(h); }
+  static int idxType();
+  // The 8 scales and 8 mins of a Q4_K super-block (docs/HOST.md, "q4_k"), times d and -dmin, into
+  // out[0..8) and out[8..16): the 32-bit-word unpacking of unpackScalesK4, lane-wise.
+  static __m128i k4codes(const uint8_t* s) {
+    const __m128i w = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));  // 12 bytes used; qs follows
+    const __m128i a = _mm_shuffle_epi32(w, 0x98);  // [w0, w2, w1, w2]
+    const __m128i b = _mm_shuffle_epi32(w, 0x50);  // [w0, w0, w1, w1]
+    const __m128i lo = _mm_and_si128(_mm_srlv_epi32(a, _mm_setr_epi32(0, 0, 0, 4)),
+                                     _mm_setr_epi32(0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f));
+    const __m128i hi = _mm_slli_epi32(_mm_and_si128(_mm_srli_epi32(b, 6), _mm_setr_epi32(0, 0x03030303, 0, 0x03030303)), 4);
+    return _mm_or_si128(lo, hi);
+  }
+  static void k4(const uint8_t* s, float d, float mdmin, float* out) {
+    const __m128i c = k4codes(s);
+    _mm256_storeu_ps(out, _mm256_mul_ps(cvt8(c), _mm256_set1_ps(d)));
+    _mm256_storeu_ps(out + 8, _mm256_mul_ps(cvt8(_mm_srli_si128(c, 8)), _mm256_set1_ps(mdmin)));
+  }
+  static constexpr bool LUT = false;  // no 16-entry permute at this width: nib2 and fma instead
+  static F iota16() { return zero(); }
+  static void idx2(const uint8_t*, int*, int*) {}
+  static F lut(int, F t) { return t; }
+  static F bhalf(const uint8_t* p) {
+    short h;
+    __builtin_memcpy(&h, p, 2);
+    return _mm256_cvtph_ps(_mm_set1_epi16(h));
+  }
+  // W bytes widened once: the low nibbles are an and, the high ones a shift of the same lanes.
+  static void nib2(const uint8_t* p, F* lo, F* hi) {
+    const __m256i b = _mm256_cvtepu8_epi32(ld8(p));
+    *lo = _mm256_cvtepi32_ps(_mm256_and_si256(b, _mm256_set1_epi32(15)));
+    *hi = _mm256_cvtepi32_ps(_mm256_srli_epi32(b, 4));
+  }
   static __m128i ld8(const uint8_t* p) { return _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)); }
   static F cvt8(__m128i b) { return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(b)); }
   static F u8(const uint8_t* p) { return cvt8(ld8(p)); }

@@ -43,6 +43,42 @@ struct V512 {
     return _mm_cvtss_f32(s);
   }
   static float half(uint16_t h) { return _cvtsh_ss(h); }
+  static F bhalf(const uint8_t* p) {
+    short h;
+    __builtin_memcpy(&h, p, 2);
+    return _mm512_cvtph_ps(_mm256_set1_epi16(h));
+  }
+  // A 16-entry table of f32 values, indexed by the low 4 bits of 32-bit lanes (vpermps ignores the
+  // rest): one permute turns a nibble into its dequantized value.
+  static __m512i idxType();
+  // The 8 scales and 8 mins of a Q4_K super-block (docs/HOST.md, "q4_k"), times d and -dmin, into
+  // out[0..8) and out[8..16): the 32-bit-word unpacking of unpackScalesK4, lane-wise.
+  static __m128i k4codes(const uint8_t* s) {
+    const __m128i w = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));  // 12 bytes used; qs follows
+    const __m128i a = _mm_shuffle_epi32(w, 0x98);  // [w0, w2, w1, w2]
+    const __m128i b = _mm_shuffle_epi32(w, 0x50);  // [w0, w0, w1, w1]
+    const __m128i lo = _mm_and_si128(_mm_srlv_epi32(a, _mm_setr_epi32(0, 0, 0, 4)),
+                                     _mm_setr_epi32(0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f));
+    const __m128i hi = _mm_slli_epi32(_mm_and_si128(_mm_srli_epi32(b, 6), _mm_setr_epi32(0, 0x03030303, 0, 0x03030303)), 4);
+    return _mm_or_si128(lo, hi);
+  }
+  static void k4(const uint8_t* s, float d, float mdmin, float* out) {
+    const __m512 scale = _mm512_mask_blend_ps(0xff00, _mm512_set1_ps(d), _mm512_set1_ps(mdmin));
+    _mm512_storeu_ps(out, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(k4codes(s))), scale));
+  }
+  static constexpr bool LUT = true;
+  static F iota16() { return _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15); }
+  static void idx2(const uint8_t* p, __m512i* lo, __m512i* hi) {
+    *lo = _mm512_cvtepu8_epi32(ld16(p));
+    *hi = _mm512_srli_epi32(*lo, 4);
+  }
+  static F lut(__m512i idx, F table) { return _mm512_permutexvar_ps(idx, table); }
+  // W bytes widened once: the low nibbles are an and, the high ones a shift of the same lanes.
+  static void nib2(const uint8_t* p, F* lo, F* hi) {
+    const __m512i b = _mm512_cvtepu8_epi32(ld16(p));
+    *lo = _mm512_cvtepi32_ps(_mm512_and_si512(b, _mm512_set1_epi32(15)));
+    *hi = _mm512_cvtepi32_ps(_mm512_srli_epi32(b, 4));
+  }
   static __m128i ld16(const uint8_t* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); }
   static F cvt16(__m128i b) { return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(b)); }
   static F u8(const uint8_t* p) { return cvt16(ld16(p)); }

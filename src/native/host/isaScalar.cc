@@ -25,6 +25,17 @@ struct VScalar {
   static F fma(F a, F b, F c) { return a * b + c; }
   static float sum(F v) { return v; }
   static float half(uint16_t h) { return halfToFloat(h); }
+  static int idxType();
+  static void k4(const uint8_t* s, float d, float mdmin, float* out);
+  static constexpr bool LUT = false;  // no 16-entry permute at this width: nib2 and fma instead
+  static F iota16() { return zero(); }
+  static void idx2(const uint8_t*, int*, int*) {}
+  static F lut(int, F t) { return t; }
+  static F bhalf(const uint8_t* p) { return halfToFloat(loadU16(p)); }
+  static void nib2(const uint8_t* p, F* lo, F* hi) {
+    *lo = float(p[0] & 15);
+    *hi = float(p[0] >> 4);
+  }
   static F u8(const uint8_t* p) { return float(p[0]); }
   static F i8(const uint8_t* p) { return float(int8_t(p[0])); }
   static F nlo(const uint8_t* p) { return float(p[0] & 15); }
@@ -56,6 +67,13 @@ struct VScalar {
 };
 
 #include "simd.inc"
+
+void VScalar::k4(const uint8_t* s, float d, float mdmin, float* out) {
+  uint8_t sm[16];
+  unpackScalesK4(s, sm);
+  for (int i = 0; i < 8; i++) out[i] = d * float(sm[i]);
+  for (int i = 0; i < 8; i++) out[8 + i] = mdmin * float(sm[8 + i]);
+}
 
 }  // namespace
 

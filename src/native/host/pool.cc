@@ -1,5 +1,7 @@
 #include "pool.h"
 
+#include <chrono>
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define HOST_PAUSE() _mm_pause()
@@ -10,9 +12,16 @@
 namespace host {
 namespace {
 
-// About 50 microseconds of spinning before a lane sleeps: long enough to catch the next kernel of a
-// step, short enough not to burn a shared core between steps.
-constexpr int SPINS = 20000;
+constexpr int PIECE_BITS = 20;
+constexpr uint64_t PIECE_MASK = (uint64_t(1) << PIECE_BITS) - 1;
+constexpr int64_t MAX_PIECES = int64_t(PIECE_MASK);
+// How long an idle lane spins before it sleeps: long enough to catch the next kernel of a step,
+// short enough not to hold a shared core between steps.
+constexpr auto SPIN = std::chrono::microseconds(200);
+
+uint64_t genOf(uint64_t c) { return c >> (2 * PIECE_BITS); }
+uint64_t piecesOf(uint64_t c) { return (c >> PIECE_BITS) & PIECE_MASK; }
+uint64_t nextOf(uint64_t c) { return c & PIECE_MASK; }
 
 }  // namespace
 
@@ -30,21 +39,22 @@ Pool::~Pool() {
   for (auto& t : threads_) t.join();
 }
 
-void Pool::share(int lane, int lanes) {
-  // Lane i takes pieces [i*per, (i+1)*per) of the job's pieces, the remainder going to the first lanes.
-  const int64_t pieces = (count_ + grain_ - 1) / grain_;
-  const int64_t per = pieces / lanes;
-  const int64_t extra = pieces % lanes;
-  const int64_t p0 = lane * per + (lane < extra ? lane : extra);
-  const int64_t p1 = p0 + per + (lane < extra ? 1 : 0);
-  const int64_t begin = p0 * grain_;
-  const int64_t end = p1 * grain_ < count_ ? p1 * grain_ : count_;
-  if (begin >= end) return;
-  try {
-    (*body_)(lane, begin, end);
-  } catch (...) {
-    std::lock_guard<std::mutex> g(errorMu_);
-    if (!error_) error_ = std::current_exception();
+void Pool::drain(uint64_t gen, int lane) {
+  uint64_t c = claim_.load(std::memory_order_acquire);
+  for (;;) {
+    if ((genOf(c) & 0xffffff) != (gen & 0xffffff) || nextOf(c) >= piecesOf(c)) return;
+    if (!claim_.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
+    // The claimed piece keeps this job (and body_, count_, grain_) alive until it is counted done.
+    const int64_t begin = int64_t(nextOf(c)) * grain_;
+    const int64_t end = begin + grain_ < count_ ? begin + grain_ : count_;
+    try {
+      (*body_)(lane, begin, end);
+    } catch (...) {
+      std::lock_guard<std::mutex> g(errorMu_);
+      if (!error_) error_ = std::current_exception();
+    }
+    done_.fetch_add(1, std::memory_order_acq_rel);
+    c = claim_.load(std::memory_order_acquire);
   }
 }
 
@@ -52,9 +62,15 @@ void Pool::worker(int lane) {
   uint64_t seen = 0;
   for (;;) {
     uint64_t gen = generation_.load(std::memory_order_acquire);
-    for (int i = 0; gen == seen && i < SPINS; i++) {
-      HOST_PAUSE();
-      gen = generation_.load(std::memory_order_acquire);
+    if (gen == seen) {
+      const auto until = std::chrono::steady_clock::now() + SPIN;
+      while (gen == seen) {
+        for (int i = 0; i < 64 && gen == seen; i++) {
+          HOST_PAUSE();
+          gen = generation_.load(std::memory_order_acquire);
+        }
+        if (std::chrono::steady_clock::now() > until) break;
+      }
     }
     if (gen == seen) {
       std::unique_lock<std::mutex> lk(mu_);
@@ -63,36 +79,35 @@ void Pool::worker(int lane) {
     }
     seen = gen;
     if (stop_.load()) return;
-    // Every lane acknowledges every job, even one too small to give it a share: then no lane can
-    // still be reading this job's fields when the caller writes the next one.
-    if (lane < active_) share(lane, active_);
-    pending_.fetch_sub(1, std::memory_order_acq_rel);
+    drain(gen, lane);
   }
 }
 
 void Pool::run(int64_t count, int64_t grain, const std::function<void(int, int64_t, int64_t)>& body) {
   if (count <= 0) return;
   if (grain < 1) grain = 1;
+  if ((count + grain - 1) / grain > MAX_PIECES) grain = (count + MAX_PIECES - 1) / MAX_PIECES;
   const int64_t pieces = (count + grain - 1) / grain;
-  const int lanes = pieces < lanes_ ? int(pieces) : lanes_;
-  if (lanes <= 1) {
+  if (pieces <= 1 || lanes_ == 1) {
     body(0, 0, count);
     return;
   }
   body_ = &body;
   count_ = count;
   grain_ = grain;
-  active_ = lanes;
   error_ = nullptr;
-  pending_.store(lanes_ - 1, std::memory_order_release);
+  done_.store(0, std::memory_order_relaxed);
+  uint64_t gen;
   {
-    // Taking the lock orders the bump against a lane that is about to sleep, so none misses it.
+    // Under the lock, so a lane about to sleep cannot miss the bump.
     std::lock_guard<std::mutex> g(mu_);
-    generation_.fetch_add(1, std::memory_order_acq_rel);
+    gen = generation_.load(std::memory_order_relaxed) + 1;
+    claim_.store(((gen & 0xffffff) << (2 * PIECE_BITS)) | (uint64_t(pieces) << PIECE_BITS), std::memory_order_release);
+    generation_.store(gen, std::memory_order_release);
   }
   wake_.notify_all();
-  share(0, lanes);
-  while (pending_.load(std::memory_order_acquire) != 0) HOST_PAUSE();
+  drain(gen, 0);
+  while (done_.load(std::memory_order_acquire) != pieces) HOST_PAUSE();
   body_ = nullptr;
   if (error_) std::rethrow_exception(error_);
 }
