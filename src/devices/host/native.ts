@@ -107,6 +107,11 @@ export class HostKernels {
     return new this.addon.HostWeight({ bytes, type: weightTypeId(type), k, n });
   }
 
+  /** The kernel list of `calls` (src/compiler/host/kernelList.ts), as run() takes it. */
+  encode(calls: readonly KernelCall[]): Float64Array {
+    return encodeKernels(calls);
+  }
+
   /** Runs one step: every kernel of the list in order, in one native call. */
   run(arena: Uint8Array, list: Float64Array | readonly KernelCall[], weights: readonly HostWeight[] = []): void {
     this.addon.runList(arena, list instanceof Float64Array ? list : encodeKernels(list), weights);
