@@ -138,6 +138,12 @@ void binaryF32(const Ctx& c, int op, const float* a, bool aScalar, const float* 
 }
 
 void binaryI32(const Ctx& c, int op, const int32_t* a, bool aScalar, const int32_t* b, bool bScalar, void* y, int64_t n) {
+  // A zero divisor is refused before anything is written.
+  if (op == OP_DIV) {
+    for (int64_t i = 0; i < (bScalar ? (n > 0 ? 1 : 0) : n); i++) {
+      if (b[i] == 0) throw Failure::divideByZero(c.eqn);
+    }
+  }
   for (int64_t i = 0; i < n; i++) {
     const int32_t p = a[aScalar ? 0 : i];
     const int32_t q = b[bScalar ? 0 : i];
@@ -149,7 +155,6 @@ void binaryI32(const Ctx& c, int op, const int32_t* a, bool aScalar, const int32
       case OP_SUB: r = int32_t(up - uq); break;
       case OP_MUL: r = int32_t(up * uq); break;
       case OP_DIV:
-        if (q == 0) throw Failure::divideByZero(c.eqn);
         r = (q == -1) ? int32_t(0u - up) : p / q;
         break;
       case OP_MAX: r = p > q ? p : q; break;
