@@ -56,6 +56,14 @@ struct V256 {
     _mm256_storeu_ps(out, _mm256_mul_ps(cvt8(c), _mm256_set1_ps(d)));
     _mm256_storeu_ps(out + 8, _mm256_mul_ps(cvt8(_mm_srli_si128(c, 8)), _mm256_set1_ps(mdmin)));
   }
+  // The 16 int8 scales of a q6_k super-block times d, and those times -32.
+  static void k6(const uint8_t* sc, float d, float* ds, float* off) {
+    for (int i = 0; i < 16; i += 8) {
+      const __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(ld8(sc + i))), _mm256_set1_ps(d));
+      _mm256_storeu_ps(ds + i, v);
+      _mm256_storeu_ps(off + i, _mm256_mul_ps(v, _mm256_set1_ps(-32.f)));
+    }
+  }
   static constexpr bool LUT = false;  // no 16-entry permute at this width: nib2 and fma instead
   static F iota16() { return zero(); }
   static void idx2(const uint8_t*, int*, int*) {}
@@ -82,11 +90,16 @@ struct V256 {
     const __m256i v = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
     return _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
   }
-  static F q6(const uint8_t* ql, const uint8_t* qh, int ns, int hs) {
-    const __m128i l = _mm_and_si128(_mm_srl_epi16(ld8(ql), _mm_cvtsi32_si128(ns)), _mm_set1_epi8(15));
-    const __m128i h = _mm_and_si128(_mm_srl_epi16(ld8(qh), _mm_cvtsi32_si128(hs)), _mm_set1_epi8(3));
-    const __m128i q = _mm_sub_epi8(_mm_or_si128(l, _mm_slli_epi16(h, 4)), _mm_set1_epi8(32));
-    return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q));
+  // The four 6-bit q6_k codes of W lanes l: from ql[l], ql[l+32] and the 2-bit fields of qh[l].
+  static void q6x4(const uint8_t* ql, const uint8_t* qh, F* q) {
+    const __m256i a = _mm256_cvtepu8_epi32(ld8(ql));
+    const __m256i b = _mm256_cvtepu8_epi32(ld8(ql + 32));
+    const __m256i h = _mm256_cvtepu8_epi32(ld8(qh));
+    const __m256i m0f = _mm256_set1_epi32(0x0f), m30 = _mm256_set1_epi32(0x30);
+    q[0] = _mm256_cvtepi32_ps(_mm256_or_si256(_mm256_and_si256(a, m0f), _mm256_and_si256(_mm256_slli_epi32(h, 4), m30)));
+    q[1] = _mm256_cvtepi32_ps(_mm256_or_si256(_mm256_and_si256(b, m0f), _mm256_and_si256(_mm256_slli_epi32(h, 2), m30)));
+    q[2] = _mm256_cvtepi32_ps(_mm256_or_si256(_mm256_srli_epi32(a, 4), _mm256_and_si256(h, m30)));
+    q[3] = _mm256_cvtepi32_ps(_mm256_or_si256(_mm256_srli_epi32(b, 4), _mm256_and_si256(_mm256_srli_epi32(h, 2), m30)));
   }
   // Byte j of a column holds rows 2j (low nibble) and 2j+1 (high): interleaving the two nibble
   // planes puts the 16 codes in row order.

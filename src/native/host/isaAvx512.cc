@@ -66,6 +66,12 @@ struct V512 {
     const __m512 scale = _mm512_mask_blend_ps(0xff00, _mm512_set1_ps(d), _mm512_set1_ps(mdmin));
     _mm512_storeu_ps(out, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(k4codes(s))), scale));
   }
+  // The 16 int8 scales of a q6_k super-block times d, and those times -32.
+  static void k6(const uint8_t* sc, float d, float* ds, float* off) {
+    const __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(ld16(sc))), _mm512_set1_ps(d));
+    _mm512_storeu_ps(ds, v);
+    _mm512_storeu_ps(off, _mm512_mul_ps(v, _mm512_set1_ps(-32.f)));
+  }
   static constexpr bool LUT = true;
   static F iota16() { return _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15); }
   static void idx2(const uint8_t* p, __m512i* lo, __m512i* hi) {
@@ -90,11 +96,18 @@ struct V512 {
     const __m512i v = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
     return _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
   }
-  static F q6(const uint8_t* ql, const uint8_t* qh, int ns, int hs) {
-    const __m128i l = _mm_and_si128(_mm_srl_epi16(ld16(ql), _mm_cvtsi32_si128(ns)), _mm_set1_epi8(15));
-    const __m128i h = _mm_and_si128(_mm_srl_epi16(ld16(qh), _mm_cvtsi32_si128(hs)), _mm_set1_epi8(3));
-    const __m128i q = _mm_sub_epi8(_mm_or_si128(l, _mm_slli_epi16(h, 4)), _mm_set1_epi8(32));
-    return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q));
+  // The four 6-bit q6_k codes of W lanes l (docs/HOST.md, q6_k): from ql[l], ql[l+32] and the 2-bit
+  // fields of qh[l], unsubtracted (0..63).
+  static void q6x4(const uint8_t* ql, const uint8_t* qh, F* q) {
+    const __m512i a = _mm512_cvtepu8_epi32(ld16(ql));
+    const __m512i b = _mm512_cvtepu8_epi32(ld16(ql + 32));
+    const __m512i h = _mm512_cvtepu8_epi32(ld16(qh));
+    const __m512i m0f = _mm512_set1_epi32(0x0f), m30 = _mm512_set1_epi32(0x30);
+    // 0xe4 selects (A & C) | (B & ~C): the low nibble from A, bits 4-5 from B.
+    q[0] = _mm512_cvtepi32_ps(_mm512_ternarylogic_epi32(a, _mm512_and_si512(_mm512_slli_epi32(h, 4), m30), m0f, 0xe4));
+    q[1] = _mm512_cvtepi32_ps(_mm512_ternarylogic_epi32(b, _mm512_and_si512(_mm512_slli_epi32(h, 2), m30), m0f, 0xe4));
+    q[2] = _mm512_cvtepi32_ps(_mm512_or_si512(_mm512_srli_epi32(a, 4), _mm512_and_si512(h, m30)));
+    q[3] = _mm512_cvtepi32_ps(_mm512_or_si512(_mm512_srli_epi32(b, 4), _mm512_and_si512(_mm512_srli_epi32(h, 2), m30)));
   }
   // Byte j of a column holds rows 2j (low nibble) and 2j+1 (high): interleaving the two nibble
   // planes puts the 16 codes in row order.

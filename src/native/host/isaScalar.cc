@@ -27,6 +27,12 @@ struct VScalar {
   static float half(uint16_t h) { return halfToFloat(h); }
   static int idxType();
   static void k4(const uint8_t* s, float d, float mdmin, float* out);
+  static void k6(const uint8_t* sc, float d, float* ds, float* off) {
+    for (int i = 0; i < 16; i++) {
+      ds[i] = d * float(int8_t(sc[i]));
+      off[i] = -32.f * ds[i];
+    }
+  }
   static constexpr bool LUT = false;  // no 16-entry permute at this width: nib2 and fma instead
   static F iota16() { return zero(); }
   static void idx2(const uint8_t*, int*, int*) {}
@@ -42,8 +48,11 @@ struct VScalar {
   static F nhi(const uint8_t* p) { return float(p[0] >> 4); }
   static F f16(const uint16_t* p) { return halfToFloat(p[0]); }
   static F bf16(const uint16_t* p) { return bf16ToFloat(p[0]); }
-  static F q6(const uint8_t* ql, const uint8_t* qh, int ns, int hs) {
-    return float(int(((ql[0] >> ns) & 15) | (((qh[0] >> hs) & 3) << 4)) - 32);
+  static void q6x4(const uint8_t* ql, const uint8_t* qh, F* q) {
+    q[0] = float((ql[0] & 15) | ((qh[0] & 3) << 4));
+    q[1] = float((ql[32] & 15) | (((qh[0] >> 2) & 3) << 4));
+    q[2] = float((ql[0] >> 4) | (((qh[0] >> 4) & 3) << 4));
+    q[3] = float((ql[32] >> 4) | (((qh[0] >> 6) & 3) << 4));
   }
   static void rows16(const uint8_t* p, F* c) {
     for (int r = 0; r < 16; r++) c[r] = float(r & 1 ? p[r >> 1] >> 4 : p[r >> 1] & 15);
