@@ -65,13 +65,14 @@ void rowQ6_K(const uint8_t* r, int64_t K, float* y) {
       const uint8_t* ql = r + half * 64;
       const uint8_t* qh = r + 128 + half * 32;
       const uint8_t* sc = r + 192 + half * 8;
-      for (int e = 0; e < 128; e++) {
-        const int l = e & 31;
-        const int g = e >> 5;
-        const int lo = g & 1 ? ql[l + 32] : ql[l];
-        const int low4 = g < 2 ? lo & 15 : lo >> 4;
-        const int q = (low4 | (((qh[l] >> (2 * g)) & 3) << 4)) - 32;
-        y[half * 128 + e] = float(q) * (d * float(int8_t(sc[e >> 4])));
+      float* out = y + half * 128;
+      for (int l = 0; l < 32; l++) {
+        const int is = l >> 4;
+        const int h = qh[l];
+        out[l] = float(((ql[l] & 15) | ((h & 3) << 4)) - 32) * (d * float(int8_t(sc[is])));
+        out[l + 32] = float(((ql[l + 32] & 15) | (((h >> 2) & 3) << 4)) - 32) * (d * float(int8_t(sc[is + 2])));
+        out[l + 64] = float(((ql[l] >> 4) | (((h >> 4) & 3) << 4)) - 32) * (d * float(int8_t(sc[is + 4])));
+        out[l + 96] = float(((ql[l + 32] >> 4) | (((h >> 6) & 3) << 4)) - 32) * (d * float(int8_t(sc[is + 6])));
       }
     }
   }
@@ -88,11 +89,11 @@ void rowQ4nx(const WeightView& w, int64_t n, float* y) {
     const int64_t left = w.k - j * Q4NX_TILE_COLS;
     const int cols = left < Q4NX_TILE_COLS ? int(left) : Q4NX_TILE_COLS;
     const uint8_t* codes = chunk + 1024 + (r >> 4) * 2048 + ((r & 15) >> 1);
-    for (int c = 0; c < cols; c++) {
-      const int plane = (c >> 5) * 32 + r;
-      const float scale = bf16ToFloat(loadU16(chunk + 2 * plane));
-      const float zero = bf16ToFloat(loadU16(chunk + 512 + 2 * plane));
-      y[j * Q4NX_TILE_COLS + c] = float((codes[c * 8] >> shift) & 15) * scale + zero;
+    for (int g = 0; g * 32 < cols; g++) {
+      const float scale = bf16ToFloat(loadU16(chunk + 2 * (g * 32 + r)));
+      const float zero = bf16ToFloat(loadU16(chunk + 512 + 2 * (g * 32 + r)));
+      const int end = cols < g * 32 + 32 ? cols : g * 32 + 32;
+      for (int c = g * 32; c < end; c++) y[j * Q4NX_TILE_COLS + c] = float((codes[c * 8] >> shift) & 15) * scale + zero;
     }
   }
 }
@@ -114,13 +115,18 @@ void dequantRow(const WeightView& w, int64_t n, float* out) {
   }
 }
 
-void dequantPanel(const WeightView& w, int64_t n0, int64_t cols, int64_t ld, float* wp, float* row) {
+void dequantPanel(const WeightView& w, int64_t n0, int64_t cols, int64_t ld, float* wp, float* rows) {
+  const int64_t K = w.k;
   for (int64_t c = 0; c < ld; c++) {
-    if (c < cols) {
-      dequantRow(w, n0 + c, row);
-      for (int64_t k = 0; k < w.k; k++) wp[k * ld + c] = row[k];
-    } else {
-      for (int64_t k = 0; k < w.k; k++) wp[k * ld + c] = 0.f;
+    if (c < cols) dequantRow(w, n0 + c, rows + c * K);
+    else std::memset(rows + c * K, 0, size_t(K) * 4);
+  }
+  // Transposed 16 columns of K at a time, so the lines written stay in L1 while all ld rows fill them.
+  for (int64_t kb = 0; kb < K; kb += 16) {
+    const int64_t kn = K - kb < 16 ? K - kb : 16;
+    for (int64_t c = 0; c < ld; c++) {
+      const float* src = rows + c * K + kb;
+      for (int64_t i = 0; i < kn; i++) wp[(kb + i) * ld + c] = src[i];
     }
   }
 }

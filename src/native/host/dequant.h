@@ -13,7 +13,7 @@ namespace host {
 void dequantRow(const WeightView& w, int64_t n, float* out);
 
 // wp[k*ld + c] = w[n0 + c][k] for c < cols, and 0 for cols <= c < ld: a panel of `cols` rows laid out
-// k-major, as PanelFn reads it. `row` is scratch of K floats.
-void dequantPanel(const WeightView& w, int64_t n0, int64_t cols, int64_t ld, float* wp, float* row);
+// k-major, as PanelFn reads it. `rows` is scratch of ld*K floats.
+void dequantPanel(const WeightView& w, int64_t n0, int64_t cols, int64_t ld, float* wp, float* rows);
 
 }  // namespace host

@@ -29,7 +29,7 @@ void matmulWeight(const Ctx& c, const float* x, int64_t T, const WeightView& w, 
   const int64_t panels = (w.n + nr - 1) / nr;
   c.pool->run(panels, 1, [&](int, int64_t p0, int64_t p1) {
     std::vector<float> wp(size_t(w.k * nr));
-    std::vector<float> row(size_t(w.k));
+    std::vector<float> row(size_t(w.k * nr));
     for (int64_t p = p0; p < p1; p++) {
       const int64_t n0 = p * nr;
       const int64_t cols = w.n - n0 < nr ? w.n - n0 : nr;
