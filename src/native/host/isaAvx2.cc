@@ -124,6 +124,37 @@ struct V256 {
     c1[0] = cvt8(u1);
     c1[1] = cvt8(_mm_srli_si128(u1, 8));
   }
+  // exp in f64 over 4 lanes, as isaAvx512.cc's exp8 (AVX2 has no f64 -> i64 conversion: n fits in
+  // 32 bits, and its exponent bits are built from an i32).
+  static __m256d exp4(__m256d x) {
+    x = _mm256_min_pd(_mm256_max_pd(x, _mm256_set1_pd(-110.0)), _mm256_set1_pd(90.0));
+    const __m256d n = _mm256_round_pd(_mm256_mul_pd(x, _mm256_set1_pd(1.4426950408889634)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256d r = _mm256_fnmadd_pd(n, _mm256_set1_pd(6.93147180369123816490e-01), x);
+    r = _mm256_fnmadd_pd(n, _mm256_set1_pd(1.90821492927058770002e-10), r);
+    __m256d p = _mm256_set1_pd(1.0 / 39916800.0);
+    const double inv[] = {1.0 / 3628800.0, 1.0 / 362880.0, 1.0 / 40320.0, 1.0 / 5040.0, 1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5, 1.0, 1.0};
+    for (double c : inv) p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(c));
+    const __m256i bits = _mm256_slli_epi64(_mm256_cvtepi32_epi64(_mm_add_epi32(_mm256_cvtpd_epi32(n), _mm_set1_epi32(1023))), 52);
+    return _mm256_mul_pd(p, _mm256_castsi256_pd(bits));
+  }
+  template <class G>
+  static F twoHalves(F x, G g) {
+    const __m256d lo = g(_mm256_cvtps_pd(_mm256_castps256_ps128(x)));
+    const __m256d hi = g(_mm256_cvtps_pd(_mm256_extractf128_ps(x, 1)));
+    const F out = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(lo)), _mm256_cvtpd_ps(hi), 1);
+    return _mm256_blendv_ps(out, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+  }
+  static F expd(F x) { return twoHalves(x, [](__m256d d) { return exp4(d); }); }
+  static F logistic(F x) {
+    return twoHalves(x, [](__m256d d) {
+      const __m256d ad = _mm256_andnot_pd(_mm256_set1_pd(-0.0), d);
+      const __m256d e = exp4(_mm256_sub_pd(_mm256_setzero_pd(), ad));
+      const __m256d one = _mm256_set1_pd(1.0);
+      const __m256d pos = _mm256_div_pd(one, _mm256_add_pd(one, e));
+      const __m256d neg = _mm256_div_pd(e, _mm256_add_pd(one, e));
+      return _mm256_blendv_pd(neg, pos, _mm256_cmp_pd(d, _mm256_setzero_pd(), _CMP_GE_OQ));
+    });
+  }
   // max_ps answers its second operand for NaN and for equal values: equal lanes take a&b (+0 over
   // -0), unordered lanes a+b (a NaN).
   static F jsmax(F a, F b) {

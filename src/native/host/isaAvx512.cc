@@ -126,6 +126,38 @@ struct V512 {
     c0[0] = cvt16(_mm_unpacklo_epi8(lo, hi));
     c1[0] = cvt16(_mm_unpackhi_epi8(lo, hi));
   }
+  // exp in f64 over 8 lanes: x = n ln2 + r, |r| <= ln2/2 (ln2 in two parts, so r is exact to about
+  // 2^-60), e^r by its Taylor series to r^11 (truncation below 2^-52 there), scaled by 2^n through
+  // the exponent bits. Inputs are clamped to [-110, 90] first: past them every f32 result is 0 or inf.
+  static __m512d exp8(__m512d x) {
+    x = _mm512_min_pd(_mm512_max_pd(x, _mm512_set1_pd(-110.0)), _mm512_set1_pd(90.0));
+    const __m512d n = _mm512_roundscale_pd(_mm512_mul_pd(x, _mm512_set1_pd(1.4426950408889634)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512d r = _mm512_fnmadd_pd(n, _mm512_set1_pd(6.93147180369123816490e-01), x);
+    r = _mm512_fnmadd_pd(n, _mm512_set1_pd(1.90821492927058770002e-10), r);
+    __m512d p = _mm512_set1_pd(1.0 / 39916800.0);
+    const double inv[] = {1.0 / 3628800.0, 1.0 / 362880.0, 1.0 / 40320.0, 1.0 / 5040.0, 1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5, 1.0, 1.0};
+    for (double c : inv) p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(c));
+    const __m512i bits = _mm512_slli_epi64(_mm512_add_epi64(_mm512_cvtpd_epi64(n), _mm512_set1_epi64(1023)), 52);
+    return _mm512_mul_pd(p, _mm512_castsi512_pd(bits));
+  }
+  template <class G>
+  static F twoHalves(F x, G g) {
+    const __m512d lo = g(_mm512_cvtps_pd(_mm512_castps512_ps256(x)));
+    const __m512d hi = g(_mm512_cvtps_pd(_mm512_extractf32x8_ps(x, 1)));
+    const F out = _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(lo)), _mm512_cvtpd_ps(hi), 1);
+    // NaN stays NaN (the clamp would have made it a number).
+    return _mm512_mask_mov_ps(out, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x);
+  }
+  static F expd(F x) { return twoHalves(x, [](__m512d d) { return exp8(d); }); }
+  static F logistic(F x) {
+    return twoHalves(x, [](__m512d d) {
+      const __m512d e = exp8(_mm512_sub_pd(_mm512_setzero_pd(), _mm512_abs_pd(d)));
+      const __m512d one = _mm512_set1_pd(1.0);
+      const __m512d pos = _mm512_div_pd(one, _mm512_add_pd(one, e));
+      const __m512d neg = _mm512_div_pd(e, _mm512_add_pd(one, e));
+      return _mm512_mask_blend_pd(_mm512_cmp_pd_mask(d, _mm512_setzero_pd(), _CMP_GE_OQ), neg, pos);
+    });
+  }
   // max_ps answers its second operand for NaN and for equal values: equal lanes take a&b (+0 over
   // -0), unordered lanes a+b (a NaN).
   static F jsmax(F a, F b) {

@@ -61,6 +61,13 @@ struct VScalar {
     rows16(p, c0);
     rows16(p + 8, c1);
   }
+  static F expd(F x) { return float(std::exp(double(x))); }
+  static F logistic(F x) {
+    const double d = x;
+    if (d >= 0) return float(1.0 / (1.0 + std::exp(-d)));
+    const double e = std::exp(d);
+    return float(e / (1.0 + e));
+  }
   static F jsmax(F a, F b) {
     if (a != a || b != b) return a + b;
     if (a > b) return a;

@@ -35,6 +35,10 @@ struct IsaKernels {
   float (*sumSquares)(const float* x, int64_t n);
   // y[i] = x[i] * s
   void (*scale)(const float* x, float s, float* y, int64_t n);
+  // y[i] = exp(x[i] - sub), the difference rounded to f32 first, exp in f64, rounded once.
+  void (*expRow)(const float* x, float sub, float* y, int64_t n);
+  // y[i] = logistic(x[i]) in the oracle's form (1/(1+e^-x), or e^x/(1+e^x) below 0), in f64, rounded once.
+  void (*logisticRow)(const float* x, float* y, int64_t n);
 };
 
 // Null when this build has no such path (a non-x86 build has only Scalar).

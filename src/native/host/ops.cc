@@ -120,6 +120,8 @@ int dtypeBytes(int d) {
 
 void unaryF32(const Ctx& c, int op, const float* x, float* y, int64_t n) {
   overRows(c, n, 16, [&](int64_t b, int64_t e) {
+    if (op == U_EXP) return c.k->expRow(x + b, 0.f, y + b, e - b);
+    if (op == U_LOGISTIC) return c.k->logisticRow(x + b, y + b, e - b);
     for (int64_t i = b; i < e; i++) y[i] = unaryOne(op, x[i]);
   });
 }
@@ -188,8 +190,7 @@ void rowReduce(const Ctx& c, bool max, const float* x, float* y, int64_t rows, i
 void expSub(const Ctx& c, const float* x, const float* m, float* y, int64_t rows, int64_t cols) {
   overRows(c, rows, cols, [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; r++) {
-      const float mr = m[r];
-      for (int64_t i = 0; i < cols; i++) y[r * cols + i] = float(std::exp(double(x[r * cols + i] - mr)));
+      c.k->expRow(x + r * cols, m[r], y + r * cols, cols);
     }
   });
 }
@@ -206,7 +207,7 @@ void softmax(const Ctx& c, const float* x, float* y, int64_t rows, int64_t cols)
       const float* xr = x + r * cols;
       float* yr = y + r * cols;
       const float m = c.k->rowMax(xr, cols);
-      for (int64_t i = 0; i < cols; i++) yr[i] = float(std::exp(double(xr[i] - m)));
+      c.k->expRow(xr, m, yr, cols);
       const float s = c.k->rowSum(yr, cols);
       for (int64_t i = 0; i < cols; i++) yr[i] = yr[i] / s;
     }
