@@ -119,6 +119,11 @@ describe('host kernels: weight matmul', function () {
     for (const [type, k] of [['q4_0', 48], ['q8_0', 33], ['q4_k', 320], ['q6_k', 128], ['q4_1', 16]] as const) {
       expect(() => h.weightFromBytes(new Uint8Array(1 << 16), type, k, 2)).to.throw(InvalidInput, /not a whole number/);
     }
+    // The addon refuses on its own too, whoever calls it: its constructor, past the TS check.
+    const native = (h as unknown as { addon: { HostWeight: new (spec: object) => unknown } }).addon;
+    for (const [type, k] of [[3, 48], [6, 320], [7, 128]] as const) {
+      expect(() => new native.HostWeight({ type, k, n: 2, bytes: new Uint8Array(1 << 16) })).to.throw(InvalidInput, /not a whole number of/);
+    }
     const e = (() => { try { h.weightFromBytes(new Uint8Array(100), 'q4_0', 64, 3); } catch (x) { return x; } })();
     expect(e).to.be.instanceOf(InvalidInput);
     expect((e as InvalidInput).reason).to.match(/needs 108 bytes; got 100/);
