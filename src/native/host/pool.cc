@@ -107,7 +107,12 @@ void Pool::run(int64_t count, int64_t grain, const std::function<void(int, int64
   }
   wake_.notify_all();
   drain(gen, 0);
-  while (done_.load(std::memory_order_acquire) != pieces) HOST_PAUSE();
+  // The last pieces are in other lanes' hands. On oversubscribed cores such a lane may be waiting for
+  // a CPU, so after a short spin this thread yields its own.
+  for (int spins = 0; done_.load(std::memory_order_acquire) != pieces; spins++) {
+    if (spins < 4096) HOST_PAUSE();
+    else std::this_thread::yield();
+  }
   body_ = nullptr;
   if (error_) std::rethrow_exception(error_);
 }
