@@ -77,6 +77,13 @@ export interface KernelArgs {
   binary_i32: { fn: BinaryOp; a: number; b: number; y: number; n: number; aScalar?: boolean; bScalar?: boolean };
   convert: { from: DType; to: DType; x: number; y: number; n: number };
   copy: { x: number; y: number; bytes: number };
+  /** matmul with b stored transposed, [batch, N, K] (keys as a KV cache holds them). */
+  matmul_bt: { a: number; b: number; y: number; batch: number; M: number; K: number; N: number };
+  /**
+   * y[i...] = x[i...] over `dims` (rank <= 4), with element strides `xStrides` and `yStrides` (>= 0):
+   * transpose, slice, broadcast (stride 0), concat; elements of 1, 2, 4 or 8 bytes.
+   */
+  copy_strided: { x: number; y: number; elem: number; dims: readonly number[]; xStrides: readonly number[]; yStrides: readonly number[] };
 }
 
 export type KernelOp = keyof KernelArgs;
@@ -87,7 +94,8 @@ export type KernelCall = { [O in KernelOp]: { readonly op: O; readonly eqn?: num
 /** The ops in the addon's numbering. */
 export const KERNEL_OPS = [
   'matmul_w', 'matmul', 'rmsnorm', 'softmax', 'row_sum', 'row_max', 'exp_sub', 'row_scale', 'rope',
-  'gather', 'dequant', 'update', 'unary', 'binary', 'binary_i32', 'convert', 'copy',
+  'gather', 'dequant', 'update', 'unary', 'binary', 'binary_i32', 'convert', 'copy', 'matmul_bt',
+  'copy_strided',
 ] as const satisfies readonly KernelOp[];
 
 const flag = (b: boolean | undefined): number => (b ? 1 : 0);
@@ -117,6 +125,15 @@ const ENCODE: { readonly [O in KernelOp]: (a: KernelArgs[O]) => number[] } = {
   binary_i32: (a) => [BINARY_OPS.indexOf(a.fn), a.a, a.b, a.y, a.n, flag(a.aScalar), flag(a.bScalar)],
   convert: (a) => [DTYPES.indexOf(a.from), DTYPES.indexOf(a.to), a.x, a.y, a.n],
   copy: (a) => [a.x, a.y, a.bytes],
+  matmul_bt: (a) => [a.a, a.b, a.y, a.batch, a.M, a.K, a.N],
+  copy_strided: (a) => {
+    const r = a.dims.length;
+    if (r > 4 || a.xStrides.length !== r || a.yStrides.length !== r) {
+      throw new InvalidInput('/copy_strided', `copy_strided takes rank <= 4 with one stride per dim, got dims [${a.dims.join(', ')}], strides [${a.xStrides.join(', ')}] and [${a.yStrides.join(', ')}]`);
+    }
+    const pad = (d: readonly number[], v: number) => [...d, ...new Array<number>(4 - r).fill(v)];
+    return [a.x, a.y, a.elem, r, ...pad(a.dims, 1), ...pad(a.xStrides, 0), ...pad(a.yStrides, 0)];
+  },
 };
 
 /** The kernel list of `calls`, as the addon's runList reads it. */

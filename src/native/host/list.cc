@@ -33,9 +33,11 @@ const OpInfo OPS[K_OP_COUNT] = {
     {"binary_i32", {"fn", "a", "b", "y", "n", "aScalar", "bScalar"}},
     {"convert", {"from", "to", "x", "y", "n"}},
     {"copy", {"x", "y", "bytes"}},
+    {"matmul_bt", {"a", "b", "y", "batch", "M", "K", "N"}},
+    {"copy_strided", {"x", "y", "elem", "rank", "d0", "d1", "d2", "d3", "xs0", "xs1", "xs2", "xs3", "ys0", "ys1", "ys2", "ys3"}},
 };
 
-constexpr int MAX_FIELDS = 13;
+constexpr int MAX_FIELDS = 16;
 // Every count and offset is below 2^48, so sums and products of two stay exact in 128 bits and well
 // inside size_t once checked against the arena.
 constexpr double MAX_INT = 281474976710656.0;
@@ -138,7 +140,7 @@ Rec check(const Arena& a, const std::vector<WeightView>& weights, size_t index, 
       ck.disjointOrSame("y", y, "x", x, false);
       break;
     }
-    case K_MATMUL: {
+    case K_MATMUL: case K_MATMUL_BT: {
       v[3] = ck.integer("batch");
       v[4] = ck.integer("M");
       v[5] = ck.integer("K");
@@ -274,6 +276,34 @@ Rec check(const Arena& a, const std::vector<WeightView>& weights, size_t index, 
       rec.p[1] = ck.region("y", v[2], 1, &y);
       break;
     }
+    case K_COPY_STRIDED: {
+      v[2] = ck.integer("elem", 1, 8);
+      if (v[2] != 1 && v[2] != 2 && v[2] != 4 && v[2] != 8) ck.fail("elem", "an element is 1, 2, 4 or 8 bytes");
+      v[3] = ck.integer("rank", 0, 4);
+      const char* dn[4] = {"d0", "d1", "d2", "d3"};
+      const char* xn[4] = {"xs0", "xs1", "xs2", "xs3"};
+      const char* yn[4] = {"ys0", "ys1", "ys2", "ys3"};
+      // The given dims become the last ones, leading dims extent 1, so the innermost run stays
+      // innermost; the last element's index along each stride bounds the span.
+      unsigned __int128 xspan = 0, yspan = 0;
+      bool empty = false;
+      const int lead = 4 - int(v[3]);
+      for (int j = 0; j < 4; j++) {
+        const int i = j - lead;
+        v[4 + j] = i >= 0 ? ck.integer(dn[i]) : 1;
+        v[8 + j] = i >= 0 ? ck.integer(xn[i]) : 0;
+        v[12 + j] = i >= 0 ? ck.integer(yn[i]) : 0;
+        if (v[4 + j] == 0) empty = true;
+        else {
+          xspan += (unsigned __int128)(v[4 + j] - 1) * v[8 + j];
+          yspan += (unsigned __int128)(v[4 + j] - 1) * v[12 + j];
+        }
+      }
+      rec.p[0] = ck.region("x", empty ? 0 : xspan + 1, int(v[2]), &x);
+      rec.p[1] = ck.region("y", empty ? 0 : yspan + 1, int(v[2]), &y);
+      ck.disjointOrSame("y", y, "x", x, false);
+      break;
+    }
   }
   return rec;
 }
@@ -312,6 +342,8 @@ void execute(const Ctx& base, const Arena& a, const Rec& r) {
       return;
     case K_CONVERT: convert(c, int(v[0]), int(v[1]), r.p[0], r.p[1], v[4]); return;
     case K_COPY: std::memmove(r.p[1], r.p[0], size_t(v[2])); return;
+    case K_MATMUL_BT: matmulF32T(c, as<float>(r.p[0]), as<float>(r.p[1]), as<float>(r.p[2]), v[3], v[4], v[5], v[6]); return;
+    case K_COPY_STRIDED: copyStrided(r.p[1], v + 12, r.p[0], v + 8, v + 4, int(v[2])); return;
   }
 }
 

@@ -73,4 +73,21 @@ void matmulF32(const Ctx& c, const float* a, const float* b, float* out, int64_t
   }
 }
 
+void matmulF32T(const Ctx& c, const float* a, const float* b, float* out, int64_t batch, int64_t M, int64_t K, int64_t N) {
+  for (int64_t p = 0; p < batch; p++) {
+    float* ob = out + p * M * N;
+    if (K == 0 || N == 0) {
+      for (int64_t i = 0; i < M * N; i++) ob[i] = 0.f;
+      continue;
+    }
+    WeightView w;
+    w.data = reinterpret_cast<const uint8_t*>(b + p * N * K);
+    w.type = W_F32;
+    w.k = K;
+    w.n = N;
+    w.rowBytes = size_t(K) * 4;
+    if (M > 0) matmulWeight(c, a + p * M * K, M, w, ob);
+  }
+}
+
 }  // namespace host

@@ -16,4 +16,8 @@ void matmulWeight(const Ctx& c, const float* x, int64_t T, const WeightView& w, 
 // The op table's f32 matmul: c [batch, M, N] = a [batch, M, K] x b [batch, K, N], all row-major.
 void matmulF32(const Ctx& c, const float* a, const float* b, float* out, int64_t batch, int64_t M, int64_t K, int64_t N);
 
+// The same with b stored transposed, [batch, N, K] (each output column's K elements contiguous, as a
+// KV cache holds keys): read as an f32 weight of N rows.
+void matmulF32T(const Ctx& c, const float* a, const float* b, float* out, int64_t batch, int64_t M, int64_t K, int64_t N);
+
 }  // namespace host

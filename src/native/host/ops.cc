@@ -292,4 +292,22 @@ void updateSlice(const Ctx& c, uint8_t* dst, const int64_t* d, const uint8_t* up
   }
 }
 
+void copyStrided(uint8_t* y, const int64_t* ys, const uint8_t* x, const int64_t* xs, const int64_t* d, int elem) {
+  const size_t e = size_t(elem);
+  const bool runs = xs[3] == 1 && ys[3] == 1;
+  for (int64_t a = 0; a < d[0]; a++) {
+    for (int64_t b = 0; b < d[1]; b++) {
+      for (int64_t r = 0; r < d[2]; r++) {
+        const uint8_t* src = x + size_t(a * xs[0] + b * xs[1] + r * xs[2]) * e;
+        uint8_t* dst = y + size_t(a * ys[0] + b * ys[1] + r * ys[2]) * e;
+        if (runs) {
+          std::memcpy(dst, src, size_t(d[3]) * e);
+        } else {
+          for (int64_t i = 0; i < d[3]; i++) std::memcpy(dst + size_t(i * ys[3]) * e, src + size_t(i * xs[3]) * e, e);
+        }
+      }
+    }
+  }
+}
+
 }  // namespace host

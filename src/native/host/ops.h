@@ -55,4 +55,8 @@ void dequantRows(const Ctx& c, const WeightView& w, int64_t row0, int64_t rows, 
 void updateSlice(const Ctx& c, uint8_t* dst, const int64_t* d, const uint8_t* upd, const int64_t* u,
                  const int32_t* starts, int rank, int elem);
 
+// y[i0, i1, i2, i3] = x[i0, i1, i2, i3] over extents d, element strides xs (source) and ys
+// (destination), elements of `elem` bytes: transpose, slice, broadcast (stride 0) and concat.
+void copyStrided(uint8_t* y, const int64_t* ys, const uint8_t* x, const int64_t* xs, const int64_t* d, int elem);
+
 }  // namespace host

@@ -7,7 +7,7 @@
  */
 import { expect } from 'chai';
 import type { HostKernels } from '../../../src/devices/host/native.js';
-import { IndexOutOfRange } from '../../../src/errors.js';
+import { IndexOutOfRange, InvalidInput } from '../../../src/errors.js';
 import { ulpDistance } from '../../../src/numerics/ulp.js';
 import { Arena, Rng, U32, dotBound, eachIsa, gamma, useHost } from './helpers.js';
 
@@ -175,5 +175,52 @@ describe('host kernels: row kernels and f32 matmul', function () {
         }
       }
     });
+  });
+
+  it('matmul_bt (b stored [batch, N, K], as keys in a cache) matches matmul of the transpose within its bound', () => {
+    const rng = new Rng(25);
+    eachIsa(h, (isa) => {
+      for (const [B, M, K, N] of [[2, 1, 64, 9], [1, 5, 33, 40], [3, 2, 128, 17]] as const) {
+        const a = Array.from({ length: B * M * K }, () => rng.f32());
+        const bt = Array.from({ length: B * N * K }, () => rng.f32());
+        const arena = new Arena(4 * (a.length + bt.length + B * M * N) + 1024);
+        const ao = arena.putF32(a);
+        const bo = arena.putF32(bt);
+        const y = arena.alloc(B * M * N * 4);
+        h.run(arena.bytes, [{ op: 'matmul_bt', a: ao, b: bo, y, batch: B, M, K, N }]);
+        for (let p = 0; p < B; p++) for (let i = 0; i < M; i++) for (let j = 0; j < N; j++) {
+          let s = 0;
+          let abs = 0;
+          for (let k = 0; k < K; k++) {
+            const t = a[(p * M + i) * K + k]! * bt[(p * N + j) * K + k]!;
+            s += t;
+            abs += Math.abs(t);
+          }
+          expect(Math.abs(arena.f32(y, B * M * N)[(p * M + i) * N + j]! - s), `[${B},${M},${K}]x[${N},${K}]^T on ${isa}`).to.be.at.most(dotBound(K, abs));
+        }
+      }
+    });
+  });
+
+  it('copy_strided transposes, slices and broadcasts exactly, and refuses a span past the arena', () => {
+    const arena = new Arena(4096);
+    const x = arena.putF32(Array.from({ length: 24 }, (_, i) => i)); // [2, 3, 4]
+    const t = arena.alloc(24 * 4);
+    const sl = arena.alloc(4 * 4);
+    const bc = arena.alloc(12 * 4);
+    h.run(arena.bytes, [
+      // transpose [2, 3, 4] -> [4, 3, 2]: y[k, j, i] = x[i, j, k]
+      { op: 'copy_strided', x, y: t, elem: 4, dims: [4, 3, 2], xStrides: [1, 4, 12], yStrides: [6, 2, 1] },
+      // slice x[1, 1:3, 1:3] -> [2, 2]
+      { op: 'copy_strided', x: x + 4 * (12 + 4 + 1), y: sl, elem: 4, dims: [2, 2], xStrides: [4, 1], yStrides: [2, 1] },
+      // broadcast row x[0, 0, 0:4] to [3, 4]
+      { op: 'copy_strided', x, y: bc, elem: 4, dims: [3, 4], xStrides: [0, 1], yStrides: [4, 1] },
+    ]);
+    const tr = Array.from(arena.f32(t, 24));
+    for (let i = 0; i < 2; i++) for (let j = 0; j < 3; j++) for (let k = 0; k < 4; k++) expect(tr[k * 6 + j * 2 + i]).to.equal(i * 12 + j * 4 + k);
+    expect(Array.from(arena.f32(sl, 4))).to.deep.equal([17, 18, 21, 22]);
+    expect(Array.from(arena.f32(bc, 12))).to.deep.equal([0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3]);
+    expect(() => h.run(arena.bytes, [{ op: 'copy_strided', x, y: t, elem: 4, dims: [2, 1000], xStrides: [1000, 1], yStrides: [1, 2] }]))
+      .to.throw(InvalidInput).with.property('path', '/kernels/0/x');
   });
 });
