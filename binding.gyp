@@ -25,7 +25,7 @@
       'target_name': 'host_kernels',
       'sources': [
         'src/native/host/addon.cc', 'src/native/host/state.cc', 'src/native/host/weight.cc',
-        'src/native/host/list.cc', 'src/native/host/matmul.cc', 'src/native/host/ops.cc',
+        'src/native/host/list.cc', 'src/native/host/listCheck.cc', 'src/native/host/matmul.cc', 'src/native/host/ops.cc',
         'src/native/host/dequant.cc', 'src/native/host/pool.cc', 'src/native/host/cpu.cc',
         'src/native/host/wtypes.cc', 'src/native/host/isaScalar.cc', 'src/native/host/isaAvx2.cc',
         'src/native/host/isaAvx512.cc',
