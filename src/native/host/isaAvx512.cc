@@ -174,18 +174,10 @@ struct V512 {
 
 #include "simd.inc"
 
-#include "q4nxAvx512.inc"
-
-IsaKernels table512() {
-  IsaKernels t = makeTable<V512>(Isa::Avx512);
-  t.gemv[W_Q4NX_Q41] = &gemvQ4nx512;
-  return t;
-}
-
 }  // namespace
 
 const IsaKernels* kernelsAvx512() {
-  static const IsaKernels t = table512();
+  static const IsaKernels t = makeTable<V512>(Isa::Avx512);
   return &t;
 }
 
