@@ -10,6 +10,10 @@ namespace {
 // A lane's share of a decode matmul is at least this many weight bytes: below it, waking a lane
 // costs more than the lane saves.
 constexpr uint64_t MIN_SHARE_BYTES = 48 * 1024;
+// Below this many activation rows, streaming the weight once per row with the decode kernel costs
+// less than dequantizing it into panels (measured: the panels cost about 1 ns per weight to build,
+// a decode pass about 0.1 ns per weight from memory).
+constexpr int64_t PANEL_ROWS = 12;
 
 int64_t roundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
@@ -17,12 +21,16 @@ int64_t roundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
 void matmulWeight(const Ctx& c, const float* x, int64_t T, const WeightView& w, float* y) {
   const IsaKernels& k = *c.k;
-  if (T == 1) {
+  if (T < PANEL_ROWS) {
     const GemvFn f = k.gemv[w.type];
     // Rows per piece: whole q4nx tile rows (32) and whole 4-row groups, and at least MIN_SHARE_BYTES.
     const uint64_t rowBytes = w.type == W_Q4NX_Q41 ? uint64_t(w.kTiles) * Q4NX_TILE_BYTES / Q4NX_TILE_ROWS : w.rowBytes;
     const int64_t grain = roundUp(int64_t(MIN_SHARE_BYTES / (rowBytes ? rowBytes : 1)) + 1, 32);
-    c.pool->run(w.n, grain, [&](int, int64_t n0, int64_t n1) { f(x, w, n0, n1, y); });
+    for (int64_t t = 0; t < T; t++) {
+      const float* xt = x + t * w.k;
+      float* yt = y + t * w.n;
+      c.pool->run(w.n, grain, [&](int, int64_t n0, int64_t n1) { f(xt, w, n0, n1, yt); });
+    }
     return;
   }
   const int64_t nr = k.nr;

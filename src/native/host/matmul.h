@@ -1,6 +1,6 @@
 // Matmul drivers: the threading and the choice between the decode kernel (one activation row: stream
-// each weight row once) and the prefill panels (dequantize a panel of output columns once, then run
-// every activation row over it).
+// each weight row once; also used row by row for fewer than 12 rows) and the prefill panels
+// (dequantize a panel of output columns once, then run every activation row over it).
 #pragma once
 
 #include <cstdint>
