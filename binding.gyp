@@ -1,8 +1,11 @@
-# The native addons, built by `npm run build:native` (scripts/build-native.mjs), never by a plain
-# `npm install`. Each target builds only when its SDK's headers are found (the script answers the
-# paths below, empty when not found); otherwise it is type 'none' and src/devices/native.ts answers
-# NoDevice for that kind. C++17, node-addon-api with C++ exceptions (NAPI_CPP_EXCEPTIONS): XRT's C++
-# API reports failures by throwing, and the addons throw the JS NoDevice class the same way.
+# The native addons, built by scripts/build-native.mjs. host_kernels (the `host` target's CPU kernels,
+# src/native/host/) needs only a C++ compiler and is built by `npm ci` / `npm install` too; a failed
+# build there does not fail the install. The XRT and Level Zero addons build only under `npm run
+# build:native`, and only when their SDK's headers are found (the script answers the paths below,
+# empty when not found, and always empty on install); otherwise they are type 'none' and
+# src/devices/native.ts answers NoDevice for that kind. C++17, node-addon-api with C++ exceptions
+# (NAPI_CPP_EXCEPTIONS): XRT's C++ API reports failures by throwing, and the addons throw the JS
+# error classes the same way.
 {
   'variables': {
     'xrt_include%': '<!(node scripts/build-native.mjs --gyp xrt-include)',
@@ -14,6 +17,23 @@
     'dependencies': [ "<!(node -p \"require('node-addon-api').targets\"):node_addon_api_except" ],
   },
   'targets': [
+    {
+      # Built for the baseline of the machine's architecture: the AVX2 and AVX-512 paths are compiled
+      # per function by target pragmas (isaAvx2.cc, isaAvx512.cc) and chosen at run time by cpuid.
+      # No FMA contraction: where a kernel fuses, it says so with an intrinsic, so the scalar path's
+      # rounding is the one its source spells.
+      'target_name': 'host_kernels',
+      'sources': [
+        'src/native/host/addon.cc', 'src/native/host/state.cc', 'src/native/host/weight.cc',
+        'src/native/host/list.cc', 'src/native/host/listCheck.cc', 'src/native/host/matmul.cc', 'src/native/host/ops.cc',
+        'src/native/host/dequant.cc', 'src/native/host/pool.cc', 'src/native/host/cpu.cc',
+        'src/native/host/wtypes.cc', 'src/native/host/isaScalar.cc', 'src/native/host/isaAvx2.cc',
+        'src/native/host/isaAvx512.cc',
+      ],
+      'cflags_cc': [ '-O3', '-ffp-contract=off', '-pthread' ],
+      'ldflags': [ '-pthread' ],
+      'xcode_settings': { 'OTHER_CPLUSPLUSFLAGS': [ '-std=c++17', '-O3', '-ffp-contract=off' ] },
+    },
     {
       'target_name': 'xrt_device',
       'conditions': [

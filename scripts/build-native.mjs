@@ -1,19 +1,27 @@
 #!/usr/bin/env node
 /**
- * Builds the native addons (binding.gyp: xrt_device over XRT, ze_device over Level Zero) into
- * build/Release/, each only when its headers are found; src/devices/native.ts loads them from there.
+ * Builds the native addons (binding.gyp) into build/Release/: host_kernels (the `host` target's CPU
+ * kernels, src/native/host/; needs only a C++17 compiler, make and python3), and xrt_device over XRT
+ * and ze_device over Level Zero, each only when its headers are found. src/devices/host/native.ts and
+ * src/devices/native.ts load them from there.
  *
- *   node scripts/build-native.mjs            `npm run build:native`: builds what it finds; exit 1 when
- *                                            it finds neither XRT nor Level Zero, or the build fails
+ *   node scripts/build-native.mjs            `npm run build:native`: builds host_kernels and every SDK
+ *                                            addon whose headers it finds; exit 1 when the build fails
  *   node scripts/build-native.mjs --check    says what it would build, and from where; builds nothing
- *   node scripts/build-native.mjs --install  npm's install hook: builds only with NPU_OFFLOAD_BUILD_NATIVE=1,
- *                                            else prints one line; never fails an install otherwise
+ *   node scripts/build-native.mjs --install  npm's install hook: builds host_kernels only (the XRT and
+ *                                            Level Zero addons stay opt-in: NPU_OFFLOAD_BUILD_NATIVE=1
+ *                                            builds everything, as build:native does). A failed host
+ *                                            build never fails the install: it says why and how to
+ *                                            build, and leaves the reason in build/host_kernels.failed.txt
+ *                                            for the `host` target's NoDevice to quote
  *   node scripts/build-native.mjs --gyp Q    for binding.gyp: one answer (xrt-include, xrt-libs,
- *                                            ze-include, ze-libs), empty when not found; always exit 0
+ *                                            ze-include, ze-libs), empty when not found (and always
+ *                                            under NPU_OFFLOAD_HOST_ONLY=1); always exit 0
  *
- * Why an explicit `install` script at all: npm runs `node-gyp rebuild` on install for any package with
- * a binding.gyp and no install script, which fails on a machine without the SDKs or a compiler. The
- * install keeps working with only Node.js and npm, and the simulators serve until a build exists.
+ * Why an explicit `install` script at all: npm runs a bare `node-gyp rebuild` on install for any
+ * package with a binding.gyp and no install script, which would fail the install on a machine without
+ * a compiler. Here the install keeps working with only Node.js and npm; the `host` target then answers
+ * NoDevice and the other targets serve as before.
  *
  * Where headers are looked for, first found wins (a directory DIR is a prefix: DIR/include, DIR/lib):
  *   XRT:         $NPU_OFFLOAD_XRT_DIR, $XILINX_XRT (each also DIR/opt/xilinx/xrt), pkg-config xrt, the include dirs of a Nix shell
@@ -23,7 +31,7 @@
  *                /usr/local, /usr
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -118,6 +126,7 @@ function libFlags(found, name) {
 }
 
 function gyp(query) {
+  if (process.env.NPU_OFFLOAD_HOST_ONLY === '1') return;
   const answers = {
     'xrt-include': () => xrt()?.include ?? '',
     'xrt-libs': () => libFlags(xrt(), 'xrt_coreutil'),
@@ -143,38 +152,75 @@ function nodeGyp() {
   return null;
 }
 
+const HOST_HOW = 'build it with `npm run build:native` (needs a C++17 compiler, make and python3)';
+const FAILED = join(root, 'build', 'host_kernels.failed.txt');
+
 function report() {
   const x = xrt();
   const z = levelZero();
+  console.log('host_kernels: always (a C++17 compiler, make and python3)');
   console.log(`xrt_device: ${x ? `XRT headers in ${x.include}${x.lib ? `, libraries in ${x.lib}` : ''}` : 'skipped (no xrt/xrt_device.h found)'}`);
   console.log(`ze_device:  ${z ? `Level Zero headers in ${z.include}${z.lib ? `, libraries in ${z.lib}` : ''}` : 'skipped (no level_zero/ze_api.h found)'}`);
   return { x, z };
 }
 
-function build() {
-  const { x, z } = report();
-  if (!x && !z) {
-    console.error('build:native: neither XRT nor Level Zero headers were found; nothing to build (see README, "Native addons").');
-    return 1;
-  }
+/**
+ * Runs node-gyp's `steps` (rebuild, or configure then build); answers null on success, else why it
+ * failed. `quiet` captures the output (npm hides an install script's output anyway).
+ */
+function nodeGypRun(steps, env, quiet) {
   const gypJs = nodeGyp();
-  if (!gypJs) {
-    console.error('build:native: node-gyp not found (it comes with npm); run this through `npm run build:native`.');
-    return 1;
-  }
-  const args = [gypJs, 'rebuild'];
+  if (!gypJs) return 'node-gyp not found (it comes with npm); run this through `npm run build:native`';
   // Node's own headers, when this node was installed with them (Debian's nodejs: /usr/include/node), so
   // node-gyp need not download them.
   const nodePrefix = resolve(dirname(process.execPath), '..');
-  if (!process.env.npm_config_nodedir && existsSync(join(nodePrefix, 'include', 'node', 'node_api.h'))) args.push(`--nodedir=${nodePrefix}`);
-  const r = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit' });
-  if (r.status !== 0) {
-    console.error(`build:native: node-gyp failed (exit ${r.status ?? r.signal})`);
+  const nodedir = !process.env.npm_config_nodedir && existsSync(join(nodePrefix, 'include', 'node', 'node_api.h')) ? [`--nodedir=${nodePrefix}`] : [];
+  for (const step of steps) {
+    const args = [gypJs, step, ...(step === 'configure' ? [] : ['--jobs=2']), ...nodedir];
+    const r = spawnSync(process.execPath, args, { cwd: root, env, stdio: quiet ? 'pipe' : 'inherit', encoding: 'utf8' });
+    if (r.status !== 0) return failureOf(step, r);
+  }
+  return null;
+}
+
+function failureOf(step, r) {
+  const out = `${r.stdout ?? ''}${r.stderr ?? ''}`;
+  const errors = out.split('\n').filter((l) => /error|not found|No such file/i.test(l) && !/^gyp (info|ERR! (stack|System|command|cwd|node -v|node-gyp -v|not ok))/.test(l));
+  const why = errors.slice(0, 3).map((l) => l.trim()).join(' | ');
+  return `node-gyp ${step} failed (exit ${r.status ?? r.signal})${why ? `: ${why}` : r.error ? `: ${r.error.message}` : ''}`;
+}
+
+function built() {
+  return ['host_kernels', 'xrt_device', 'ze_device'].filter((t) => existsSync(join(root, 'build', 'Release', `${t}.node`)));
+}
+
+function build() {
+  report();
+  const failure = nodeGypRun(['rebuild'], process.env, false);
+  if (failure) {
+    console.error(`build:native: ${failure}`);
     return 1;
   }
-  const built = ['xrt_device', 'ze_device'].filter((t) => existsSync(join(root, 'build', 'Release', `${t}.node`)));
-  console.log(`build:native: built ${built.join(', ') || 'nothing'} into build/Release/`);
+  rmSync(FAILED, { force: true });
+  console.log(`build:native: built ${built().join(', ') || 'nothing'} into build/Release/`);
   return 0;
+}
+
+/** The install hook's build: host_kernels alone; a failure is reported and recorded, never fatal. */
+function installHost() {
+  // configure + build, not rebuild: a rebuild would first delete addons built earlier by build:native.
+  const failure = nodeGypRun(['configure', 'build'], { ...process.env, NPU_OFFLOAD_HOST_ONLY: '1' }, true);
+  if (!failure) {
+    rmSync(FAILED, { force: true });
+    console.log('npu-offload: built the host kernels (build/Release/host_kernels.node); the XRT and Level Zero addons stay opt-in (npm run build:native).');
+    return;
+  }
+  const line = `the host kernels addon was not built on install: ${failure}`;
+  try {
+    mkdirSync(dirname(FAILED), { recursive: true });
+    writeFileSync(FAILED, `${line}\n`);
+  } catch { /* a read-only package directory: the message below still says it */ }
+  console.warn(`npu-offload: ${line}. The \`host\` target answers NoDevice until it is built; ${HOST_HOW}. Nothing else needs it.`);
 }
 
 const [mode, query] = process.argv.slice(2);
@@ -184,7 +230,7 @@ if (mode === '--gyp') {
   report();
 } else if (mode === '--install') {
   if (process.env.NPU_OFFLOAD_BUILD_NATIVE === '1') process.exitCode = build();
-  else console.log('npu-offload: native addons not built on install (npm run build:native, or NPU_OFFLOAD_BUILD_NATIVE=1); the simulators serve xdna2 and npu4.');
+  else installHost();
 } else if (mode === undefined) {
   process.exitCode = build();
 } else {

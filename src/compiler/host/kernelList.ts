@@ -1,0 +1,147 @@
+/**
+ * The `host` target's artifact format, shared by its compiler (which writes kernel lists) and its
+ * device (which replays them through the host_kernels addon): a step is a Float64Array of records
+ * `[op, eqn, ...fields]` over byte offsets into one arena and indices into a weight table, run by
+ * one native call. The numbering here is the addon's ABI (src/native/host/list.h, wtypes.h, ops.h);
+ * unary and binary ops and dtypes are numbered in the op table's own order, so the two cannot drift.
+ * docs/HOST.md describes every record.
+ */
+import { InvalidInput } from '../../errors/index.js';
+import { DTYPES, type DType } from '../../ir/types.js';
+import { BINARY_OPS, UNARY_OPS, type BinaryOp, type UnaryOp } from '../../ops/elementwise.js';
+
+/** Weight storage types: ggml's block layouts and Q4NX's 5120-byte q4_1 tile, byte for byte. */
+export const HOST_WEIGHT_TYPES = ['f32', 'f16', 'bf16', 'q4_0', 'q4_1', 'q8_0', 'q4_k', 'q6_k', 'q4nx_q41'] as const;
+export type HostWeightType = (typeof HOST_WEIGHT_TYPES)[number];
+
+/** Elements per block along K and bytes per block; a q4nx tile is 32 rows x 256 columns in 5120 bytes. */
+export const WEIGHT_BLOCKS = {
+  f32: { elems: 1, bytes: 4 },
+  f16: { elems: 1, bytes: 2 },
+  bf16: { elems: 1, bytes: 2 },
+  q4_0: { elems: 32, bytes: 18 },
+  q4_1: { elems: 32, bytes: 20 },
+  q8_0: { elems: 32, bytes: 34 },
+  q4_k: { elems: 256, bytes: 144 },
+  q6_k: { elems: 256, bytes: 210 },
+  q4nx_q41: { elems: 256, bytes: 5120 },
+} as const satisfies Record<HostWeightType, { readonly elems: number; readonly bytes: number }>;
+
+/** The addon's id of a weight type. */
+export function weightTypeId(t: HostWeightType): number {
+  return HOST_WEIGHT_TYPES.indexOf(t);
+}
+
+/**
+ * The bytes a weight of `type` with N rows of K elements occupies (a GGUF tensor of ne0 = K, ne1 = N;
+ * a Q4NX grid of ceil(N/32) x ceil(K/256) tiles). A K that is not a whole number of blocks is
+ * refused: no file of that type can hold the shape.
+ */
+export function hostWeightBytes(type: HostWeightType, k: number, n: number, at = 'weight'): number {
+  if (!Number.isSafeInteger(k) || !Number.isSafeInteger(n) || k <= 0 || n <= 0) {
+    throw new InvalidInput(at, `a ${type} weight has K and N >= 1, got [K=${k}, N=${n}]`);
+  }
+  const b = WEIGHT_BLOCKS[type];
+  if (type === 'q4nx_q41') return Math.ceil(k / 256) * Math.ceil(n / 32) * b.bytes;
+  if (k % b.elems !== 0) throw new InvalidInput(at, `K=${k} is not a whole number of ${type} blocks of ${b.elems}`);
+  return (k / b.elems) * b.bytes * n;
+}
+
+/** The fields of each kernel, after [op, eqn]; offsets are bytes into the arena. */
+export interface KernelArgs {
+  /** y [T, N] = x [T, K] times weight `w` (f32 activations, any weight type). */
+  matmul_w: { x: number; y: number; T: number; w: number };
+  /** The op table's f32 matmul: y [batch, M, N] = a [batch, M, K] x b [batch, K, N]. */
+  matmul: { a: number; b: number; y: number; batch: number; M: number; K: number; N: number };
+  /** y = x * (1 / sqrt(mean(x^2) + eps)) * g per row of C; g is one shared row. */
+  rmsnorm: { x: number; g: number; y: number; rows: number; C: number; eps: number };
+  /** Per row: e = exp(x - max), y = e / sum(e). */
+  softmax: { x: number; y: number; rows: number; C: number };
+  row_sum: { x: number; y: number; rows: number; C: number };
+  row_max: { x: number; y: number; rows: number; C: number };
+  /** y = exp(x - m[row]). */
+  exp_sub: { x: number; m: number; y: number; rows: number; C: number };
+  /** y = x * s[row]. */
+  row_scale: { x: number; s: number; y: number; rows: number; C: number };
+  /** Neox rope over x [T, H, D] with the first rd dims rotated; cos, sin [maxPos, rd/2]; pos i32 [T]. */
+  rope: { x: number; y: number; T: number; H: number; D: number; rd: number; pos: number; cos: number; sin: number; maxPos: number };
+  /** y [count, K] = rows idx (i32 [count]) of weight `w`, as f32. */
+  gather: { w: number; idx: number; y: number; count: number };
+  /** y [rows, K] = rows [row0, row0 + rows) of weight `w`, as f32 (convert of a weight). */
+  dequant: { w: number; row0: number; rows: number; y: number };
+  /** dynamic_update_slice in place: upd (dims `update`) into dst (dims `dims`) at i32 starts; elem bytes 1, 2 or 4. */
+  update: { dst: number; upd: number; starts: number; elem: number; dims: readonly number[]; update: readonly number[] };
+  unary: { fn: UnaryOp; x: number; y: number; n: number };
+  /** f32 operands; `ge` writes bools (1 byte). A scalar operand is read at index 0. */
+  binary: { fn: BinaryOp; a: number; b: number; y: number; n: number; aScalar?: boolean; bScalar?: boolean };
+  binary_i32: { fn: BinaryOp; a: number; b: number; y: number; n: number; aScalar?: boolean; bScalar?: boolean };
+  convert: { from: DType; to: DType; x: number; y: number; n: number };
+  copy: { x: number; y: number; bytes: number };
+  /** matmul with b stored transposed, [batch, N, K] (keys as a KV cache holds them). */
+  matmul_bt: { a: number; b: number; y: number; batch: number; M: number; K: number; N: number };
+  /**
+   * y[i...] = x[i...] over `dims` (rank <= 4), with element strides `xStrides` and `yStrides` (>= 0):
+   * transpose, slice, broadcast (stride 0), concat; elements of 1, 2, 4 or 8 bytes.
+   */
+  copy_strided: { x: number; y: number; elem: number; dims: readonly number[]; xStrides: readonly number[]; yStrides: readonly number[] };
+}
+
+export type KernelOp = keyof KernelArgs;
+
+/** One kernel call; `eqn` is the equation a data-dependent error names (-1: none). */
+export type KernelCall = { [O in KernelOp]: { readonly op: O; readonly eqn?: number } & Readonly<KernelArgs[O]> }[KernelOp];
+
+/** The ops in the addon's numbering. */
+export const KERNEL_OPS = [
+  'matmul_w', 'matmul', 'rmsnorm', 'softmax', 'row_sum', 'row_max', 'exp_sub', 'row_scale', 'rope',
+  'gather', 'dequant', 'update', 'unary', 'binary', 'binary_i32', 'convert', 'copy', 'matmul_bt',
+  'copy_strided',
+] as const satisfies readonly KernelOp[];
+
+const flag = (b: boolean | undefined): number => (b ? 1 : 0);
+
+/** The record words of each op after [op, eqn], in the addon's field order. */
+const ENCODE: { readonly [O in KernelOp]: (a: KernelArgs[O]) => number[] } = {
+  matmul_w: (a) => [a.x, a.y, a.T, a.w],
+  matmul: (a) => [a.a, a.b, a.y, a.batch, a.M, a.K, a.N],
+  rmsnorm: (a) => [a.x, a.g, a.y, a.rows, a.C, a.eps],
+  softmax: (a) => [a.x, a.y, a.rows, a.C],
+  row_sum: (a) => [a.x, a.y, a.rows, a.C],
+  row_max: (a) => [a.x, a.y, a.rows, a.C],
+  exp_sub: (a) => [a.x, a.m, a.y, a.rows, a.C],
+  row_scale: (a) => [a.x, a.s, a.y, a.rows, a.C],
+  rope: (a) => [a.x, a.y, a.T, a.H, a.D, a.rd, a.pos, a.cos, a.sin, a.maxPos],
+  gather: (a) => [a.w, a.idx, a.y, a.count],
+  dequant: (a) => [a.w, a.row0, a.rows, a.y],
+  update: (a) => {
+    if (a.dims.length > 4 || a.update.length !== a.dims.length) {
+      throw new InvalidInput('/update', `update takes operands of rank <= 4 with an update of the same rank, got [${a.dims.join(', ')}] and [${a.update.join(', ')}]`);
+    }
+    const pad = (d: readonly number[]) => [...d, ...new Array<number>(4 - d.length).fill(1)];
+    return [a.dst, a.upd, a.starts, a.elem, a.dims.length, ...pad(a.dims), ...pad(a.update)];
+  },
+  unary: (a) => [UNARY_OPS.indexOf(a.fn), a.x, a.y, a.n],
+  binary: (a) => [BINARY_OPS.indexOf(a.fn), a.a, a.b, a.y, a.n, flag(a.aScalar), flag(a.bScalar)],
+  binary_i32: (a) => [BINARY_OPS.indexOf(a.fn), a.a, a.b, a.y, a.n, flag(a.aScalar), flag(a.bScalar)],
+  convert: (a) => [DTYPES.indexOf(a.from), DTYPES.indexOf(a.to), a.x, a.y, a.n],
+  copy: (a) => [a.x, a.y, a.bytes],
+  matmul_bt: (a) => [a.a, a.b, a.y, a.batch, a.M, a.K, a.N],
+  copy_strided: (a) => {
+    const r = a.dims.length;
+    if (r > 4 || a.xStrides.length !== r || a.yStrides.length !== r) {
+      throw new InvalidInput('/copy_strided', `copy_strided takes rank <= 4 with one stride per dim, got dims [${a.dims.join(', ')}], strides [${a.xStrides.join(', ')}] and [${a.yStrides.join(', ')}]`);
+    }
+    const pad = (d: readonly number[], v: number) => [...d, ...new Array<number>(4 - r).fill(v)];
+    return [a.x, a.y, a.elem, r, ...pad(a.dims, 1), ...pad(a.xStrides, 0), ...pad(a.yStrides, 0)];
+  },
+};
+
+/** The kernel list of `calls`, as the addon's runList reads it. */
+export function encodeKernels(calls: readonly KernelCall[]): Float64Array {
+  const words: number[] = [];
+  for (const c of calls) {
+    const encode = ENCODE[c.op] as (a: KernelCall) => number[];
+    words.push(KERNEL_OPS.indexOf(c.op), c.eqn ?? -1, ...encode(c));
+  }
+  return Float64Array.from(words);
+}

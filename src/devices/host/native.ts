@@ -1,0 +1,173 @@
+/**
+ * The host_kernels addon (src/native/host/, built by `npm ci` / `npm install` and by `npm run
+ * build:native` into build/Release/), loaded through createRequire(import.meta.url) from this
+ * package's own build/ (resolved from this file, never from the working directory). The addon is
+ * handed the engine's error classes once, at load, so its refusals arrive already typed.
+ *
+ * Without the addon (a failed or skipped build) everything here answers NoDevice('host', why and how
+ * to build it), and nothing else in the engine needs it.
+ *
+ * Environment: NPU_OFFLOAD_HOST_ISA forces a SIMD path (scalar, avx2, avx512) and
+ * NPU_OFFLOAD_HOST_THREADS the pool's size; both apply when the addon is first loaded.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { IndexOutOfRange, IntegerDivideByZero, InvalidInput, InvalidOptions, NoDevice } from '../../errors/index.js';
+import { encodeKernels, hostWeightBytes, weightTypeId, type HostWeightType, type KernelCall } from '../../compiler/host/kernelList.js';
+import { NATIVE_BUILD_DIR } from '../native.js';
+
+/** The SIMD paths, narrowest first. */
+export const HOST_ISAS = ['scalar', 'avx2', 'avx512'] as const;
+export type HostIsa = (typeof HOST_ISAS)[number];
+
+/** What the addon reports: the path in use, the paths this CPU has, the pool, and the call counters. */
+export interface HostInfo {
+  readonly isa: HostIsa;
+  readonly available: readonly HostIsa[];
+  readonly threads: number;
+  /** runList calls so far in this thread: one per replayed step. */
+  readonly calls: number;
+  /** Kernels run by those calls. */
+  readonly kernels: number;
+}
+
+/** A weight the kernels read in place (src/native/host/weight.h). */
+export interface HostWeight {
+  close(): void;
+  describe(): { type: HostWeightType; k: number; n: number; bytes: number; mapped: boolean; closed: boolean };
+}
+
+interface NativeSpec {
+  readonly type: number;
+  readonly k: number;
+  readonly n: number;
+  readonly path?: string;
+  readonly offset?: number;
+  readonly length?: number;
+  readonly bytes?: Uint8Array;
+}
+
+/** The addon's exports (src/native/host/addon.cc). */
+interface HostAddon {
+  setErrorClasses(classes: object): void;
+  info(): HostInfo;
+  setIsa(isa: string): HostIsa;
+  setThreads(n: number): number;
+  runList(arena: Uint8Array, list: Float64Array, weights?: readonly HostWeight[]): void;
+  streamRead(bytes: Uint8Array, passes: number): { seconds: number; checksum: number };
+  readonly HostWeight: new (spec: NativeSpec) => HostWeight;
+}
+
+/** A weight as a byte range of a file: a GGUF or Q4NX tensor, N rows of K elements. */
+export interface FileWeightSpec {
+  readonly path: string;
+  readonly offset: number;
+  readonly length: number;
+  readonly type: HostWeightType;
+  readonly k: number;
+  readonly n: number;
+}
+
+const FILE = 'host_kernels.node';
+const TOOLS = '`npm run build:native` (needs a C++17 compiler, make and python3)';
+const HOW = `build it with ${TOOLS}`;
+const REBUILD = `rebuild it with ${TOOLS}`;
+const require = createRequire(import.meta.url);
+const loaded = new Map<string, HostKernels>();
+
+/** The host kernels: weights, one-call step replay, and the SIMD path and pool in use. */
+export class HostKernels {
+  /** @internal */
+  constructor(private readonly addon: HostAddon) {}
+
+  info(): HostInfo {
+    return this.addon.info();
+  }
+
+  /** Forces a SIMD path; InvalidOptions when this CPU lacks it. */
+  setIsa(isa: HostIsa): HostIsa {
+    return this.addon.setIsa(isa);
+  }
+
+  /** Resizes the pool (1 to 1024 lanes, the calling thread being one). */
+  setThreads(n: number): number {
+    return this.addon.setThreads(n);
+  }
+
+  /** Maps `length` bytes of a file at `offset` as a weight; nothing is read until a kernel touches it. */
+  openWeight(spec: FileWeightSpec): HostWeight {
+    hostWeightBytes(spec.type, spec.k, spec.n, spec.path);
+    return new this.addon.HostWeight({ ...spec, type: weightTypeId(spec.type) });
+  }
+
+  /** A weight over `bytes`, held by reference (the buffer must stay attached while it is used). */
+  weightFromBytes(bytes: Uint8Array, type: HostWeightType, k: number, n: number): HostWeight {
+    hostWeightBytes(type, k, n);
+    return new this.addon.HostWeight({ bytes, type: weightTypeId(type), k, n });
+  }
+
+  /** The kernel list of `calls` (src/compiler/host/kernelList.ts), as run() takes it. */
+  encode(calls: readonly KernelCall[]): Float64Array {
+    return encodeKernels(calls);
+  }
+
+  /** Runs one step: every kernel of the list in order, in one native call. */
+  run(arena: Uint8Array, list: Float64Array | readonly KernelCall[], weights: readonly HostWeight[] = []): void {
+    this.addon.runList(arena, list instanceof Float64Array ? list : encodeKernels(list), weights);
+  }
+
+  /** Seconds to stream `bytes` through the cores `passes` times (the bench's bandwidth figure). */
+  streamRead(bytes: Uint8Array, passes: number): number {
+    return this.addon.streamRead(bytes, passes).seconds;
+  }
+}
+
+function envOptions(k: HostKernels): void {
+  const isa = process.env.NPU_OFFLOAD_HOST_ISA;
+  if (isa !== undefined && isa !== '') {
+    if (!(HOST_ISAS as readonly string[]).includes(isa)) {
+      throw new InvalidOptions('NPU_OFFLOAD_HOST_ISA', `${JSON.stringify(isa)} is not one of ${HOST_ISAS.join(', ')}`);
+    }
+    k.setIsa(isa as HostIsa);
+  }
+  const threads = process.env.NPU_OFFLOAD_HOST_THREADS;
+  if (threads !== undefined && threads !== '') {
+    const n = Number(threads);
+    if (!Number.isInteger(n) || n < 1 || n > 1024) {
+      throw new InvalidOptions('NPU_OFFLOAD_HOST_THREADS', `${JSON.stringify(threads)} is not an integer from 1 to 1024`);
+    }
+    k.setThreads(n);
+  }
+}
+
+/** Why the install's build failed, as scripts/build-native.mjs recorded it beside build/Release/; or ''. */
+function lastFailure(dir: string): string {
+  try {
+    return `; ${readFileSync(join(dir, '..', 'host_kernels.failed.txt'), 'utf8').trim()}`;
+  } catch {
+    return '';
+  }
+}
+
+/** The host kernels of the addon in `dir`, loaded once; NoDevice('host', why and how to build) without it. */
+export function loadHostKernels(dir: string = NATIVE_BUILD_DIR): HostKernels {
+  const path = join(dir, FILE);
+  const hit = loaded.get(path);
+  if (hit) return hit;
+  if (!existsSync(path)) throw new NoDevice('host', `the host kernels addon is not built (no ${FILE} in ${dir}${lastFailure(dir)}); ${HOW}`);
+  let addon: HostAddon;
+  try {
+    addon = require(path) as HostAddon;
+  } catch (e) {
+    throw new NoDevice('host', `${FILE} does not load (${e instanceof Error ? e.message : String(e)}); ${REBUILD}`);
+  }
+  if (typeof addon.setErrorClasses !== 'function' || typeof addon.runList !== 'function' || typeof addon.HostWeight !== 'function') {
+    throw new NoDevice('host', `${FILE} is not this version's addon; ${REBUILD}`);
+  }
+  addon.setErrorClasses({ NoDevice, InvalidInput, InvalidOptions, IndexOutOfRange, IntegerDivideByZero });
+  const k = new HostKernels(addon);
+  envOptions(k);
+  loaded.set(path, k);
+  return k;
+}

@@ -1,0 +1,158 @@
+// The host_kernels addon: the CPU kernels of the `host` target behind N-API (node-addon-api with C++
+// exceptions), so one build loads in Node and in Electron. Loaded by src/devices/host/native.ts,
+// which hands over the engine's error classes before anything else is called.
+//
+//   setErrorClasses(classes)        the JS classes native failures are thrown as
+//   info()                          { isa, available, threads, calls, kernels }
+//   setIsa(name) / setThreads(n)    force a SIMD path ("scalar", "avx2", "avx512"); resize the pool
+//   HostWeight                      a weight read in place (weight.h)
+//   runList(arena, list, weights)   one step: every kernel of the list, in one call (list.h)
+//   streamRead(bytes, passes)       seconds to read `bytes` `passes` times on the pool (the bench's
+//                                   bandwidth figure)
+#include <napi.h>
+
+#include <chrono>
+#include <cmath>
+#include <vector>
+
+#include "list.h"
+#include "state.h"
+#include "weight.h"
+
+namespace host {
+namespace {
+
+Napi::Value info(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  HostState& s = state(env);
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("isa", isaName(s.isa));
+  Napi::Array avail = Napi::Array::New(env);
+  uint32_t i = 0;
+  for (Isa a : {Isa::Scalar, Isa::Avx2, Isa::Avx512}) {
+    if (kernelsFor(a) != nullptr) avail.Set(i++, isaName(a));
+  }
+  o.Set("available", avail);
+  o.Set("threads", s.pool->size());
+  o.Set("calls", double(s.calls));
+  o.Set("kernels", double(s.kernelsRun));
+  return o;
+}
+
+Napi::Value setIsa(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  HostState& s = state(env);
+  Isa isa;
+  if (info.Length() < 1 || !info[0].IsString() || !parseIsa(info[0].As<Napi::String>().Utf8Value().c_str(), &isa)) {
+    throw invalidOptions(env, "isa", "one of scalar, avx2, avx512");
+  }
+  const IsaKernels* k = kernelsFor(isa);
+  if (k == nullptr) throw invalidOptions(env, "isa", std::string(isaName(isa)) + " is not supported by this CPU (or this build)");
+  s.isa = isa;
+  s.kernels = k;
+  return Napi::String::New(env, isaName(isa));
+}
+
+Napi::Value setThreads(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const double n = info.Length() > 0 && info[0].IsNumber() ? info[0].As<Napi::Number>().DoubleValue() : NAN;
+  if (!(n == std::floor(n)) || n < 1 || n > 1024) throw invalidOptions(env, "threads", "an integer from 1 to 1024");
+  HostState& s = state(env);
+  if (s.pool->size() != int(n)) s.pool = std::make_unique<Pool>(int(n));
+  return Napi::Number::New(env, n);
+}
+
+// The bytes of a Uint8Array argument (over an ArrayBuffer or a SharedArrayBuffer).
+Napi::Uint8Array bytesArg(const Napi::CallbackInfo& info, size_t i, const char* what) {
+  if (info.Length() <= i || !info[i].IsTypedArray() || info[i].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) {
+    throw Napi::TypeError::New(info.Env(), std::string(what) + " is a Uint8Array");
+  }
+  return info[i].As<Napi::Uint8Array>();
+}
+
+Napi::Value runListJs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  HostState& s = state(env);
+  s.calls++;
+  Napi::Uint8Array arena = bytesArg(info, 0, "runList: the arena");
+  if (info.Length() < 2 || !info[1].IsTypedArray() || info[1].As<Napi::TypedArray>().TypedArrayType() != napi_float64_array) {
+    throw Napi::TypeError::New(env, "runList: the kernel list is a Float64Array");
+  }
+  Napi::Float64Array list = info[1].As<Napi::Float64Array>();
+  std::vector<WeightView> views;
+  if (info.Length() > 2 && !info[2].IsUndefined()) {
+    if (!info[2].IsArray()) throw Napi::TypeError::New(env, "runList: weights is an array of HostWeight");
+    Napi::Array ws = info[2].As<Napi::Array>();
+    Napi::Function cls = s.weightClass.Value();
+    try {
+      for (uint32_t i = 0; i < ws.Length(); i++) {
+        Napi::Value w = ws.Get(i);
+        if (!w.IsObject() || !w.As<Napi::Object>().InstanceOf(cls)) {
+          throw Failure::invalid("/weights/" + std::to_string(i), "not a HostWeight");
+        }
+        views.push_back(HostWeight::Unwrap(w.As<Napi::Object>())->view(i));
+      }
+    } catch (const Failure& f) {
+      throw fromFailure(env, f);
+    }
+  }
+  const Ctx c{s.kernels, s.pool.get(), -1};
+  try {
+    s.kernelsRun += runList(c, Arena{arena.Data(), arena.ByteLength()}, list.Data(), list.ElementLength(), views);
+  } catch (const Failure& f) {
+    throw fromFailure(env, f);
+  }
+  return env.Undefined();
+}
+
+Napi::Value streamRead(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  HostState& s = state(env);
+  Napi::Uint8Array buf = bytesArg(info, 0, "streamRead: the buffer");
+  const double passes = info.Length() > 1 && info[1].IsNumber() ? info[1].As<Napi::Number>().DoubleValue() : 1;
+  const uint64_t* words = reinterpret_cast<const uint64_t*>(buf.Data());
+  const int64_t n = int64_t(buf.ByteLength() / 64 * 8);  // whole cache lines
+  std::vector<uint64_t> sink(size_t(s.pool->size()) * 8, 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int p = 0; p < int(passes); p++) {
+    // Pieces of 1 MiB: each lane streams long runs, as the hardware prefetchers like.
+    s.pool->run(n, 1 << 17, [&](int lane, int64_t b, int64_t e) {
+      // Eight independent sums of 64-bit words: the loads, not the adds, set the pace.
+      uint64_t a[8] = {};
+      for (int64_t i = b; i < e; i += 8) {
+        for (int j = 0; j < 8; j++) a[j] += words[i + j];
+      }
+      for (int j = 0; j < 8; j++) sink[size_t(lane) * 8 + j] += a[j];
+    });
+  }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  uint64_t check = 0;
+  for (uint64_t v : sink) check += v;
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("seconds", secs);
+  o.Set("checksum", double(check & 0xffffffffu));
+  return o;
+}
+
+Napi::Object init(Napi::Env env, Napi::Object exports) {
+  HostState& s = state(env);
+  Napi::Function weight = HostWeight::define(env);
+  s.weightClass = Napi::Persistent(weight);
+  exports.Set("setErrorClasses", Napi::Function::New<setErrorClasses>(env, "setErrorClasses"));
+  exports.Set("info", Napi::Function::New<info>(env, "info"));
+  exports.Set("setIsa", Napi::Function::New<setIsa>(env, "setIsa"));
+  exports.Set("setThreads", Napi::Function::New<setThreads>(env, "setThreads"));
+  exports.Set("runList", Napi::Function::New<runListJs>(env, "runList"));
+  exports.Set("streamRead", Napi::Function::New<streamRead>(env, "streamRead"));
+  exports.Set("HostWeight", weight);
+  return exports;
+}
+
+}  // namespace
+}  // namespace host
+
+namespace {
+Napi::Object Init(Napi::Env env, Napi::Object exports) { return host::init(env, exports); }
+}  // namespace
+
+NODE_API_MODULE(host_kernels, Init)

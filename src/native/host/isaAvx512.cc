@@ -1,0 +1,198 @@
+// The AVX-512 path (F, BW, DQ, VL, with FMA and F16C): 16 lanes, panels of 32 columns by 6 rows (12
+// accumulators in 32 zmm registers). Compiled for that target by the pragma; nothing calls it unless
+// cpuid says the CPU has it (kernels.h, kernelsFor).
+#include "kernels.h"
+
+#if defined(__x86_64__)
+
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,f16c"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,f16c")
+// GCC 12's own avx512fintrin.h trips these on its _mm512_undefined_* placeholders.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+#include <immintrin.h>
+
+namespace host {
+namespace {
+
+struct V512 {
+  using F = __m512;
+  static constexpr int W = 16;
+  static constexpr int NR = 32;
+  static constexpr int MR = 6;
+  static F zero() { return _mm512_setzero_ps(); }
+  static F set1(float v) { return _mm512_set1_ps(v); }
+  static F load(const float* p) { return _mm512_loadu_ps(p); }
+  static void store(float* p, F v) { _mm512_storeu_ps(p, v); }
+  static float first(F v) { return _mm512_cvtss_f32(v); }
+  static F add(F a, F b) { return _mm512_add_ps(a, b); }
+  static F sub(F a, F b) { return _mm512_sub_ps(a, b); }
+  static F mul(F a, F b) { return _mm512_mul_ps(a, b); }
+  static F div(F a, F b) { return _mm512_div_ps(a, b); }
+  static F fma(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
+  static float sum(F v) {
+    __m256 s8 = _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 1));
+    return _mm_cvtss_f32(s);
+  }
+  static float half(uint16_t h) { return _cvtsh_ss(h); }
+  static F bhalf(const uint8_t* p) {
+    short h;
+    __builtin_memcpy(&h, p, 2);
+    return _mm512_cvtph_ps(_mm256_set1_epi16(h));
+  }
+  // A 16-entry table of f32 values, indexed by the low 4 bits of 32-bit lanes (vpermps ignores the
+  // rest): one permute turns a nibble into its dequantized value.
+  static __m512i idxType();
+  // The 8 scales and 8 mins of a Q4_K super-block (docs/HOST.md, "q4_k"), times d and -dmin, into
+  // out[0..8) and out[8..16): the 32-bit-word unpacking of unpackScalesK4, lane-wise.
+  static __m128i k4codes(const uint8_t* s) {
+    const __m128i w = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));  // 12 bytes used; qs follows
+    const __m128i a = _mm_shuffle_epi32(w, 0x98);  // [w0, w2, w1, w2]
+    const __m128i b = _mm_shuffle_epi32(w, 0x50);  // [w0, w0, w1, w1]
+    const __m128i lo = _mm_and_si128(_mm_srlv_epi32(a, _mm_setr_epi32(0, 0, 0, 4)),
+                                     _mm_setr_epi32(0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f));
+    const __m128i hi = _mm_slli_epi32(_mm_and_si128(_mm_srli_epi32(b, 6), _mm_setr_epi32(0, 0x03030303, 0, 0x03030303)), 4);
+    return _mm_or_si128(lo, hi);
+  }
+  static void k4(const uint8_t* s, float d, float mdmin, float* out) {
+    const __m512 scale = _mm512_mask_blend_ps(0xff00, _mm512_set1_ps(d), _mm512_set1_ps(mdmin));
+    _mm512_storeu_ps(out, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(k4codes(s))), scale));
+  }
+  // The 16 int8 scales of a q6_k super-block times d, and those times -32.
+  static void k6(const uint8_t* sc, float d, float* ds, float* off) {
+    const __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(ld16(sc))), _mm512_set1_ps(d));
+    _mm512_storeu_ps(ds, v);
+    _mm512_storeu_ps(off, _mm512_mul_ps(v, _mm512_set1_ps(-32.f)));
+  }
+  static constexpr bool LUT = true;
+  static F iota16() { return _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15); }
+  static void idx2(const uint8_t* p, __m512i* lo, __m512i* hi) {
+    *lo = _mm512_cvtepu8_epi32(ld16(p));
+    *hi = _mm512_srli_epi32(*lo, 4);
+  }
+  static F lut(__m512i idx, F table) { return _mm512_permutexvar_ps(idx, table); }
+  // W bytes widened once: the low nibbles are an and, the high ones a shift of the same lanes.
+  static void nib2(const uint8_t* p, F* lo, F* hi) {
+    const __m512i b = _mm512_cvtepu8_epi32(ld16(p));
+    *lo = _mm512_cvtepi32_ps(_mm512_and_si512(b, _mm512_set1_epi32(15)));
+    *hi = _mm512_cvtepi32_ps(_mm512_srli_epi32(b, 4));
+  }
+  static __m128i ld16(const uint8_t* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); }
+  static F cvt16(__m128i b) { return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(b)); }
+  static F u8(const uint8_t* p) { return cvt16(ld16(p)); }
+  static F i8(const uint8_t* p) { return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(ld16(p))); }
+  static F nlo(const uint8_t* p) { return cvt16(_mm_and_si128(ld16(p), _mm_set1_epi8(15))); }
+  static F nhi(const uint8_t* p) { return cvt16(_mm_and_si128(_mm_srli_epi16(ld16(p), 4), _mm_set1_epi8(15))); }
+  static F f16(const uint16_t* p) { return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
+  static F bf16(const uint16_t* p) {
+    const __m512i v = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
+  }
+  // The four 6-bit q6_k codes of W lanes l (docs/HOST.md, q6_k): from ql[l], ql[l+32] and the 2-bit
+  // fields of qh[l], unsubtracted (0..63).
+  static void q6x4(const uint8_t* ql, const uint8_t* qh, F* q) {
+    const __m512i a = _mm512_cvtepu8_epi32(ld16(ql));
+    const __m512i b = _mm512_cvtepu8_epi32(ld16(ql + 32));
+    const __m512i h = _mm512_cvtepu8_epi32(ld16(qh));
+    const __m512i m0f = _mm512_set1_epi32(0x0f), m30 = _mm512_set1_epi32(0x30);
+    // 0xe4 selects (A & C) | (B & ~C): the low nibble from A, bits 4-5 from B.
+    q[0] = _mm512_cvtepi32_ps(_mm512_ternarylogic_epi32(a, _mm512_and_si512(_mm512_slli_epi32(h, 4), m30), m0f, 0xe4));
+    q[1] = _mm512_cvtepi32_ps(_mm512_ternarylogic_epi32(b, _mm512_and_si512(_mm512_slli_epi32(h, 2), m30), m0f, 0xe4));
+    q[2] = _mm512_cvtepi32_ps(_mm512_or_si512(_mm512_srli_epi32(a, 4), _mm512_and_si512(h, m30)));
+    q[3] = _mm512_cvtepi32_ps(_mm512_or_si512(_mm512_srli_epi32(b, 4), _mm512_and_si512(_mm512_srli_epi32(h, 2), m30)));
+  }
+  // Byte j of a column holds rows 2j (low nibble) and 2j+1 (high): interleaving the two nibble
+  // planes puts the 16 codes in row order.
+  static void split(__m128i b, __m128i* lo, __m128i* hi) {
+    *lo = _mm_and_si128(b, _mm_set1_epi8(15));
+    *hi = _mm_and_si128(_mm_srli_epi16(b, 4), _mm_set1_epi8(15));
+  }
+  static void rows16(const uint8_t* p, F* c) {
+    __m128i lo, hi;
+    split(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)), &lo, &hi);
+    c[0] = cvt16(_mm_unpacklo_epi8(lo, hi));
+  }
+  static void rows16x2(const uint8_t* p, F* c0, F* c1) {
+    __m128i lo, hi;
+    split(ld16(p), &lo, &hi);
+    c0[0] = cvt16(_mm_unpacklo_epi8(lo, hi));
+    c1[0] = cvt16(_mm_unpackhi_epi8(lo, hi));
+  }
+  // exp in f64 over 8 lanes: x = n ln2 + r, |r| <= ln2/2 (ln2 in two parts, so r is exact to about
+  // 2^-60), e^r by its Taylor series to r^11 (truncation below 2^-52 there), scaled by 2^n through
+  // the exponent bits. Inputs are clamped to [-110, 90] first: past them every f32 result is 0 or inf.
+  static __m512d exp8(__m512d x) {
+    x = _mm512_min_pd(_mm512_max_pd(x, _mm512_set1_pd(-110.0)), _mm512_set1_pd(90.0));
+    const __m512d n = _mm512_roundscale_pd(_mm512_mul_pd(x, _mm512_set1_pd(1.4426950408889634)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512d r = _mm512_fnmadd_pd(n, _mm512_set1_pd(6.93147180369123816490e-01), x);
+    r = _mm512_fnmadd_pd(n, _mm512_set1_pd(1.90821492927058770002e-10), r);
+    __m512d p = _mm512_set1_pd(1.0 / 39916800.0);
+    const double inv[] = {1.0 / 3628800.0, 1.0 / 362880.0, 1.0 / 40320.0, 1.0 / 5040.0, 1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5, 1.0, 1.0};
+    for (double c : inv) p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(c));
+    const __m512i bits = _mm512_slli_epi64(_mm512_add_epi64(_mm512_cvtpd_epi64(n), _mm512_set1_epi64(1023)), 52);
+    return _mm512_mul_pd(p, _mm512_castsi512_pd(bits));
+  }
+  template <class G>
+  static F twoHalves(F x, G g) {
+    const __m512d lo = g(_mm512_cvtps_pd(_mm512_castps512_ps256(x)));
+    const __m512d hi = g(_mm512_cvtps_pd(_mm512_extractf32x8_ps(x, 1)));
+    const F out = _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(lo)), _mm512_cvtpd_ps(hi), 1);
+    // NaN stays NaN (the clamp would have made it a number).
+    return _mm512_mask_mov_ps(out, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x);
+  }
+  static F expd(F x) { return twoHalves(x, [](__m512d d) { return exp8(d); }); }
+  static F logistic(F x) {
+    return twoHalves(x, [](__m512d d) {
+      const __m512d e = exp8(_mm512_sub_pd(_mm512_setzero_pd(), _mm512_abs_pd(d)));
+      const __m512d one = _mm512_set1_pd(1.0);
+      const __m512d pos = _mm512_div_pd(one, _mm512_add_pd(one, e));
+      const __m512d neg = _mm512_div_pd(e, _mm512_add_pd(one, e));
+      return _mm512_mask_blend_pd(_mm512_cmp_pd_mask(d, _mm512_setzero_pd(), _CMP_GE_OQ), neg, pos);
+    });
+  }
+  // max_ps answers its second operand for NaN and for equal values: equal lanes take a&b (+0 over
+  // -0), unordered lanes a+b (a NaN).
+  static F jsmax(F a, F b) {
+    F m = _mm512_max_ps(a, b);
+    m = _mm512_mask_mov_ps(m, _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ), _mm512_and_ps(a, b));
+    return _mm512_mask_add_ps(m, _mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q), a, b);
+  }
+  static F jsmin(F a, F b) {
+    F m = _mm512_min_ps(a, b);
+    m = _mm512_mask_mov_ps(m, _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ), _mm512_or_ps(a, b));
+    return _mm512_mask_add_ps(m, _mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q), a, b);
+  }
+};
+
+#include "simd.inc"
+
+}  // namespace
+
+const IsaKernels* kernelsAvx512() {
+  static const IsaKernels t = makeTable<V512>(Isa::Avx512);
+  return &t;
+}
+
+}  // namespace host
+
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+
+#else
+
+namespace host {
+const IsaKernels* kernelsAvx512() { return nullptr; }
+}  // namespace host
+
+#endif

@@ -1,0 +1,61 @@
+// The kernels one SIMD path provides, as a table of plain functions. isaScalar.cc, isaAvx2.cc and
+// isaAvx512.cc each compile the same templates (simd.inc) for their vector width and return their
+// table; matmul.cc and ops.cc pick a table at run time and do the threading.
+#pragma once
+
+#include <cstdint>
+
+#include "cpu.h"
+#include "wtypes.h"
+
+namespace host {
+
+// y[n] = dot(x, row n of w) for n in [n0, n1): the decode shape, one activation row. For q4nx, n0 is a
+// multiple of 32 (a tile row).
+using GemvFn = void (*)(const float* x, const WeightView& w, int64_t n0, int64_t n1, float* y);
+
+// y[t][c] = sum_k x[t*ldx + k] * wp[k*ldw + c] for t < rows and c < cols (cols <= the table's nr): the
+// panel of a prefill-shaped matmul, the weight already dequantized (or an f32 matrix read in place).
+using PanelFn = void (*)(const float* x, int64_t ldx, int64_t rows, const float* wp, int64_t ldw,
+                         int64_t k, float* y, int64_t ldy, int64_t cols);
+
+// Elementwise loops over f32: y[i] = f(a[i], b[i]); a scalar operand has stride 0.
+using BinaryFn = void (*)(const float* a, int64_t sa, const float* b, int64_t sb, float* y, int64_t n);
+
+struct IsaKernels {
+  Isa isa;
+  int nr;  // the panel width PanelFn takes
+  GemvFn gemv[W_COUNT];
+  PanelFn panel;
+  // The op-table binary ops in the order of BinaryOp (ops.h).
+  BinaryFn binary[6];
+  // Row reductions: sum (from -0), max (from -inf, NaN wins), sum of squares.
+  float (*rowSum)(const float* x, int64_t n);
+  float (*rowMax)(const float* x, int64_t n);
+  float (*sumSquares)(const float* x, int64_t n);
+  // y[i] = x[i] * s
+  void (*scale)(const float* x, float s, float* y, int64_t n);
+  // y[i] = exp(x[i] - sub), the difference rounded to f32 first, exp in f64, rounded once.
+  void (*expRow)(const float* x, float sub, float* y, int64_t n);
+  // y[i] = logistic(x[i]) in the oracle's form (1/(1+e^-x), or e^x/(1+e^x) below 0), in f64, rounded once.
+  void (*logisticRow)(const float* x, float* y, int64_t n);
+};
+
+// Null when this build has no such path (a non-x86 build has only Scalar).
+const IsaKernels* kernelsScalar();
+const IsaKernels* kernelsAvx2();
+const IsaKernels* kernelsAvx512();
+
+// The table of `isa`, or null when this CPU or build lacks it (an AVX table is never touched then:
+// even its construction runs code compiled for that target).
+inline const IsaKernels* kernelsFor(Isa isa) {
+  if (!isaSupported(isa)) return nullptr;
+  switch (isa) {
+    case Isa::Scalar: return kernelsScalar();
+    case Isa::Avx2: return kernelsAvx2();
+    case Isa::Avx512: return kernelsAvx512();
+  }
+  return nullptr;
+}
+
+}  // namespace host

@@ -1,0 +1,76 @@
+#include "list.h"
+
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "failure.h"
+#include "listRec.h"
+#include "matmul.h"
+
+namespace host {
+namespace {
+
+template <class T>
+T* as(uint8_t* p) { return reinterpret_cast<T*>(p); }
+
+void execute(const Ctx& base, const Arena& a, const Rec& r) {
+  Ctx c = base;
+  c.eqn = r.eqn;
+  const int64_t* v = r.v;
+  switch (r.op) {
+    case K_MATMUL_W: matmulWeight(c, as<float>(r.p[0]), v[2], *r.w, as<float>(r.p[1])); return;
+    case K_MATMUL: matmulF32(c, as<float>(r.p[0]), as<float>(r.p[1]), as<float>(r.p[2]), v[3], v[4], v[5], v[6]); return;
+    case K_RMSNORM: rmsnorm(c, as<float>(r.p[0]), as<float>(r.p[1]), as<float>(r.p[2]), v[3], v[4], float(r.eps)); return;
+    case K_SOFTMAX: softmax(c, as<float>(r.p[0]), as<float>(r.p[1]), v[2], v[3]); return;
+    case K_ROW_SUM: rowReduce(c, false, as<float>(r.p[0]), as<float>(r.p[1]), v[2], v[3]); return;
+    case K_ROW_MAX: rowReduce(c, true, as<float>(r.p[0]), as<float>(r.p[1]), v[2], v[3]); return;
+    case K_EXP_SUB: expSub(c, as<float>(r.p[0]), as<float>(r.p[1]), as<float>(r.p[2]), v[3], v[4]); return;
+    case K_ROW_SCALE: rowScale(c, as<float>(r.p[0]), as<float>(r.p[1]), as<float>(r.p[2]), v[3], v[4]); return;
+    case K_ROPE:
+      ropeNeox(c, as<float>(r.p[0]), as<float>(r.p[1]), v[2], v[3], v[4], v[5], as<int32_t>(r.p[2]),
+               as<float>(r.p[3]), as<float>(a.base + v[8]), v[9]);
+      return;
+    case K_GATHER: gather(c, *r.w, as<int32_t>(r.p[0]), v[3], as<float>(r.p[1])); return;
+    case K_DEQUANT: dequantRows(c, *r.w, v[1], v[2], as<float>(r.p[0])); return;
+    case K_UPDATE:
+      updateSlice(c, r.p[0], v + 5, r.p[1], v + 9, as<int32_t>(r.p[2]), int(v[4]), int(v[3]));
+      return;
+    case K_UNARY: unaryF32(c, int(v[0]), as<float>(r.p[0]), as<float>(r.p[1]), v[3]); return;
+    case K_BINARY:
+      binaryF32(c, int(v[0]), as<float>(r.p[0]), v[5] != 0, as<float>(r.p[1]), v[6] != 0, r.p[2], v[4]);
+      return;
+    case K_BINARY_I32:
+      binaryI32(c, int(v[0]), as<int32_t>(r.p[0]), v[5] != 0, as<int32_t>(r.p[1]), v[6] != 0, r.p[2], v[4]);
+      return;
+    case K_CONVERT: convert(c, int(v[0]), int(v[1]), r.p[0], r.p[1], v[4]); return;
+    case K_COPY: std::memmove(r.p[1], r.p[0], size_t(v[2])); return;
+    case K_MATMUL_BT: matmulF32T(c, as<float>(r.p[0]), as<float>(r.p[1]), as<float>(r.p[2]), v[3], v[4], v[5], v[6]); return;
+    case K_COPY_STRIDED: copyStrided(r.p[1], v + 12, r.p[0], v + 8, v + 4, int(v[2])); return;
+  }
+}
+
+}  // namespace
+
+size_t runList(const Ctx& c, const Arena& arena, const double* list, size_t words, const std::vector<WeightView>& weights) {
+  std::vector<Rec> recs;
+  size_t at = 0;
+  while (at < words) {
+    const double op = list[at];
+    const size_t index = recs.size();
+    if (!(op == std::floor(op)) || op < 0 || op >= K_OP_COUNT) {
+      throw Failure::invalid("/kernels/" + std::to_string(index), "unknown kernel op " + std::to_string(op) + " at word " + std::to_string(at));
+    }
+    const size_t len = 2 + size_t(kernelFields(int(op)));
+    if (at + len > words) {
+      throw Failure::invalid("/kernels/" + std::to_string(index), std::string(kernelName(int(op))) + ": the list ends inside the record (" +
+                                                                   std::to_string(words - at) + " of " + std::to_string(len) + " words)");
+    }
+    recs.push_back(checkRecord(arena, weights, index, list + at, int(op)));
+    at += len;
+  }
+  for (const Rec& r : recs) execute(c, arena, r);
+  return recs.size();
+}
+
+}  // namespace host

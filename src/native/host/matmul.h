@@ -1,0 +1,23 @@
+// Matmul drivers: the threading and the choice between the decode kernel (one activation row: stream
+// each weight row once; also used row by row for fewer than 12 rows) and the prefill panels
+// (dequantize a panel of output columns once, then run every activation row over it).
+#pragma once
+
+#include <cstdint>
+
+#include "ops.h"
+#include "wtypes.h"
+
+namespace host {
+
+// y [T, N] = x [T, K] times w, whose rows are the N outputs (wtypes.h).
+void matmulWeight(const Ctx& c, const float* x, int64_t T, const WeightView& w, float* y);
+
+// The op table's f32 matmul: c [batch, M, N] = a [batch, M, K] x b [batch, K, N], all row-major.
+void matmulF32(const Ctx& c, const float* a, const float* b, float* out, int64_t batch, int64_t M, int64_t K, int64_t N);
+
+// The same with b stored transposed, [batch, N, K] (each output column's K elements contiguous, as a
+// KV cache holds keys): read as an f32 weight of N rows.
+void matmulF32T(const Ctx& c, const float* a, const float* b, float* out, int64_t batch, int64_t M, int64_t K, int64_t N);
+
+}  // namespace host

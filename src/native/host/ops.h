@@ -1,0 +1,62 @@
+// The kernels besides matmul, over f32 rows unless said otherwise: the ops of src/ops/table.ts with
+// their exact semantics (elementwise, convert, reductions over the last axis), and the row kernels
+// of a transformer step (RMSNorm, softmax, neox rope, gather, dynamic_update_slice). Their numerical
+// contracts are in docs/HOST.md.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels.h"
+#include "pool.h"
+#include "wtypes.h"
+
+namespace host {
+
+// The ABI numbering of src/devices/host/abi.ts: unary ops in the order of the op table's UNARY_OPS.
+enum UnaryOp { U_NEG, U_RECIP, U_EXP, U_LOG, U_TANH, U_ERF, U_SQRT, U_RSQRT, U_ABS, U_LOGISTIC, U_SIN, U_COS, U_COUNT };
+// Binary ops in the op table's order; GE writes bools (one byte, 0 or 1).
+enum BinaryOp { OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MAX, OP_MIN, OP_GE, OP_COUNT };
+// Element types of the arena.
+enum DType { D_F32, D_F16, D_BF16, D_I32, D_BOOL, D_COUNT };
+
+int dtypeBytes(int d);
+
+struct Ctx {
+  const IsaKernels* k;
+  Pool* pool;
+  int64_t eqn;  // named by data-dependent errors
+};
+
+void unaryF32(const Ctx& c, int op, const float* x, float* y, int64_t n);
+// A scalar operand (aScalar/bScalar) is read at index 0 for every element.
+void binaryF32(const Ctx& c, int op, const float* a, bool aScalar, const float* b, bool bScalar, void* y, int64_t n);
+void binaryI32(const Ctx& c, int op, const int32_t* a, bool aScalar, const int32_t* b, bool bScalar, void* y, int64_t n);
+void convert(const Ctx& c, int from, int to, const void* x, void* y, int64_t n);
+
+// y[r] = sum (or max) of row r of x [rows, cols].
+void rowReduce(const Ctx& c, bool max, const float* x, float* y, int64_t rows, int64_t cols);
+// y = exp(x - m[row]); y = x * s[row].
+void expSub(const Ctx& c, const float* x, const float* m, float* y, int64_t rows, int64_t cols);
+void rowScale(const Ctx& c, const float* x, const float* s, float* y, int64_t rows, int64_t cols);
+// y = softmax of each row: e = exp(x - max), y = e / sum(e).
+void softmax(const Ctx& c, const float* x, float* y, int64_t rows, int64_t cols);
+// y = x * (1 / sqrt(mean(x^2) + eps)) * g, per row; g is one row shared by all.
+void rmsnorm(const Ctx& c, const float* x, const float* g, float* y, int64_t rows, int64_t cols, float eps);
+// Neox rope over x [T, H, D]: pairs (i, i + rd/2) of the first rd dims rotate by the table entries
+// of the token's position; dims from rd on are copied. cos and sin are [maxPos, rd/2].
+void ropeNeox(const Ctx& c, const float* x, float* y, int64_t T, int64_t H, int64_t D, int64_t rd,
+              const int32_t* pos, const float* cosT, const float* sinT, int64_t maxPos);
+// y[j] = row idx[j] of w, dequantized to f32.
+void gather(const Ctx& c, const WeightView& w, const int32_t* idx, int64_t count, float* y);
+// Rows [row0, row0 + rows) of w to f32: convert of a weight.
+void dequantRows(const Ctx& c, const WeightView& w, int64_t row0, int64_t rows, float* y);
+// Writes upd (dims u) into dst (dims d) at the start indices, in place; rank <= 4, elements of
+// `elem` bytes.
+void updateSlice(const Ctx& c, uint8_t* dst, const int64_t* d, const uint8_t* upd, const int64_t* u,
+                 const int32_t* starts, int rank, int elem);
+
+// y[i0, i1, i2, i3] = x[i0, i1, i2, i3] over extents d, element strides xs (source) and ys
+// (destination), elements of `elem` bytes: transpose, slice, broadcast (stride 0) and concat.
+void copyStrided(uint8_t* y, const int64_t* ys, const uint8_t* x, const int64_t* xs, const int64_t* d, int elem);
+
+}  // namespace host

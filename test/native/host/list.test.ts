@@ -1,0 +1,167 @@
+/**
+ * The kernel list as the device will replay it, and the loader: a step of several hundred kernels is
+ * one native call (the counter says so); a malformed list is refused with InvalidInput naming the
+ * record and field before anything runs; weights map from a file in place; and without the addon the
+ * loader answers NoDevice('host') saying how to build it (that part runs in every build).
+ */
+import { expect } from 'chai';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { KernelCall } from '../../../src/compiler/host/kernelList.js';
+import { loadHostKernels, type HostKernels } from '../../../src/devices/host/native.js';
+import { InvalidInput, InvalidOptions, NoDevice } from '../../../src/errors/index.js';
+import { Arena, Rng, useHost } from './helpers.js';
+import { randomWeight } from './reference.js';
+
+function thrown(f: () => unknown): unknown {
+  try { f(); } catch (e) { return e; }
+  throw new Error('expected a throw');
+}
+
+describe('host kernels: the loader without the addon', () => {
+  let dir: string;
+  beforeEach(() => { dir = mkdtempSync(join(tmpdir(), 'npuo-host-')); });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('answers NoDevice(host) saying the addon is not built and how to build it', () => {
+    const e = thrown(() => loadHostKernels(join(dir, 'Release')));
+    expect(e).to.be.instanceOf(NoDevice);
+    expect((e as NoDevice).toWire()).to.include({ code: 'NoDevice', device: 'host' });
+    expect((e as NoDevice).message).to.match(/host kernels addon is not built .*npm run build:native.*C\+\+17 compiler/);
+  });
+
+  it('quotes why the install could not build it, when the install recorded that', () => {
+    mkdirSync(join(dir, 'Release'));
+    writeFileSync(join(dir, 'host_kernels.failed.txt'), 'the host kernels addon was not built on install: node-gyp build failed (exit 1): g++: not found\n');
+    expect((thrown(() => loadHostKernels(join(dir, 'Release'))) as NoDevice).message).to.include('g++: not found');
+  });
+});
+
+describe('host kernels: one call per step', function () {
+  let h: HostKernels;
+  before(function () { h = useHost(this); });
+
+  /** A transformer-block-shaped step repeated `layers` times over one arena and two weights. */
+  function step(layers: number, arena: Arena): KernelCall[] {
+    const [C, F, T] = [64, 96, 1];
+    const x = arena.putF32(Array.from({ length: C }, (_, i) => Math.sin(i)));
+    const g = arena.putF32(new Array(C).fill(1));
+    const t = arena.alloc(C * 4);
+    const u = arena.alloc(F * 4);
+    const v = arena.alloc(F * 4);
+    const scores = arena.alloc(32 * 4);
+    const cache = arena.alloc(32 * C * 4);
+    const starts = arena.putI32([3, 0]);
+    const calls: KernelCall[] = [];
+    for (let l = 0; l < layers; l++) {
+      calls.push(
+        { op: 'rmsnorm', x, g, y: t, rows: 1, C, eps: 1e-6 },
+        { op: 'matmul_w', x: t, y: u, T, w: 0 },
+        { op: 'unary', fn: 'logistic', x: u, y: v, n: F },
+        { op: 'binary', fn: 'mul', a: u, b: v, y: v, n: F },
+        { op: 'update', dst: cache, upd: t, starts, elem: 4, dims: [32, C], update: [1, C] },
+        { op: 'matmul', a: t, b: cache, y: scores, batch: 1, M: 1, K: C, N: 32 },
+        { op: 'softmax', x: scores, y: scores, rows: 1, C: 32 },
+        { op: 'matmul_w', x: v, y: t, T, w: 1 },
+        { op: 'binary', fn: 'add', a: x, b: t, y: x, n: C },
+      );
+    }
+    return calls;
+  }
+
+  it('replays a step of several hundred kernels in one native call, and counts it', () => {
+    const rng = new Rng(31);
+    const arena = new Arena(1 << 16, true);
+    const calls = step(40, arena);
+    const up = h.weightFromBytes(randomWeight(rng, 'q4_0', 64, 96).bytes, 'q4_0', 64, 96);
+    const down = h.weightFromBytes(randomWeight(rng, 'q8_0', 96, 64).bytes, 'q8_0', 96, 64);
+    const before = h.info();
+    h.run(arena.bytes, calls, [up, down]);
+    const after = h.info();
+    expect(calls.length).to.equal(360);
+    expect(after.calls - before.calls).to.equal(1);
+    expect(after.kernels - before.kernels).to.equal(360);
+    expect(Array.from(arena.f32(0, 64)).every(Number.isFinite)).to.equal(true);
+  });
+
+  it('refuses a malformed list with InvalidInput at the record and field, and runs none of it', () => {
+    const arena = new Arena(4096);
+    const x = arena.putF32([1, 2, 3, 4]);
+    const y = arena.alloc(16);
+    const w = h.weightFromBytes(new Uint8Array(4 * 4 * 2), 'f32', 4, 2);
+    const good: KernelCall = { op: 'unary', fn: 'neg', x, y, n: 4 };
+    const cases: [KernelCall | Float64Array, RegExp, RegExp][] = [
+      [{ op: 'unary', fn: 'neg', x, y: 4090, n: 4 }, /^\/kernels\/1\/y$/, /run past the arena's 4096/],
+      [{ op: 'unary', fn: 'neg', x: x + 2, y, n: 4 }, /^\/kernels\/1\/x$/, /not aligned to 4 bytes/],
+      [{ op: 'unary', fn: 'neg', x, y: x + 4, n: 4 }, /^\/kernels\/1\/y$/, /overlaps x without being the same range/],
+      [{ op: 'matmul_w', x, y: x, T: 1, w: 0 }, /^\/kernels\/1\/y$/, /overlaps x/],
+      [{ op: 'matmul_w', x, y, T: 1, w: 3 }, /^\/kernels\/1\/w$/, /not an integer in \[0, 0\]/],
+      [{ op: 'unary', fn: 'neg', x, y, n: 2.5 }, /^\/kernels\/1\/n$/, /not an integer/],
+      [{ op: 'rope', x, y, T: 1, H: 1, D: 4, rd: 3, pos: x, cos: x, sin: x, maxPos: 1 }, /^\/kernels\/1\/rd$/, /even/],
+      [Float64Array.of(99, -1), /^\/kernels\/1$/, /unknown kernel op 99/],
+      [Float64Array.of(12, -1, 0, 0), /^\/kernels\/1$/, /ends inside the record/],
+    ];
+    for (const [bad, path, reason] of cases) {
+      const list = bad instanceof Float64Array
+        ? Float64Array.from([...h.encode([good]), ...bad])
+        : h.encode([good, bad]);
+      arena.f32(y, 4).fill(9);
+      const e = thrown(() => h.run(arena.bytes, list, [w]));
+      expect(e, String(reason)).to.be.instanceOf(InvalidInput);
+      expect((e as InvalidInput).path).to.match(path);
+      expect((e as InvalidInput).reason).to.match(reason);
+      expect(Array.from(arena.f32(y, 4)), 'the first, valid kernel did not run').to.deep.equal([9, 9, 9, 9]);
+    }
+  });
+
+  it('maps a weight from a byte range of a file and reads it in place', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'npuo-hostw-'));
+    try {
+      const wt = randomWeight(new Rng(32), 'q4_k', 256, 10);
+      const file = join(dir, 'model.bin');
+      const head = 4096 + 100; // not a page multiple: the mapping starts below the tensor
+      writeFileSync(file, Buffer.concat([Buffer.alloc(head, 1), Buffer.from(wt.bytes), Buffer.alloc(50, 2)]));
+      const mapped = h.openWeight({ path: file, offset: head, length: wt.bytes.length, type: 'q4_k', k: 256, n: 10 });
+      const held = h.weightFromBytes(wt.bytes, 'q4_k', 256, 10);
+      expect(mapped.describe()).to.include({ type: 'q4_k', k: 256, n: 10, mapped: true, closed: false });
+      const arena = new Arena(8192);
+      const x = arena.putF32(Array.from({ length: 256 }, (_, i) => Math.cos(i)));
+      const [a, b] = [arena.alloc(40), arena.alloc(40)];
+      h.run(arena.bytes, [{ op: 'matmul_w', x, y: a, T: 1, w: 0 }, { op: 'matmul_w', x, y: b, T: 1, w: 1 }], [mapped, held]);
+      expect(Array.from(arena.f32(a, 10))).to.deep.equal(Array.from(arena.f32(b, 10)));
+
+      const refusal = (f: () => unknown) => thrown(f) as InvalidInput;
+      expect(refusal(() => h.openWeight({ path: file, offset: head + 100, length: wt.bytes.length, type: 'q4_k', k: 256, n: 10 })).reason).to.match(/run past the file's/);
+      expect(refusal(() => h.openWeight({ path: join(dir, 'none'), offset: 0, length: 144, type: 'q4_k', k: 256, n: 1 })).reason).to.match(/cannot open: No such file/);
+      expect(refusal(() => h.openWeight({ path: file, offset: 2, length: 64, type: 'f32', k: 16, n: 1 })).reason).to.match(/not aligned to 4 bytes/);
+      expect(refusal(() => h.openWeight({ path: file, offset: 0, length: 1000, type: 'q4_k', k: 256, n: 1 })).reason).to.match(/is 144 bytes, not 1000/);
+      mapped.close();
+      expect(refusal(() => h.run(arena.bytes, [{ op: 'matmul_w', x, y: a, T: 1, w: 0 }], [mapped])).reason).to.match(/was closed/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a weight whose buffer was transferred away since', () => {
+    const bytes = new Uint8Array(64);
+    const w = h.weightFromBytes(bytes, 'f32', 16, 1);
+    structuredClone(bytes.buffer, { transfer: [bytes.buffer] });
+    const arena = new Arena(1024);
+    const e = thrown(() => h.run(arena.bytes, [{ op: 'matmul_w', x: 0, y: 128, T: 1, w: 0 }], [w])) as InvalidInput;
+    expect(e).to.be.instanceOf(InvalidInput);
+    expect(e.reason).to.match(/detached/);
+  });
+
+  it('options: an unknown SIMD path or pool size is InvalidOptions; NPU_OFFLOAD_HOST_ISA forces a path at load', () => {
+    expect(thrown(() => h.setIsa('sse9' as never))).to.be.instanceOf(InvalidOptions);
+    expect((thrown(() => h.setThreads(0)) as InvalidOptions).field).to.equal('threads');
+    const native = fileURLToPath(new URL('../../../src/devices/host/native.js', import.meta.url));
+    const probe = `import(${JSON.stringify(native)}).then((m) => { try { console.log(m.loadHostKernels().info().isa); } catch (e) { console.log(e.code, e.field); } })`;
+    const run = (isa: string) => execFileSync(process.execPath, ['-e', probe], { env: { ...process.env, NPU_OFFLOAD_HOST_ISA: isa }, encoding: 'utf8' }).trim();
+    expect(run('scalar')).to.equal('scalar');
+    expect(run('avx-9000')).to.equal('InvalidOptions NPU_OFFLOAD_HOST_ISA');
+  });
+});
