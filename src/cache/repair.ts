@@ -9,7 +9,7 @@ import { closeSync, existsSync, openSync, readFileSync, renameSync, writeSync } 
 import { CacheError, CacheUnavailable, messageOf } from '../errors/index.js';
 import { errno, removeFile } from './blobFile.js';
 import { CacheIndex } from './cacheIndex.js';
-import { pidAlive } from './sweep.js';
+import { withPidLock } from '../io/pidLock.js';
 
 /** What open did about a damaged index: where the damaged file went, and what was wrong with it. */
 export interface IndexRepair {
@@ -19,8 +19,6 @@ export interface IndexRepair {
 
 /** How long open waits for another process's repair, which only renames and creates files. */
 export const REPAIR_WAIT_MS = 10_000;
-
-const pause = new Int32Array(new SharedArrayBuffer(4));
 
 
 /**
@@ -60,38 +58,13 @@ function moveAside(file: string): string {
   return aside;
 }
 
-function ownerOf(lock: string): number | null {
-  try {
-    const pid = Number.parseInt(readFileSync(lock, 'utf8').trim(), 10);
-    return Number.isSafeInteger(pid) && pid > 0 ? pid : null;
-  } catch {
-    return null;
-  }
-}
-
 /** Runs `fn` holding `<file>.repair-lock`, a file created exclusively that holds its owner's pid. */
 function withRepairLock<T>(file: string, fn: () => T): T {
   const lock = `${file}.repair-lock`;
-  const started = Date.now();
-  let fd: number | undefined;
-  while (fd === undefined) {
-    try {
-      fd = openSync(lock, 'wx');
-    } catch (e) {
-      if (errno(e) !== 'EEXIST') throw new CacheUnavailable(file, `cannot take the repair lock ${lock}: ${messageOf(e)}`);
-      const owner = ownerOf(lock);
-      // A lock with no pid yet may be one being written this instant: look again before taking it over.
-      if (owner !== null && !pidAlive(owner)) { removeFile(lock); continue; }
-      if (Date.now() - started > REPAIR_WAIT_MS) {
-        throw new CacheError(file, `process ${owner ?? '?'} has been repairing the index for over ${REPAIR_WAIT_MS / 1000} s; remove ${lock} if it is gone`);
-      }
-      Atomics.wait(pause, 0, 0, 20);
-    }
-  }
-  try {
-    try { writeSync(fd, `${process.pid}\n`); } finally { closeSync(fd); }
-    return fn();
-  } finally {
-    try { removeFile(lock); } catch { /* a lock left behind is taken over once this process is gone */ }
-  }
+  return withPidLock(lock, {
+    waitMs: REPAIR_WAIT_MS,
+    pollMs: 20,
+    timedOut: (owner) => new CacheError(file, `process ${owner ?? '?'} has been repairing the index for over ${REPAIR_WAIT_MS / 1000} s; remove ${lock} if it is gone`),
+    cannotLock: (e) => new CacheUnavailable(file, `cannot take the repair lock ${lock}: ${messageOf(e)}`),
+  }, fn);
 }

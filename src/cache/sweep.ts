@@ -7,22 +7,12 @@
  */
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { pidAlive } from '../io/pidLock.js';
 import { keyOfBlobName, pidOfTempName, readBlobFile, removeFile, sameStamp, stampOf, type BlobDefect, type FileStamp } from './blobFile.js';
 import type { Entry } from './types.js';
 
 /** A temp file older than this is abandoned even if a process with its pid is alive (pid reuse). */
 export const TEMP_MAX_AGE_MS = 60_000;
-
-/** True if a process with this pid exists (EPERM: it exists but belongs to someone else). */
-export function pidAlive(pid: number): boolean {
-  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as { code?: unknown }).code === 'EPERM';
-  }
-}
 
 function listDir(dir: string): string[] {
   try {
