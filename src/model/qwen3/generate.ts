@@ -64,7 +64,8 @@ export interface GenerationResult {
   readonly logits?: Tensor[];
 }
 
-function zeroCache(c: Qwen3Config, ctx: number): TensorMap {
+/** A zeroed KV cache: where every generation starts. */
+export function zeroCache(c: Qwen3Config, ctx: number): TensorMap {
   const m: Record<string, Tensor> = {};
   for (const [k, s] of cacheShapes(c, ctx)) m[k] = zeros('f32', s);
   return m;
