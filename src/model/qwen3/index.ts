@@ -11,3 +11,4 @@ export { EngineRunner, ReferenceRunner, weightInputs, type StepRunner, type Step
 export type { DecodeRequest, FinishReason, GeneratedToken, GenerationResult } from './generate.js';
 export { loadModel, Qwen3Model, checkModelTarget, type GenerateRequest, type LoadModelOptions } from './model.js';
 export { openModelSource, type ModelSource } from './source.js';
+export { runGate, type GateOptions, type GatePhase, type GateReport } from './gate.js';

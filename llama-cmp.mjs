@@ -1,0 +1,43 @@
+import { writeFileSync } from 'node:fs';
+import { getLlama } from 'node-llama-cpp';
+import { tinyQwen3Gguf } from './dist/src/model/qwen3/tiny.js';
+import { openGguf } from './dist/src/model/gguf/reader.js';
+import { configFromGguf } from './dist/src/model/qwen3/config.js';
+import { ggufWeights } from './dist/src/model/qwen3/weights.js';
+import { buildProgram, cacheShapes } from './dist/src/model/qwen3/program.js';
+import { checkProgram, runStep, zeros, tensor } from './dist/src/index.js';
+import { decodeWeight } from './dist/src/ir/tensorCodec.js';
+import { heldWeights } from './dist/src/oracle/evaluate.js';
+const path = '/tmp/qwen-tiny8.gguf';
+writeFileSync(path, tinyQwen3Gguf({ type: 'F32', std: 0.05 }));
+const f = openGguf(path);
+const c = configFromGguf(f);
+const w = ggufWeights(f, path, c);
+const T = 6;
+const ids = [10, 20, 30, 40, 50, 60];
+const prog = buildProgram(c, w, { tokens: T, ctx: 16, allLogits: true });
+const checked = checkProgram(prog);
+const files = new Map(); const weights = {};
+for (const [k, b] of w) weights[k] = decodeWeight({ ...b, shape: [...b.shape] }, '/' + k, files);
+const held = heldWeights(weights);
+const state = {};
+for (const [k, s] of cacheShapes(c, 16)) state[k] = zeros('f32', s);
+const out = runStep(checked, { weights: held, state, activations: { ids: tensor('i32', [T], ids), positions: tensor('i32', [T], [0,1,2,3,4,5]) } }, { fp64: true });
+const ours = out.results.logits.data;
+const llama = await getLlama({ gpu: false, build: 'never', progressLogs: false, logLevel: 'error' });
+const model = await llama.loadModel({ modelPath: path });
+const ctx = await model.createContext({ contextSize: 64, threads: 2 });
+const seq = ctx.getSequence();
+const res = await seq.controlledEvaluate(ids.map((t) => [t, { generateNext: { probabilities: true } }]));
+for (let i = 0; i < T; i++) {
+  const probs = res[i].next.probabilities;
+  const lp = new Float64Array(c.vocab);
+  for (const [tok, p] of probs) lp[tok] = Math.log(p);
+  const row = ours.subarray(i * c.vocab, (i + 1) * c.vocab);
+  const mean = (a) => a.reduce((s, x) => s + x, 0) / a.length;
+  const ma = mean(lp), mb = mean(row);
+  let ab = 0, aa = 0, bb = 0;
+  for (let j = 0; j < c.vocab; j++) { const x = lp[j] - ma, y = row[j] - mb; ab += x * y; aa += x * x; bb += y * y; }
+  let am = 0; for (let j = 1; j < c.vocab; j++) if (row[j] > row[am]) am = j;
+  console.log(i, 'cos', ab / Math.sqrt(aa * bb), 'llama top', [...probs.keys()][0], 'ours', am, 'size', probs.size);
+}
