@@ -106,7 +106,7 @@ async function main(): Promise<void> {
       const mb = statSync(path).size / 2 ** 20;
       const ours = child('engine', path, vocab);
       const theirs = child('llama.cpp', path, vocab);
-      const ratio = (a: number, b: number) => (Number.isFinite(a / b) ? `${(a / b).toFixed(2)}x` : 'n/a');
+      const ratio = (a: number, b: number) => (Number.isFinite(a / b) ? `${(a / b).toPrecision(2)}x` : 'n/a');
       console.log(`${type}: file ${mb.toFixed(0)} MiB`);
       for (const r of [ours, theirs]) {
         console.log(`  ${r.side.padEnd(10)} prefill ${r.prefillTokS.toFixed(2)} tok/s, decode ${r.decodeTokS.toFixed(2)} tok/s, peak RSS ${r.rssMb.toFixed(0)} MiB (${ratio(r.rssMb, mb)} of the file)${r.note ? `; ${r.note}` : ''}`);
