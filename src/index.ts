@@ -86,3 +86,9 @@ export type { CompileWorkerOptions, WorkerCounts, WorkerEvent } from './jobs/com
 export { RemoteTier } from './cache/remoteTier.js';
 export type { RemoteStats, RemoteTierOptions, RemoteVerifyResult } from './cache/remoteTier.js';
 export type { CacheTierStats } from './actors/cacheActor.js';
+/** Qwen3 models run through the engine: loadModel(path).generate(...), and the gate against the fp64 reference. */
+export { loadModel, Qwen3Model } from './model/qwen3/model.js';
+export type { GenerateRequest, LoadModelOptions } from './model/qwen3/model.js';
+export type { GeneratedToken, GenerationResult, FinishReason } from './model/qwen3/generate.js';
+export type { SamplingOptions } from './model/qwen3/sampler.js';
+export * as qwen3 from './model/qwen3/index.js';

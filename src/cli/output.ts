@@ -9,6 +9,8 @@ import type { Tensor } from '../ir/tensor.js';
 export interface Io {
   out(line: string): void;
   err(line: string): void;
+  /** Text without a line end, written as it comes (generate's streamed text); absent: lines only. */
+  write?(text: string): void;
 }
 
 /**
@@ -19,6 +21,7 @@ export interface Io {
 export const processIo: Io = {
   out: (l) => process.stdout.write(escapeLines(l) + '\n'),
   err: (l) => process.stderr.write(escapeLines(l) + '\n'),
+  write: (t) => process.stdout.write(escapeLines(t)),
 };
 
 /** Exit codes: 0 done, 1 a typed refusal or failure, 2 a usage error, 3 an internal defect. */

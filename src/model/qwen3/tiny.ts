@@ -8,7 +8,9 @@ import { QUANT_TYPES, quantTypeInfo, type QuantType } from '../gguf/ggmlTypes.js
 import { quantize } from '../gguf/quantize.js';
 import { gv, type GgufValue } from '../gguf/types.js';
 import { writeGguf } from '../gguf/writer.js';
+import { writeGgufStream, type StreamGgufTensor } from '../pack/ggufStream.js';
 import { mulberry32 } from '../../numerics/random.js';
+import { BYTE_TO_CHAR } from '../tokenizer/byteLevel.js';
 
 /** The shape and type of a tiny Qwen3; every field has a default. */
 export interface TinyQwen3Options {
@@ -27,6 +29,10 @@ export interface TinyQwen3Options {
   /** No output.weight: the lm head is token_embd, as in Qwen3-0.6B. */
   readonly tiedEmbeddings?: boolean;
   readonly version?: 2 | 3;
+  /** The spread of the projections and the embedding (the std of their uniform values; default 0.02). */
+  readonly std?: number;
+  /** Per tensor name, another type than `type` (a mixed file, as llama.cpp's _M files are). */
+  readonly types?: Readonly<Record<string, QuantType>>;
 }
 
 /** One tensor of the tiny model: its f32 source values and the type it is stored in. */
@@ -40,6 +46,11 @@ export interface TinyTensor {
 /** The options with defaults filled in. */
 export type TinyQwen3Config = Required<TinyQwen3Options>;
 
+/** Qwen3-0.6B's shapes (the bench's model: 28 layers, hidden 1024, 16 and 8 heads of 128, ffn 3072, vocab 151936, tied). */
+export const QWEN3_0_6B_SHAPE: TinyQwen3Options = {
+  layers: 28, hidden: 1024, intermediate: 3072, heads: 16, kvHeads: 8, headDim: 128, vocab: 151936, contextLength: 40960, tiedEmbeddings: true,
+};
+
 /** Fills in defaults: 2 layers, hidden 256, 4 heads of 64 (2 kv heads), ffn 512, vocab 320, Q8_0, tied. */
 export function tinyQwen3Config(o: TinyQwen3Options = {}): TinyQwen3Config {
   return {
@@ -47,6 +58,7 @@ export function tinyQwen3Config(o: TinyQwen3Options = {}): TinyQwen3Config {
     heads: o.heads ?? 4, kvHeads: o.kvHeads ?? 2, headDim: o.headDim ?? 64, vocab: o.vocab ?? 320,
     contextLength: o.contextLength ?? 4096, ropeTheta: o.ropeTheta ?? 1_000_000, rmsEps: o.rmsEps ?? 1e-6,
     seed: o.seed ?? 1, tiedEmbeddings: o.tiedEmbeddings ?? true, version: o.version ?? 3,
+    std: o.std ?? 0.02, types: o.types ?? {},
   };
 }
 
@@ -56,6 +68,13 @@ function check(c: TinyQwen3Config): void {
   const block = quantTypeInfo(c.type).blockSize;
   for (const [k, v] of Object.entries(c)) {
     if (k !== 'seed' && typeof v === 'number' && !(v > 0)) throw new InvalidInput(`/${k}`, `${k} must be positive, got ${v}`);
+  }
+  for (const [name, t] of Object.entries(c.types)) {
+    if (!QUANT_TYPES.includes(t)) throw new InvalidInput(`/types/${name}`, `unknown type ${String(t)}`);
+    const k = name.includes('ffn_down') ? c.intermediate : name.includes('attn_output') ? c.heads * c.headDim : c.hidden;
+    if (k % quantTypeInfo(t).blockSize !== 0) {
+      throw new InvalidInput(`/types/${name}`, `${name} cannot be ${t}: its rows do not hold whole ${t} blocks`);
+    }
   }
   // Every projection's ne[0] is one of these, so each must hold whole blocks.
   for (const [k, v] of [['hidden', c.hidden], ['intermediate', c.intermediate], ['heads * headDim', c.heads * c.headDim]] as const) {
@@ -73,41 +92,72 @@ export function tinyQwen3Tensors(opts: TinyQwen3Options = {}): TinyTensor[] {
   const matrix = (name: string, dims: [number, number], std: number): TinyTensor => {
     const a = std * Math.sqrt(3);
     const values = Float32Array.from({ length: dims[0] * dims[1] }, () => (rand() * 2 - 1) * a);
-    return { name, dims, type: c.type, values };
+    return { name, dims, type: c.types[name] ?? c.type, values };
   };
   const norm = (name: string, n: number): TinyTensor =>
     ({ name, dims: [n], type: 'F32', values: Float32Array.from({ length: n }, () => 1 + (rand() * 2 - 1) * 0.1) });
   const q = c.heads * c.headDim;
   const kv = c.kvHeads * c.headDim;
-  const out: TinyTensor[] = [matrix('token_embd.weight', [c.hidden, c.vocab], 0.02)];
+  const out: TinyTensor[] = [matrix('token_embd.weight', [c.hidden, c.vocab], c.std)];
   for (let l = 0; l < c.layers; l++) {
     const p = `blk.${l}.`;
     out.push(
       norm(`${p}attn_norm.weight`, c.hidden),
-      matrix(`${p}attn_q.weight`, [c.hidden, q], 0.02),
-      matrix(`${p}attn_k.weight`, [c.hidden, kv], 0.02),
-      matrix(`${p}attn_v.weight`, [c.hidden, kv], 0.02),
-      matrix(`${p}attn_output.weight`, [q, c.hidden], 0.02),
+      matrix(`${p}attn_q.weight`, [c.hidden, q], c.std),
+      matrix(`${p}attn_k.weight`, [c.hidden, kv], c.std),
+      matrix(`${p}attn_v.weight`, [c.hidden, kv], c.std),
+      matrix(`${p}attn_output.weight`, [q, c.hidden], c.std),
       norm(`${p}attn_q_norm.weight`, c.headDim),
       norm(`${p}attn_k_norm.weight`, c.headDim),
       norm(`${p}ffn_norm.weight`, c.hidden),
-      matrix(`${p}ffn_gate.weight`, [c.hidden, c.intermediate], 0.02),
-      matrix(`${p}ffn_up.weight`, [c.hidden, c.intermediate], 0.02),
-      matrix(`${p}ffn_down.weight`, [c.intermediate, c.hidden], 0.02),
+      matrix(`${p}ffn_gate.weight`, [c.hidden, c.intermediate], c.std),
+      matrix(`${p}ffn_up.weight`, [c.hidden, c.intermediate], c.std),
+      matrix(`${p}ffn_down.weight`, [c.intermediate, c.hidden], c.std),
     );
   }
   out.push(norm('output_norm.weight', c.hidden));
-  if (!c.tiedEmbeddings) out.push(matrix('output.weight', [c.hidden, c.vocab], 0.02));
+  if (!c.tiedEmbeddings) out.push(matrix('output.weight', [c.hidden, c.vocab], c.std));
   return out;
 }
 
 /** llama.cpp's llama_ftype of a file whose every matrix has this type (the K-quants as their _S mixes). */
 const FILE_TYPE: Record<QuantType, number> = { F32: 0, F16: 1, Q4_0: 2, Q4_1: 3, Q8_0: 7, Q4_K: 14, Q5_K: 16, Q6_K: 18, BF16: 32 };
 
+/** Special tokens at the end of the vocabulary, last first: the eos is the last id. */
+const SPECIALS = ['<|im_end|>', '<|endoftext|>', '<|im_start|>'];
+
+/**
+ * The vocabulary of a tiny Qwen3: GPT-2's 256 byte tokens first (so any text encodes), then merged
+ * pairs of lowercase letters and space, then the ChatML specials; a vocab too small for the bytes
+ * gets placeholder tokens `t<i>` instead (texts then cannot be encoded, only ids run).
+ */
+function vocabulary(vocab: number): { tokens: string[]; types: number[]; merges: string[] } {
+  const specials = SPECIALS.slice(0, Math.min(SPECIALS.length, vocab)).reverse();
+  const plain = vocab - specials.length;
+  const tokens: string[] = [];
+  const merges: string[] = [];
+  if (plain >= 256) {
+    tokens.push(...BYTE_TO_CHAR);
+    const letters = ' etaoinshrdlucmfwypvbgkjqxz'.split('').map((ch) => BYTE_TO_CHAR[ch.charCodeAt(0)]!);
+    for (let i = 0; tokens.length < plain && i < letters.length ** 2; i++) {
+      const a = letters[i % letters.length]!;
+      const b = letters[Math.floor(i / letters.length)]!;
+      tokens.push(a + b);
+      merges.push(`${a} ${b}`);
+    }
+    for (let i = tokens.length; tokens.length < plain; i++) tokens.push(`<t${i}>`);
+  } else {
+    for (let i = 0; i < plain; i++) tokens.push(`t${i}`);
+  }
+  tokens.push(...specials);
+  // llama.cpp's token types: 1 NORMAL, 3 CONTROL.
+  return { tokens, types: tokens.map((_, i) => (i >= plain ? 3 : 1)), merges };
+}
+
 /** The metadata of a tiny Qwen3, as llama.cpp's converter names it. */
 export function tinyQwen3Metadata(opts: TinyQwen3Options = {}): Map<string, GgufValue> {
   const c = tinyQwen3Config(opts);
-  const tokens = Array.from({ length: c.vocab }, (_, i) => (i === c.vocab - 1 ? '<|im_end|>' : `t${i}`));
+  const { tokens, types, merges } = vocabulary(c.vocab);
   return new Map<string, GgufValue>([
     ['general.architecture', gv.str('qwen3')],
     ['general.name', gv.str(`tiny-qwen3-${c.type}`)],
@@ -125,7 +175,8 @@ export function tinyQwen3Metadata(opts: TinyQwen3Options = {}): Map<string, Gguf
     ['tokenizer.ggml.model', gv.str('gpt2')],
     ['tokenizer.ggml.pre', gv.str('qwen2')],
     ['tokenizer.ggml.tokens', gv.strings(tokens)],
-    ['tokenizer.ggml.token_type', gv.numbers('i32', tokens.map((_, i) => (i === c.vocab - 1 ? 3 : 1)))],
+    ['tokenizer.ggml.token_type', gv.numbers('i32', types)],
+    ['tokenizer.ggml.merges', gv.strings(merges)],
     ['tokenizer.ggml.eos_token_id', gv.u32(c.vocab - 1)],
     ['tokenizer.ggml.padding_token_id', gv.u32(c.vocab - 1)],
     ['tokenizer.ggml.add_bos_token', gv.bool(false)],
@@ -137,4 +188,44 @@ export function tinyQwen3Gguf(opts: TinyQwen3Options = {}): Uint8Array {
   const c = tinyQwen3Config(opts);
   const tensors = tinyQwen3Tensors(c).map((t) => ({ name: t.name, dims: t.dims, type: t.type, data: quantize(t.type, t.values) }));
   return writeGguf({ version: c.version, metadata: tinyQwen3Metadata(c), tensors });
+}
+
+/**
+ * The same model streamed to `path` a few rows at a time (writeGgufStream), for shapes too large to
+ * hold as f32 (Qwen3-0.6B's, QWEN3_0_6B_SHAPE). The values are those of tinyQwen3Tensors, in its order.
+ */
+export function writeTinyQwen3(path: string, opts: TinyQwen3Options = {}): void {
+  const c = tinyQwen3Config(opts);
+  check(c);
+  const rand = mulberry32(c.seed);
+  const matrix = (name: string, dims: [number, number]): StreamGgufTensor => ({
+    name, dims, type: c.types[name] ?? c.type,
+    fill: (emit) => {
+      const a = c.std * Math.sqrt(3);
+      for (let r = 0; r < dims[1]; r += 64) {
+        const v = new Float32Array(Math.min(64, dims[1] - r) * dims[0]);
+        for (let i = 0; i < v.length; i++) v[i] = (rand() * 2 - 1) * a;
+        emit(v);
+      }
+    },
+  });
+  const norm = (name: string, n: number): StreamGgufTensor => ({
+    name, dims: [n], type: 'F32', fill: (emit) => emit(Float32Array.from({ length: n }, () => 1 + (rand() * 2 - 1) * 0.1)),
+  });
+  const q = c.heads * c.headDim;
+  const kv = c.kvHeads * c.headDim;
+  const tensors: StreamGgufTensor[] = [matrix('token_embd.weight', [c.hidden, c.vocab])];
+  for (let l = 0; l < c.layers; l++) {
+    const p = `blk.${l}.`;
+    tensors.push(
+      norm(`${p}attn_norm.weight`, c.hidden), matrix(`${p}attn_q.weight`, [c.hidden, q]), matrix(`${p}attn_k.weight`, [c.hidden, kv]),
+      matrix(`${p}attn_v.weight`, [c.hidden, kv]), matrix(`${p}attn_output.weight`, [q, c.hidden]),
+      norm(`${p}attn_q_norm.weight`, c.headDim), norm(`${p}attn_k_norm.weight`, c.headDim), norm(`${p}ffn_norm.weight`, c.hidden),
+      matrix(`${p}ffn_gate.weight`, [c.hidden, c.intermediate]), matrix(`${p}ffn_up.weight`, [c.hidden, c.intermediate]),
+      matrix(`${p}ffn_down.weight`, [c.intermediate, c.hidden]),
+    );
+  }
+  tensors.push(norm('output_norm.weight', c.hidden));
+  if (!c.tiedEmbeddings) tensors.push(matrix('output.weight', [c.hidden, c.vocab]));
+  writeGgufStream(path, tinyQwen3Metadata(c), tensors, c.version);
 }

@@ -57,9 +57,9 @@ describe('gguf cli commands', () => {
     const io = capture();
     expect(ggufInfoCommand(g, {}, io)).to.equal(0);
     const text = io.outs.join('\n');
-    expect(io.outs[0]).to.match(/^GGUF v3, 20 metadata keys, 13 tensors, alignment 32/);
+    expect(io.outs[0]).to.match(/^GGUF v3, 21 metadata keys, 13 tensors, alignment 32/);
     expect(text).to.contain('general.architecture: string = "qwen3"');
-    expect(text).to.match(/tokenizer\.ggml\.tokens: string\[\] = \["t0", .*… \(320 items\)\]/);
+    expect(text).to.match(/tokenizer\.ggml\.tokens: string\[\] = \["Ā", "ā", .*… \(320 items\)\]/);
     expect(text).to.match(/blk\.0\.attn_q\.weight\s+Q4_K\s+\[256, 256\]\s+36864/);
     const j = capture();
     ggufInfoCommand(g, { json: true }, j);

@@ -5,7 +5,11 @@ import { dequantize } from '../../../src/model/gguf/dequant.js';
 import { quantize } from '../../../src/model/gguf/quantize.js';
 import { readGguf } from '../../../src/model/gguf/reader.js';
 import { plainValue } from '../../../src/model/gguf/types.js';
-import { tinyQwen3Gguf, tinyQwen3Tensors } from '../../../src/model/qwen3/tiny.js';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { tinyQwen3Gguf, tinyQwen3Tensors, writeTinyQwen3 } from '../../../src/model/qwen3/tiny.js';
+import { loadTokenizer } from '../../../src/model/tokenizer/load.js';
 import { sameFloats } from '../gguf/helpers.js';
 
 function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
@@ -55,5 +59,42 @@ describe('tiny qwen3 gguf', function () {
   it('refuses shapes a K-quant cannot hold', () => {
     expect(() => tinyQwen3Gguf({ type: 'Q4_K', hidden: 128 })).to.throw(InvalidInput, /hidden = 128 is not a multiple of the Q4_K block size 256/);
     expect(() => tinyQwen3Gguf({ type: 'Q8_0', hidden: 128, intermediate: 256 })).to.not.throw();
+  });
+
+  it('per-tensor types make a mixed file; a type whose blocks do not fit a tensor is refused', () => {
+    const f = readGguf(tinyQwen3Gguf({ type: 'Q4_K', layers: 1, types: { 'token_embd.weight': 'Q6_K', 'blk.0.ffn_down.weight': 'Q8_0' } }));
+    expect(f.tensor('token_embd.weight')!.typeName).to.equal('Q6_K');
+    expect(f.tensor('blk.0.ffn_down.weight')!.typeName).to.equal('Q8_0');
+    expect(f.tensor('blk.0.ffn_up.weight')!.typeName).to.equal('Q4_K');
+    expect(() => tinyQwen3Gguf({ type: 'Q8_0', hidden: 96, intermediate: 128, heads: 2, headDim: 48, kvHeads: 1, types: { 'blk.0.attn_q.weight': 'Q4_K' } }))
+      .to.throw(InvalidInput, /attn_q.weight cannot be Q4_K/);
+  });
+
+  it('its vocabulary is byte-level: text encodes and decodes back, the specials stay whole, the eos is last', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tiny-tok-'));
+    try {
+      const p = join(dir, 'm.gguf');
+      writeTinyQwen3(p, { layers: 1 });
+      const tok = loadTokenizer(p);
+      const text = 'hello, wörld <|im_start|>x';
+      const ids = tok.encode(text);
+      expect(tok.decode(ids)).to.equal(text);
+      expect(ids).to.include(317);
+      expect(ids.length).to.be.below(new TextEncoder().encode(text).length);
+      expect(tok.eosIds).to.include(319);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('writeTinyQwen3 streams the same file as tinyQwen3Gguf', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tiny-stream-'));
+    try {
+      const o = { type: 'Q4_0', layers: 2, seed: 5, tiedEmbeddings: false } as const;
+      writeTinyQwen3(join(dir, 'm.gguf'), o);
+      expect(Buffer.compare(readFileSync(join(dir, 'm.gguf')), Buffer.from(tinyQwen3Gguf(o)))).to.equal(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,0 +1,122 @@
+/**
+ * `npm run bench` (model generation): a generated Qwen3 with Qwen3-0.6B's shapes (28 layers, hidden
+ * 1024, 16 query and 8 KV heads of 128, FFN 3072, vocab 151936, tied) in Q4_0 and Q8_0, run by the
+ * engine on a target and by llama.cpp (node-llama-cpp 3.21.1) on the same file, 2 threads: a prompt of
+ * 256 tokens (prefill tok/s), then 128 decoded tokens (decode tok/s), the ratio to llama.cpp for each,
+ * and each run's peak RSS beside the file size. Every run is a child process of its own, so a peak is
+ * that run's alone.
+ *
+ * Flags: --target (default cpu), --types Q4_0,Q8_0, --threads 2, --prompt 256, --decode 128,
+ * --layers N and --vocab N (a smaller model of the same widths). The cpu target is the oracle (f64,
+ * one thread): the full model would take hours there, so on cpu the default is 1 layer and a vocab of
+ * 8192, and the output says so. Never part of `npm test`.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Token } from 'node-llama-cpp';
+import type { QuantType } from '../src/model/gguf/ggmlTypes.js';
+import { loadModel } from '../src/model/qwen3/model.js';
+import { QWEN3_0_6B_SHAPE, writeTinyQwen3 } from '../src/model/qwen3/tiny.js';
+import { mulberry32 } from '../src/numerics/random.js';
+
+function arg(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : fallback;
+}
+
+interface Run { side: 'engine' | 'llama.cpp'; prefillTokS: number; decodeTokS: number; rssMb: number; note?: string }
+
+/** The prompt: `n` ids drawn from the plain vocabulary (the last three ids are the specials). */
+function promptIds(n: number, vocab: number): number[] {
+  const r = mulberry32(42);
+  return Array.from({ length: n }, () => Math.floor(r() * (vocab - 3)));
+}
+
+async function runEngine(path: string, target: string, threads: number, prompt: number[], decode: number): Promise<Run> {
+  const model = await loadModel(path, { target, threads, ctx: prompt.length + decode });
+  try {
+    const r = await model.complete({ promptIds: prompt, maxTokens: decode, ignoreEos: true, repetitionPenalty: 1 });
+    return { side: 'engine', prefillTokS: r.timings.prefillTokS, decodeTokS: r.timings.decodeTokS, rssMb: process.resourceUsage().maxRSS / 1024 };
+  } finally {
+    await model.close();
+  }
+}
+
+async function runLlama(path: string, threads: number, prompt: number[], decode: number): Promise<Run> {
+  const { getLlama } = await import('node-llama-cpp');
+  const llama = await getLlama({ gpu: false, build: 'never', progressLogs: false, logLevel: 'error' as never });
+  const model = await llama.loadModel({ modelPath: path });
+  const ctx = await model.createContext({ contextSize: prompt.length + decode, threads, batchSize: prompt.length });
+  const t0 = performance.now();
+  let first = 0;
+  let n = 0;
+  // Greedy (temperature 0): the first token ends the prefill, each later one is a decode step.
+  for await (const _ of ctx.getSequence().evaluate(prompt as Token[], { temperature: 0 })) {
+    if (n === 0) first = performance.now();
+    if (++n >= decode) break;
+  }
+  const end = performance.now();
+  await ctx.dispose();
+  await model.dispose();
+  return { side: 'llama.cpp', prefillTokS: (prompt.length * 1000) / (first - t0), decodeTokS: ((n - 1) * 1000) / (end - first), rssMb: process.resourceUsage().maxRSS / 1024 };
+}
+
+/** One run in this process: `--one SIDE PATH`, printing its Run as JSON. */
+async function one(): Promise<void> {
+  const i = process.argv.indexOf('--one');
+  const side = process.argv[i + 1]!;
+  const path = process.argv[i + 2]!;
+  const prompt = promptIds(Number(arg('prompt', '256')), Number(arg('vocab-now', '0')));
+  const decode = Number(arg('decode', '128'));
+  const threads = Number(arg('threads', '2'));
+  const r = side === 'engine' ? await runEngine(path, arg('target', 'cpu'), threads, prompt, decode) : await runLlama(path, threads, prompt, decode);
+  console.log(JSON.stringify(r));
+}
+
+function child(side: string, path: string, vocab: number): Run {
+  const args = [fileURLToPath(import.meta.url), '--one', side, path, '--vocab-now', String(vocab), ...process.argv.slice(2)];
+  const r = spawnSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 1 << 24 });
+  const line = r.stdout.trim().split('\n').pop() ?? '';
+  try {
+    return JSON.parse(line) as Run;
+  } catch {
+    const why = (r.stderr || r.stdout).trim().split('\n').slice(-3).join(' ');
+    return { side: side as Run['side'], prefillTokS: NaN, decodeTokS: NaN, rssMb: NaN, note: `did not run: ${why || `exit ${r.status}`}` };
+  }
+}
+
+async function main(): Promise<void> {
+  const target = arg('target', 'cpu');
+  const reduced = target === 'cpu';
+  const layers = Number(arg('layers', reduced ? '1' : '28'));
+  const vocab = Number(arg('vocab', reduced ? '8192' : '151936'));
+  const types = arg('types', 'Q4_0,Q8_0').split(',') as QuantType[];
+  console.log(`machine: ${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`);
+  const full = layers === 28 && vocab === 151936;
+  console.log(`model: Qwen3-0.6B widths (hidden 1024, 16/8 heads of 128, ffn 3072, tied), ${layers} layers, vocab ${vocab}${full ? '' : ' (a SMALLER model than Qwen3-0.6B: the figures are not the 0.6B comparison)'}; target ${target}; prompt ${arg('prompt', '256')}, decode ${arg('decode', '128')}, threads ${arg('threads', '2')}`);
+  if (reduced) console.log('  the cpu target is the f64 oracle on one thread: its figures measure the harness, not a fast path (the host target is the one to compare)');
+  const dir = mkdtempSync(join(tmpdir(), 'npuo-bench-gen-'));
+  try {
+    for (const type of types) {
+      const path = join(dir, `${type}.gguf`);
+      writeTinyQwen3(path, { ...QWEN3_0_6B_SHAPE, layers, vocab, type });
+      const mb = statSync(path).size / 2 ** 20;
+      const ours = child('engine', path, vocab);
+      const theirs = child('llama.cpp', path, vocab);
+      const ratio = (a: number, b: number) => (Number.isFinite(a / b) ? `${(a / b).toPrecision(2)}x` : 'n/a');
+      console.log(`${type}: file ${mb.toFixed(0)} MiB`);
+      for (const r of [ours, theirs]) {
+        console.log(`  ${r.side.padEnd(10)} prefill ${r.prefillTokS.toFixed(2)} tok/s, decode ${r.decodeTokS.toFixed(2)} tok/s, peak RSS ${r.rssMb.toFixed(0)} MiB (${ratio(r.rssMb, mb)} of the file)${r.note ? `; ${r.note}` : ''}`);
+      }
+      console.log(`  ratio to llama.cpp: prefill ${ratio(ours.prefillTokS, theirs.prefillTokS)} (goal >= 1.0), decode ${ratio(ours.decodeTokS, theirs.decodeTokS)} (goal >= 1.2)`);
+      rmSync(path);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await (process.argv.includes('--one') ? one() : main());

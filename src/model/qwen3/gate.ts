@@ -1,0 +1,147 @@
+/**
+ * The gate: a model on a target checked against the same model on the fp64 oracle, phase by phase
+ * (the design document's npu phase, made public). All phases decode plain greedy (repetition penalty
+ * 1) and go on past end-of-sequence ids, so they compare the model and not the stopping rules:
+ *   - greedy: a short greedy run, token for token equal to the reference's;
+ *   - teacher-forced: the reference's tokens fed to the target, every step's logits at cosine
+ *     >= minCosine with the reference's and the same argmax;
+ *   - 64-position: greedy until the cache holds `positions` positions, equal to the reference's, timed;
+ *   - prefill: the prompt in one prefill step against the reference's prefill and against the target's
+ *     own token-by-token decode of it (cosine and argmax);
+ *   - repeat: the short run again after another request, byte-identical ids and text;
+ *   - speed: the 64-position run's decode tok/s at least minDecodeTokS.
+ */
+import { InvalidOptions } from '../../errors/index.js';
+import { cosineSimilarity } from '../../numerics/measures.js';
+import type { Tensor } from '../../ir/tensor.js';
+import { zeroCache } from './generate.js';
+import type { Qwen3Model } from './model.js';
+import { argmax } from './sampler.js';
+
+/** Options of the gate. */
+export interface GateOptions {
+  /** The prompt's ids (default: "The capital of France is" encoded, or ids 1 to 8 without a tokenizer). */
+  readonly promptIds?: readonly number[];
+  /** Tokens of the greedy and teacher-forced phases (default 8). */
+  readonly steps?: number;
+  /** Positions of the build phase (default 64). */
+  readonly positions?: number;
+  /** Logits' least cosine with the reference's (default 0.9999). */
+  readonly minCosine?: number;
+  /** The speed floor in decoded tokens per second (default 0: none). */
+  readonly minDecodeTokS?: number;
+}
+
+/** One phase's verdict. */
+export interface GatePhase {
+  readonly phase: 'greedy' | 'teacher-forced' | '64-position' | 'prefill' | 'repeat' | 'speed';
+  readonly pass: boolean;
+  readonly detail: string;
+}
+
+/** The gate's report: every phase, and whether all passed. */
+export interface GateReport {
+  readonly target: string;
+  readonly promptTokens: number;
+  readonly decodeTokS: number;
+  readonly phases: readonly GatePhase[];
+  readonly pass: boolean;
+}
+
+const GREEDY = { repetitionPenalty: 1, temperature: 0, ignoreEos: true } as const;
+
+/** The logits after the prompt, then after each of `tokens` fed in turn (one decode step each). */
+async function teacherForced(m: Qwen3Model, prompt: readonly number[], tokens: readonly number[]): Promise<Tensor[]> {
+  let state = zeroCache(m.config, m.ctx);
+  const out: Tensor[] = [];
+  const first = await m.runner.step(m.program(prompt.length), { ids: prompt, positions: prompt.map((_, i) => i), state });
+  out.push(first.logits);
+  state = first.state;
+  for (const [k, id] of tokens.entries()) {
+    const r = await m.runner.step(m.program(1), { ids: [id], positions: [prompt.length + k], state });
+    out.push(r.logits);
+    state = r.state;
+  }
+  return out;
+}
+
+/** The logits after the prompt fed one token per decode step. */
+async function tokenByToken(m: Qwen3Model, prompt: readonly number[]): Promise<Tensor> {
+  let state = zeroCache(m.config, m.ctx);
+  let last: Tensor | undefined;
+  for (const [i, id] of prompt.entries()) {
+    const r = await m.runner.step(m.program(1), { ids: [id], positions: [i], state });
+    state = r.state;
+    last = r.logits;
+  }
+  return last!;
+}
+
+function firstDifference(a: readonly number[], b: readonly number[]): string {
+  const n = Math.max(a.length, b.length);
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return `token ${i}: target ${a[i] ?? '(none)'}, reference ${b[i] ?? '(none)'}`;
+  return '';
+}
+
+function tokensPhase(phase: GatePhase['phase'], got: readonly number[], want: readonly number[]): GatePhase {
+  const diff = firstDifference(got, want);
+  return { phase, pass: diff === '', detail: diff === '' ? `${got.length}/${want.length} tokens equal the fp64 reference's` : `first difference at ${diff}` };
+}
+
+/** Runs every phase of the gate on `model` (its target) against `model.reference()`. */
+export async function runGate(model: Qwen3Model, o: GateOptions = {}): Promise<GateReport> {
+  const steps = o.steps ?? 8;
+  const positions = o.positions ?? 64;
+  const minCosine = o.minCosine ?? 0.9999;
+  const floor = o.minDecodeTokS ?? 0;
+  const tok = model.tokenizer;
+  const prompt = [...(o.promptIds ?? (tok ? tok.encode('The capital of France is') : [1, 2, 3, 4, 5, 6, 7, 8]))];
+  if (prompt.length === 0) throw new InvalidOptions('promptIds', 'the gate needs a prompt of at least one token');
+  if (!(Number.isSafeInteger(steps) && steps >= 1)) throw new InvalidOptions('steps', `a whole number of at least 1, not ${steps}`);
+  if (prompt.length + steps > positions || positions > model.ctx) {
+    throw new InvalidOptions('positions', `the build phase's ${positions} positions must hold the prompt (${prompt.length}) and ${steps} steps, and fit the context (${model.ctx}; raise --ctx)`);
+  }
+  const ref = model.reference();
+  const phases: GatePhase[] = [];
+  const build = positions - prompt.length + 1;
+  const want = await ref.complete({ promptIds: prompt, maxTokens: build, logits: true, ...GREEDY });
+
+  const short = await model.complete({ promptIds: prompt, maxTokens: steps, ...GREEDY });
+  phases.push(tokensPhase('greedy', short.ids, want.ids.slice(0, steps)));
+
+  const forced = await teacherForced(model, prompt, want.ids.slice(0, steps));
+  let worst = 1;
+  let argmaxAt = -1;
+  forced.forEach((l, k) => {
+    const r = want.logits![k]!;
+    worst = Math.min(worst, cosineSimilarity(l.data, r.data));
+    if (argmaxAt < 0 && argmax(l.data) !== argmax(r.data)) argmaxAt = k;
+  });
+  phases.push({
+    phase: 'teacher-forced', pass: worst >= minCosine && argmaxAt < 0,
+    detail: `${forced.length} steps, worst logits cosine ${worst.toPrecision(10)} (floor ${minCosine})${argmaxAt >= 0 ? `, argmax differs at step ${argmaxAt}` : ', argmax equal at every step'}`,
+  });
+
+  const long = await model.complete({ promptIds: prompt, maxTokens: build, ...GREEDY });
+  phases.push({ ...tokensPhase('64-position', long.ids, want.ids), detail: `${positions} positions: ${tokensPhase('64-position', long.ids, want.ids).detail}` });
+
+  const refPrefill = want.logits![0]!;
+  const pre = forced[0]!;
+  const stepwise = await tokenByToken(model, prompt);
+  const cosRef = cosineSimilarity(pre.data, refPrefill.data);
+  const cosSteps = cosineSimilarity(pre.data, stepwise.data);
+  const sameArgmax = argmax(pre.data) === argmax(refPrefill.data) && argmax(pre.data) === argmax(stepwise.data);
+  phases.push({
+    phase: 'prefill', pass: cosRef >= minCosine && cosSteps >= minCosine && sameArgmax,
+    detail: `${prompt.length} tokens in one step: cosine ${cosRef.toPrecision(10)} with the reference, ${cosSteps.toPrecision(10)} with token-by-token decode, argmax ${sameArgmax ? 'equal' : 'differs'}`,
+  });
+
+  await model.complete({ promptIds: [...prompt].reverse(), maxTokens: 3, ...GREEDY });
+  const again = await model.complete({ promptIds: prompt, maxTokens: steps, ...GREEDY });
+  const same = again.text === short.text && firstDifference(again.ids, short.ids) === '';
+  phases.push({ phase: 'repeat', pass: same, detail: same ? 'the same ids and text after another request' : `the repeat differs: ${firstDifference(again.ids, short.ids) || 'text differs'}` });
+
+  const rate = long.timings.decodeTokS;
+  phases.push({ phase: 'speed', pass: rate >= floor, detail: `${rate.toFixed(2)} decode tok/s over ${long.timings.decodeSteps} steps (floor ${floor})` });
+  return { target: model.runner.name, promptTokens: prompt.length, decodeTokS: rate, phases, pass: phases.every((p) => p.pass) };
+}

@@ -1,0 +1,136 @@
+/**
+ * One generation: the prompt's ids are prefilled (in chunks of at most `prefillChunk` tokens, each
+ * one step of a prefill program), then each next token is chosen from the last logits and decoded one
+ * step at a time, until an end-of-sequence id, a stop string, `maxTokens` or the context's end. Every
+ * generation starts from a zeroed KV cache, so the same greedy request gives the same text whatever
+ * ran before it.
+ */
+import { InvalidOptions, ResourceLimit } from '../../errors/index.js';
+import { zeros, type Tensor } from '../../ir/tensor.js';
+import type { Program } from '../../ir/types.js';
+import type { TensorMap } from '../../ir/values.js';
+import type { Qwen3Config } from './config.js';
+import { cacheShapes } from './program.js';
+import type { StepRunner } from './runner.js';
+import { Sampler, type SamplingOptions } from './sampler.js';
+import { TextStream } from './stream.js';
+import type { Tokenizer } from '../tokenizer/types.js';
+
+/** What a generation needs of its model. */
+export interface GenerationContext {
+  readonly config: Qwen3Config;
+  readonly ctx: number;
+  readonly prefillChunk: number;
+  readonly tokenizer: Tokenizer | null;
+  readonly eosIds: readonly number[];
+  readonly runner: StepRunner;
+  /** The program of `tokens` tokens at this context (built once per length). */
+  program(tokens: number): Program;
+}
+
+/** The decoding of one request, once its prompt is ids. */
+export interface DecodeRequest extends SamplingOptions {
+  readonly promptIds: readonly number[];
+  /** The most tokens to generate (default 128). */
+  readonly maxTokens?: number;
+  /** Texts that end the generation; the text stops before the first one met. */
+  readonly stop?: readonly string[];
+  /** Keep each step's logits (the scores the token was chosen from, before the penalty). */
+  readonly logits?: boolean;
+  /** Go on past end-of-sequence ids (for measuring speed; default false). */
+  readonly ignoreEos?: boolean;
+}
+
+/** One generated token. */
+export interface GeneratedToken {
+  readonly id: number;
+  /** The text this token made certain (text is held back while it may begin a stop string). */
+  readonly text: string;
+  /** The logits it was chosen from (with `logits: true`). */
+  readonly logits?: Tensor;
+}
+
+/** Why a generation ended. */
+export type FinishReason = 'eos' | 'stop' | 'length' | 'context';
+
+/** A whole generation. */
+export interface GenerationResult {
+  /** The generated ids, without the end-of-sequence id that ended them. */
+  readonly ids: number[];
+  readonly text: string;
+  readonly promptTokens: number;
+  readonly finishReason: FinishReason;
+  readonly timings: { readonly prefillMs: number; readonly decodeMs: number; readonly prefillTokS: number; readonly decodeTokS: number; readonly decodeSteps: number };
+  readonly logits?: Tensor[];
+}
+
+/** A zeroed KV cache: where every generation starts. */
+export function zeroCache(c: Qwen3Config, ctx: number): TensorMap {
+  const m: Record<string, Tensor> = {};
+  for (const [k, s] of cacheShapes(c, ctx)) m[k] = zeros('f32', s);
+  return m;
+}
+
+/** Checks a request's prompt and counts against the model; InvalidOptions or ResourceLimit naming the field. */
+export function checkDecodeRequest(g: GenerationContext, r: DecodeRequest): number {
+  const ids = r.promptIds;
+  if (ids.length === 0) throw new InvalidOptions('prompt', 'the prompt is empty: give at least one token');
+  ids.forEach((id, i) => {
+    if (!(Number.isSafeInteger(id) && id >= 0 && id < g.config.vocab)) throw new InvalidOptions(`promptIds/${i}`, `token id ${JSON.stringify(id)} is outside the vocabulary (0 to ${g.config.vocab - 1})`);
+  });
+  if (ids.length > g.ctx) throw new ResourceLimit('context', ids.length, g.ctx, 'prompt');
+  const max = r.maxTokens ?? 128;
+  if (!(Number.isSafeInteger(max) && max >= 0)) throw new InvalidOptions('maxTokens', `a whole number of tokens of at least 0, not ${JSON.stringify(max)}`);
+  for (const [i, s] of (r.stop ?? []).entries()) if (typeof s !== 'string') throw new InvalidOptions(`stop/${i}`, `a stop string, not ${typeof s}`);
+  return max;
+}
+
+/** Runs one generation, yielding each token as it is made; returns the whole result. */
+export async function* generateIds(g: GenerationContext, r: DecodeRequest): AsyncGenerator<GeneratedToken, GenerationResult, void> {
+  const max = checkDecodeRequest(g, r);
+  const sampler = new Sampler(r);
+  const stream = new TextStream(g.tokenizer, r.stop ?? []);
+  const prompt = [...r.promptIds];
+  let state = zeroCache(g.config, g.ctx);
+  const t0 = performance.now();
+  let logits: Tensor | undefined;
+  for (let at = 0; at < prompt.length && max > 0; at += g.prefillChunk) {
+    const ids = prompt.slice(at, at + g.prefillChunk);
+    const out = await g.runner.step(g.program(ids.length), { ids, positions: ids.map((_, k) => at + k), state });
+    state = out.state;
+    logits = out.logits;
+  }
+  const prefillMs = performance.now() - t0;
+  const generated: number[] = [];
+  const kept: Tensor[] = [];
+  let text = '';
+  let finish: FinishReason = 'length';
+  let decodeMs = 0;
+  let steps = 0;
+  while (logits !== undefined && generated.length < max) {
+    const id = sampler.next(logits.data, [...prompt, ...generated]);
+    if (!r.ignoreEos && g.eosIds.includes(id)) { finish = 'eos'; break; }
+    generated.push(id);
+    if (r.logits) kept.push(logits);
+    const piece = stream.push(id);
+    text += piece;
+    yield r.logits ? { id, text: piece, logits } : { id, text: piece };
+    if (stream.stopped) { finish = 'stop'; break; }
+    if (generated.length >= max) break;
+    const pos = prompt.length + generated.length - 1;
+    if (pos >= g.ctx) { finish = 'context'; break; }
+    const t1 = performance.now();
+    const out = await g.runner.step(g.program(1), { ids: [id], positions: [pos], state });
+    decodeMs += performance.now() - t1;
+    steps++;
+    state = out.state;
+    logits = out.logits;
+  }
+  text += stream.end();
+  const rate = (n: number, ms: number) => (ms > 0 ? (n * 1000) / ms : 0);
+  return {
+    ids: generated, text, promptTokens: prompt.length, finishReason: finish,
+    timings: { prefillMs, decodeMs, prefillTokS: rate(prompt.length, prefillMs), decodeTokS: rate(steps, decodeMs), decodeSteps: steps },
+    ...(r.logits ? { logits: kept } : {}),
+  };
+}

@@ -1,0 +1,154 @@
+/**
+ * loadModel: a Qwen3 from a GGUF or a model directory, run through the engine on a target. Its
+ * `generate` is an async iterator of tokens (its return value the whole result), `complete` the same
+ * collected. `reference()` is the same model on the fp64 oracle, for checking a target against it.
+ */
+import { InvalidOptions, NoDevice, TokenizerError } from '../../errors/index.js';
+import { createEngine, type Engine } from '../../jobs/engine.js';
+import type { Program } from '../../ir/types.js';
+import { isTargetName, TARGET_NAMES } from '../../targets/target.js';
+import type { ChatMessage } from '../tokenizer/types.js';
+import type { Tokenizer } from '../tokenizer/types.js';
+import type { Qwen3Config } from './config.js';
+import { generateIds, type DecodeRequest, type GeneratedToken, type GenerationContext, type GenerationResult } from './generate.js';
+import { buildProgram } from './program.js';
+import { EngineRunner, ReferenceRunner, type StepRunner } from './runner.js';
+import { openModelSource, type ModelSource } from './source.js';
+
+/** Options of loadModel. */
+export interface LoadModelOptions {
+  /** The target the programs run on (default `cpu`). `host` answers NoDevice until its target lands. */
+  readonly target?: string;
+  /** Positions the KV cache holds (default the smaller of 1024 and the model's context length). */
+  readonly ctx?: number;
+  /** Threads for a target that takes a count (host); the cpu target runs the oracle on one. */
+  readonly threads?: number;
+  /** Tokens per prefill step at most (default 512). */
+  readonly prefillChunk?: number;
+  /** An engine to run on (it stays open); default a new one, closed by close(). */
+  readonly engine?: Engine;
+  /** The blob cache directory of the engine made here. */
+  readonly cacheDir?: string;
+  /** A step's deadline in ms (default none: a large model's prefill on the cpu target takes minutes). */
+  readonly deadlineMs?: number;
+}
+
+/** A request: exactly one of `prompt`, `promptIds` or `messages`, and how to decode. */
+export interface GenerateRequest extends Omit<DecodeRequest, 'promptIds'> {
+  readonly prompt?: string;
+  readonly promptIds?: readonly number[];
+  readonly messages?: readonly ChatMessage[];
+  /** Qwen3's thinking switch for `messages` (unset leaves it to the template). */
+  readonly enableThinking?: boolean;
+}
+
+function positiveInt(v: unknown, field: string): void {
+  if (v !== undefined && !(typeof v === 'number' && Number.isSafeInteger(v) && v >= 1)) throw new InvalidOptions(field, `a whole number of at least 1, not ${JSON.stringify(v)}`);
+}
+
+/** The target a model may run on: one of the engine's, else a typed refusal (host has none yet). */
+export function checkModelTarget(target: string): string {
+  if (isTargetName(target)) return target;
+  if (target === 'host') throw new NoDevice('host', 'the host target (native SIMD kernels) is not part of this build yet; use --target cpu');
+  throw new InvalidOptions('target', `no such target ${JSON.stringify(target)} (the targets: ${TARGET_NAMES.join(', ')})`);
+}
+
+/** A loaded Qwen3. */
+export class Qwen3Model {
+  readonly #programs = new Map<number, Program>();
+  readonly #owned: Engine | undefined;
+
+  private constructor(readonly source: ModelSource, readonly ctx: number, readonly prefillChunk: number, readonly runner: StepRunner, owned?: Engine) {
+    this.#owned = owned;
+  }
+
+  /** @internal Use loadModel. */
+  static create(source: ModelSource, opts: LoadModelOptions): Qwen3Model {
+    positiveInt(opts.ctx, 'ctx');
+    positiveInt(opts.threads, 'threads');
+    positiveInt(opts.prefillChunk, 'prefillChunk');
+    const target = checkModelTarget(opts.target ?? 'cpu');
+    const ctx = opts.ctx ?? Math.min(1024, source.config.contextLength);
+    if (ctx > source.config.contextLength) throw new InvalidOptions('ctx', `${ctx} positions are more than the model's context length ${source.config.contextLength}`);
+    const owned = opts.engine === undefined ? createEngine(opts.cacheDir === undefined ? {} : { cacheDir: opts.cacheDir }) : undefined;
+    const runner = new EngineRunner(opts.engine ?? owned!, target, source.weights, opts.deadlineMs);
+    return new Qwen3Model(source, ctx, opts.prefillChunk ?? 512, runner, owned);
+  }
+
+  get config(): Qwen3Config { return this.source.config; }
+
+  /** The tokenizer, or null when the model has none (then only `promptIds` work). */
+  get tokenizer(): Tokenizer | null {
+    return this.source.tokenizer instanceof TokenizerError ? null : this.source.tokenizer;
+  }
+
+  /** The ids that end a generation: the tokenizer's, else the file's. */
+  get eosIds(): readonly number[] {
+    return this.tokenizer?.eosIds ?? this.config.eosIds;
+  }
+
+  /** The same model (same programs, same weights) on the oracle in fp64 mode, in this thread. */
+  reference(): Qwen3Model {
+    return new Qwen3Model(this.source, this.ctx, this.prefillChunk, new ReferenceRunner(this.source.weights));
+  }
+
+  /** The program of `tokens` tokens (1: decode) at this model's context. */
+  program(tokens: number, allLogits = false): Program {
+    const key = allLogits ? -tokens : tokens;
+    let p = this.#programs.get(key);
+    if (p === undefined) this.#programs.set(key, (p = buildProgram(this.config, this.source.weights, { tokens, ctx: this.ctx, allLogits })));
+    return p;
+  }
+
+  #tokenizerFor(field: string): Tokenizer {
+    const t = this.source.tokenizer;
+    if (t instanceof TokenizerError) throw new InvalidOptions(field, `the model's tokenizer cannot be used (${t.reason}); give promptIds`);
+    return t;
+  }
+
+  /** The prompt of a request as ids. */
+  promptIds(r: GenerateRequest): number[] {
+    const given = [r.prompt, r.promptIds, r.messages].filter((x) => x !== undefined).length;
+    if (given !== 1) throw new InvalidOptions('prompt', `give exactly one of prompt, promptIds and messages (${given} given)`);
+    if (r.promptIds !== undefined) {
+      if (!Array.isArray(r.promptIds)) throw new InvalidOptions('promptIds', 'an array of token ids');
+      return [...r.promptIds];
+    }
+    if (r.prompt !== undefined) {
+      if (typeof r.prompt !== 'string') throw new InvalidOptions('prompt', `a string, not ${typeof r.prompt}`);
+      return this.#tokenizerFor('prompt').encode(r.prompt);
+    }
+    return this.#tokenizerFor('messages').encodeChat(r.messages!, r.enableThinking === undefined ? {} : { enableThinking: r.enableThinking }).ids;
+  }
+
+  /** Generates from a request: yields each token as it is made, returns the whole result. */
+  async *generate(r: GenerateRequest): AsyncGenerator<GeneratedToken, GenerationResult, void> {
+    const promptIds = this.promptIds(r);
+    const g: GenerationContext = {
+      config: this.config, ctx: this.ctx, prefillChunk: this.prefillChunk, tokenizer: this.tokenizer,
+      eosIds: this.eosIds, runner: this.runner, program: (n) => this.program(n),
+    };
+    return yield* generateIds(g, { ...r, promptIds });
+  }
+
+  /** The whole generation of a request (generate, collected). */
+  async complete(r: GenerateRequest): Promise<GenerationResult> {
+    const it = this.generate(r);
+    for (;;) {
+      const n = await it.next();
+      if (n.done === true) return n.value;
+    }
+  }
+
+  /** Closes the engine this model made (an engine given to loadModel stays open). */
+  async close(): Promise<void> {
+    await this.#owned?.close();
+  }
+}
+
+/** Loads a Qwen3 from a GGUF file or a model directory (see LoadModelOptions). */
+export async function loadModel(path: string, options: LoadModelOptions = {}): Promise<Qwen3Model> {
+  // The options are checked before the file is opened, so a bad flag costs no read.
+  checkModelTarget(options.target ?? 'cpu');
+  return Qwen3Model.create(openModelSource(path), options);
+}

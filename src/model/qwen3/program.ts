@@ -1,0 +1,96 @@
+/**
+ * A Qwen3 as programs of the format: one program runs T tokens (the prefill of a prompt, T > 1, or a
+ * decode step, T = 1) at consecutive positions, reading and writing the KV cache, which is carried
+ * state. Args, in order:
+ *   - weights, named as llama.cpp names the tensors without `.weight` (`token_embd`, `blk.0.attn_q`, ...),
+ *     in the dtype and shape of the file (weights.ts);
+ *   - state `cache.k.<l>` `[kvHeads, headDim, ctx]` and `cache.v.<l>` `[kvHeads, ctx, headDim]` (f32);
+ *   - activations `ids` `[T]` (i32) and `positions` `[T]` (i32, consecutive: the cache is written at
+ *     positions[0]; rope and the causal mask read every position).
+ * Result: `logits`, `[vocab]` for the last token (or `[T, vocab]` with `allLogits`).
+ * Rope's cos and sin are computed in the program from the positions (layers.ts, ropeTables), so the
+ * fp64 reference computes them exactly too.
+ */
+import { InvalidOptions } from '../../errors/index.js';
+import type { Program } from '../../ir/types.js';
+import { program, type ProgramBuilder, type Value } from '../../ops/builder.js';
+import type { Qwen3Config } from './config.js';
+import { causalBias, linear, maskedSoftmax, rmsNorm, rope, ropeTables, swiglu } from './layers.js';
+import { LAYER_WEIGHTS, type ModelWeights } from './weights.js';
+
+/** The shape of one program of a model. */
+export interface ProgramShape {
+  /** Tokens per step (1 for decode). */
+  readonly tokens: number;
+  /** Positions the KV cache holds. */
+  readonly ctx: number;
+  /** Logits of every token, not only the last (tests and teacher forcing). */
+  readonly allLogits?: boolean;
+}
+
+/** The state args of a model's programs, with their shapes (each a zeroed f32 tensor at the start of a generation). */
+export function cacheShapes(c: Qwen3Config, ctx: number): Map<string, readonly number[]> {
+  const m = new Map<string, readonly number[]>();
+  for (let l = 0; l < c.layers; l++) {
+    m.set(`cache.k.${l}`, [c.kvHeads, c.headDim, ctx]);
+    m.set(`cache.v.${l}`, [c.kvHeads, ctx, c.headDim]);
+  }
+  return m;
+}
+
+/** Attention of `q [T, H, D]` over the cache after this step's keys and values are written. */
+function attention(p: ProgramBuilder, c: Qwen3Config, q: Value, kc: Value, vc: Value, bias: Value): Value {
+  const t = q.shape[0]!;
+  const g = c.heads / c.kvHeads;
+  // Query heads h = kv * g + j share kv head `kv`: group them so one batched matmul per kv head serves all.
+  const qg = p.reshape(p.transpose(p.reshape(q, [t, c.kvHeads, g, c.headDim]), [1, 0, 2, 3]), [c.kvHeads, t * g, c.headDim]);
+  const scores = p.matmul(qg, kc);
+  const probs = maskedSoftmax(p, scores, bias, 1 / Math.sqrt(c.headDim));
+  const o = p.reshape(p.matmul(probs, vc), [c.kvHeads, t, g, c.headDim]);
+  return p.reshape(p.transpose(o, [1, 0, 2, 3]), [t, c.heads * c.headDim]);
+}
+
+/** The program of `shape.tokens` tokens for a model whose weights are `weights`; see the file's doc. */
+export function buildProgram(c: Qwen3Config, weights: ModelWeights, shape: ProgramShape): Program {
+  const { tokens: t, ctx } = shape;
+  if (!(Number.isSafeInteger(t) && t >= 1)) throw new InvalidOptions('tokens', `a program runs 1 or more tokens, not ${t}`);
+  if (!(Number.isSafeInteger(ctx) && ctx >= t)) throw new InvalidOptions('ctx', `the context (${ctx}) holds at least the ${t} tokens of a step`);
+  if (c.headDim % 2 !== 0) throw new InvalidOptions('headDim', `rope needs an even head dim, not ${c.headDim}`);
+  const p = program(`${t === 1 ? 'qwen3-decode' : `qwen3-prefill-${t}`}-ctx${ctx}${shape.allLogits === true ? '-all' : ''}`);
+  const w = new Map<string, Value>();
+  for (const [name, b] of weights) w.set(name, p.weight(name, b.dtype, b.shape));
+  const W = (name: string) => w.get(name)!;
+  const caches = [...cacheShapes(c, ctx)].map(([name, s]) => p.state(name, 'f32', s));
+  const ids = p.activation('ids', 'i32', [t]);
+  const positions = p.activation('positions', 'i32', [t]);
+
+  const tables = ropeTables(p, positions, c.headDim, c.ropeTheta);
+  const g = c.heads / c.kvHeads;
+  const bias = p.reshape(p.broadcast(causalBias(p, positions, ctx), [c.kvHeads, t, g, ctx], [1, 3]), [c.kvHeads, t * g, ctx]);
+  const start = p.reshape(p.slice(positions, [0], [1]), []);
+
+  let x = p.gather(W('token_embd'), ids, 0);
+  if (x.dtype !== 'f32') x = p.convert(x, 'f32');
+  for (let l = 0; l < c.layers; l++) {
+    const L = (n: (typeof LAYER_WEIGHTS)[number][0]) => W(`blk.${l}.${n}`);
+    const h = rmsNorm(p, x, L('attn_norm'), c.rmsEps);
+    const q = rmsNorm(p, p.reshape(linear(p, h, L('attn_q'), c.heads * c.headDim), [t, c.heads, c.headDim]), L('attn_q_norm'), c.rmsEps);
+    const k = rmsNorm(p, p.reshape(linear(p, h, L('attn_k'), c.kvHeads * c.headDim), [t, c.kvHeads, c.headDim]), L('attn_k_norm'), c.rmsEps);
+    const v = p.reshape(linear(p, h, L('attn_v'), c.kvHeads * c.headDim), [t, c.kvHeads, c.headDim]);
+    const kc = p.dynamicUpdateSlice(caches[2 * l]!, p.transpose(rope(p, k, tables), [1, 2, 0]), [0, 0, start]);
+    const vc = p.dynamicUpdateSlice(caches[2 * l + 1]!, p.transpose(v, [1, 0, 2]), [0, start, 0]);
+    p.carry(caches[2 * l]!, kc);
+    p.carry(caches[2 * l + 1]!, vc);
+    const att = attention(p, c, rope(p, q, tables), kc, vc, bias);
+    x = p.add(x, linear(p, att, L('attn_output'), c.hidden));
+    const h2 = rmsNorm(p, x, L('ffn_norm'), c.rmsEps);
+    const act = swiglu(p, linear(p, h2, L('ffn_gate'), c.intermediate), linear(p, h2, L('ffn_up'), c.intermediate));
+    x = p.add(x, linear(p, act, L('ffn_down'), c.hidden));
+  }
+  // Only the last token's logits are needed to go on; the lm head is the largest matmul of a step.
+  const last = shape.allLogits === true || t === 1 ? x : p.slice(x, [t - 1, 0], [t, c.hidden]);
+  const xn = rmsNorm(p, last, W('output_norm'), c.rmsEps);
+  const logits = linear(p, xn, w.get('output') ?? W('token_embd'), c.vocab);
+  p.results(shape.allLogits === true ? p.named('logits').reshape(logits, [t, c.vocab]) : p.named('logits').reshape(logits, [c.vocab]));
+  return p.build();
+}

@@ -1,0 +1,85 @@
+/**
+ * What a model path holds: a GGUF file (told by its magic), or a model directory with `model.q4nx`
+ * and `config.json` (`gguf pack`'s output, or a published Q4NX model). Either gives the config, the
+ * weights as byte ranges and the tokenizer (the GGUF's own, or the directory's tokenizer.json); a
+ * model without a usable tokenizer still runs token ids, and says why when text is asked of it.
+ */
+import { closeSync, existsSync, openSync, readSync, realpathSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { EngineError, InvalidInput, messageOf, TokenizerError, UsageError } from '../../errors/index.js';
+import { readRegularFile } from '../../io/files.js';
+import { openGguf } from '../gguf/reader.js';
+import { readQ4nxHeader } from '../q4nx/container.js';
+import { loadTokenizer, tokenizerFromGguf } from '../tokenizer/load.js';
+import type { Tokenizer } from '../tokenizer/types.js';
+import { configFromGguf, configFromJson, type Qwen3Config } from './config.js';
+import { ggufWeights, q4nxWeights, type ModelWeights } from './weights.js';
+
+/** A model's files, read as far as its headers. */
+export interface ModelSource {
+  /** The real path of the GGUF or the directory. */
+  readonly path: string;
+  readonly kind: 'gguf' | 'q4nx';
+  readonly config: Qwen3Config;
+  readonly weights: ModelWeights;
+  /** The tokenizer, or why there is none. */
+  readonly tokenizer: Tokenizer | TokenizerError;
+}
+
+function isGguf(path: string): boolean {
+  const fd = openSync(path, 'r');
+  try {
+    const b = Buffer.alloc(4);
+    return readSync(fd, b, 0, 4, 0) === 4 && b.toString('latin1') === 'GGUF';
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function tokenizerOr(load: () => Tokenizer, source: string): Tokenizer | TokenizerError {
+  try {
+    return load();
+  } catch (e) {
+    if (e instanceof TokenizerError) return e;
+    return new TokenizerError(source, messageOf(e));
+  }
+}
+
+/** Opens a model path; a missing path is a UsageError, a file that is neither kind an InvalidInput. */
+export function openModelSource(path: string): ModelSource {
+  const abs = resolve(path);
+  if (!existsSync(abs)) throw new UsageError(`no such model: ${path} (a GGUF file or a model directory)`);
+  const real = realpathSync(abs);
+  const st = statSync(real);
+  if (st.isDirectory()) return openDirectory(real);
+  if (!st.isFile()) throw new InvalidInput(path, 'a model is a GGUF file or a model directory, not a special file');
+  if (!isGguf(real)) throw new InvalidInput(path, 'not a GGUF file (no GGUF magic) and not a model directory');
+  const f = openGguf(real);
+  try {
+    const config = configFromGguf(f);
+    const weights = ggufWeights(f, real, config);
+    return { path: real, kind: 'gguf', config, weights, tokenizer: tokenizerOr(() => tokenizerFromGguf(f, real), real) };
+  } finally {
+    f.close();
+  }
+}
+
+function openDirectory(dir: string): ModelSource {
+  const q4nx = join(dir, 'model.q4nx');
+  const configPath = join(dir, 'config.json');
+  if (!existsSync(q4nx)) throw new InvalidInput(dir, 'a model directory holds model.q4nx (gguf pack writes one); this one has none');
+  if (!existsSync(configPath)) throw new InvalidInput(dir, 'a model directory holds config.json; this one has none');
+  let json: unknown;
+  try {
+    json = JSON.parse(readRegularFile(configPath).toString('utf8'));
+  } catch (e) {
+    if (e instanceof EngineError) throw e;
+    throw new InvalidInput(configPath, `config.json is not JSON: ${messageOf(e)}`);
+  }
+  const config = configFromJson(json, configPath);
+  const weights = q4nxWeights(readQ4nxHeader(q4nx), q4nx, config);
+  const tokenizer = existsSync(join(dir, 'tokenizer.json'))
+    ? tokenizerOr(() => loadTokenizer(dir), dir)
+    : new TokenizerError(dir, 'the model directory has no tokenizer.json (gguf pack copies one with --tokenizer); give token ids');
+  return { path: dir, kind: 'q4nx', config, weights, tokenizer };
+}

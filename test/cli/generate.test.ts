@@ -1,0 +1,91 @@
+import { expect } from 'chai';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { escapeLines } from '../../src/io/escape.js';
+import { decodeTensor } from '../../src/ir/tensorCodec.js';
+import { argmax } from '../../src/model/qwen3/sampler.js';
+import { tinyQwen3Gguf } from '../../src/model/qwen3/tiny.js';
+import { loadTokenizer } from '../../src/model/tokenizer/load.js';
+
+const bin = fileURLToPath(new URL('../../src/cli/bin.js', import.meta.url));
+
+describe('cli: generate and gate', function () {
+  this.timeout(180_000);
+  let dir = '';
+  let gguf = '';
+  const run = (...args: string[]) => {
+    const r = spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', timeout: 120_000, env: { ...process.env, NPU_OFFLOAD_CACHE_DIR: join(dir, 'cache') } });
+    return { status: r.status, out: r.stdout, err: r.stderr };
+  };
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'qwen3-cli-'));
+    gguf = join(dir, 'm.gguf');
+    writeFileSync(gguf, tinyQwen3Gguf({ layers: 2, std: 0.05, seed: 3, type: 'Q8_0' }));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('--json prints ids, text, prompt_tokens and timings; --logits adds each step\'s f32 logits', () => {
+    const r = run('generate', gguf, '--prompt', 'the cat', '--max-tokens', '5', '--ctx', '32', '--repetition-penalty', '1', '--json', '--logits');
+    expect(r.status, r.err).to.equal(0);
+    const doc = JSON.parse(r.out) as { ids: number[]; text: string; prompt_tokens: number; finish_reason: string; timings: Record<string, number>; logits: unknown[] };
+    const tok = loadTokenizer(gguf);
+    expect(doc.prompt_tokens).to.equal(tok.encode('the cat').length);
+    expect(doc.ids).to.have.length(5);
+    expect(doc.text).to.equal(tok.decode(doc.ids));
+    expect(doc.finish_reason).to.equal('length');
+    expect(doc.timings['prefill_tok_s']).to.be.above(0);
+    expect(doc.timings['decode_tok_s']).to.be.above(0);
+    expect(doc.logits).to.have.length(5);
+    doc.logits.forEach((l, k) => {
+      const t = decodeTensor(l, `/logits/${k}`);
+      expect([t.dtype, t.shape]).to.deep.equal(['f32', [320]]);
+      expect(argmax(t.data)).to.equal(doc.ids[k]);
+    });
+  });
+
+  it('without --json the text streams to stdout, the same text, and a summary goes to stderr', () => {
+    const json = JSON.parse(run('generate', gguf, '--prompt-ids', '104,105', '--max-tokens', '6', '--ctx', '32', '--json').out) as { text: string };
+    const r = run('generate', gguf, '--prompt-ids', '104,105', '--max-tokens', '6', '--ctx', '32');
+    expect(r.status, r.err).to.equal(0);
+    // The terminal gets control characters escaped, as every line the CLI prints.
+    expect(r.out).to.equal(`${escapeLines(json.text)}\n`);
+    expect(r.err).to.match(/2 prompt tokens, 6 generated \(length\); prefill [\d.]+ tok\/s, decode [\d.]+ tok\/s on engine:cpu/);
+  });
+
+  it('--chat renders ChatML for a model without a template; --seed and --temperature sample repeatably', () => {
+    const chat = join(dir, 'chat.json');
+    writeFileSync(chat, JSON.stringify([{ role: 'user', content: 'hi' }]));
+    const a = run('generate', gguf, '--chat', chat, '--max-tokens', '4', '--ctx', '32', '--temperature', '0.9', '--seed', '5', '--json');
+    expect(a.status, a.err).to.equal(0);
+    const doc = JSON.parse(a.out) as { ids: number[]; prompt_tokens: number };
+    expect(doc.prompt_tokens).to.equal(loadTokenizer(gguf).encode('<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n').length);
+    const b = JSON.parse(run('generate', gguf, '--chat', chat, '--max-tokens', '4', '--ctx', '32', '--temperature', '0.9', '--seed', '5', '--json').out) as { ids: number[] };
+    expect(b.ids).to.deep.equal(doc.ids);
+  });
+
+  it('refuses: --target host (NoDevice, exit 1), two prompts (exit 1), malformed ids (exit 2), a missing model (exit 2)', () => {
+    const host = run('generate', gguf, '--prompt', 'x', '--target', 'host', '--json');
+    expect(host.status).to.equal(1);
+    expect((JSON.parse(host.out) as { error: object }).error).to.include({ code: 'NoDevice', device: 'host' });
+    const two = run('generate', gguf, '--prompt', 'x', '--prompt-ids', '1', '--json');
+    expect(two.status).to.equal(1);
+    expect(JSON.parse(two.out)).to.have.nested.property('error.code', 'InvalidOptions');
+    expect(run('generate', gguf, '--prompt-ids', '1,x').status).to.equal(2);
+    expect(run('generate', join(dir, 'none.gguf'), '--prompt', 'x').status).to.equal(2);
+  });
+
+  it('gate: every phase PASS against the fp64 reference (exit 0); an unmet speed floor is a FAIL (exit 1)', () => {
+    const r = run('gate', gguf, '--ctx', '64');
+    expect(r.status, r.out + r.err).to.equal(0);
+    for (const phase of ['greedy', 'teacher-forced', '64-position', 'prefill', 'repeat', 'speed']) expect(r.out).to.match(new RegExp(`^${phase}\\s+PASS`, 'm'));
+    expect(r.out).to.match(/^gate: PASS$/m);
+    const slow = run('gate', gguf, '--ctx', '64', '--min-decode-tok-s', '1000000', '--json');
+    expect(slow.status).to.equal(1);
+    const doc = JSON.parse(slow.out) as { pass: boolean; phases: { phase: string; pass: boolean }[] };
+    expect(doc.pass).to.equal(false);
+    expect(doc.phases.filter((p) => !p.pass).map((p) => p.phase)).to.deep.equal(['speed']);
+  });
+});
