@@ -84,6 +84,18 @@ interface Thread {
   readonly loaded: Promise<void>;
 }
 
+/**
+ * piscina require()s its worker entry before it tries import(); on Node 20.19+ that takes the
+ * require(esm) path, whose module facade asserts, aborting the whole process, when a worker is
+ * terminated while it instantiates. Pool workers refuse require(esm), so piscina imports the entry
+ * with the asynchronous loader instead. (An explicit list inherits none of the process's flags.)
+ */
+function poolExecArgv(): string[] | undefined {
+  const base = workerExecArgv();
+  if (!process.allowedNodeEnvironmentFlags.has('--no-experimental-require-module')) return base;
+  return [...(base ?? []), '--no-experimental-require-module'];
+}
+
 class TaskPool<Task, Result> implements ActorPool<Task, Result> {
   readonly name: string;
   readonly #piscina: Piscina;
@@ -107,7 +119,7 @@ class TaskPool<Task, Result> implements ActorPool<Task, Result> {
       minThreads: opts.workers,
       maxThreads: opts.workers,
       workerData: opts.workerData,
-      execArgv: workerExecArgv(),
+      execArgv: poolExecArgv(),
     });
     this.#piscina.on('workerCreate', () => { this.#track(); });
     // Piscina emits 'error' for a worker that dies with no task (at start, say); unheard it would throw.
