@@ -34,5 +34,13 @@
         } ],
       ],
     },
+    # The exhaustive contract sweep (issue 16; src/native/sweep/, loaded by src/contracts/nativeSweep.ts):
+    # the XDNA2 core's arithmetic and the f64 references. It needs only a C++ compiler, so it always
+    # builds. -ffp-contract=off: a fused multiply-add would skip a rounding the simulated core makes.
+    {
+      'target_name': 'xdna2_sweep',
+      'sources': [ 'src/native/sweep/sweepAddon.cc', 'src/native/sweep/sweep.cc' ],
+      'cflags_cc': [ '-O3', '-ffp-contract=off', '-fno-fast-math', '-Wno-psabi' ],
+    },
   ],
 }

@@ -86,7 +86,10 @@ export function buildCli(io: Io, done: (code: number) => void): Command {
     .option('--op <op>', 'one op only')
     .option('--seed <n>', 'seed of the random bulk', intArg('--seed'))
     .option('--bulk <n>', 'random elements per op', intArg('--bulk'))
-    .option('--workers <n>', 'oracle workers computing the references in parallel (default 2)', intArg('--workers'))
+    .option('--workers <n>', 'oracle workers computing the references in parallel (default 2); with --exhaustive, chunks swept at once (default: the cores)', intArg('--workers'))
+    .option('--exhaustive', 'sweep every input of --op (every f32, every FP16 on npu4); binary ops: one operand against fixed values of the other')
+    .option('--fixed <n>', 'with --exhaustive, binary ops: fixed values of the other operand (default 256: the edges, then random)', intArg('--fixed'))
+    .option('--operand <a|b>', 'with --exhaustive, binary ops: the swept operand (default a)')
     .option('--json', 'machine-readable output')
     .action(wrap((o: { json?: boolean }) => o.json === true, (o: Parameters<typeof contractsCommand>[0]) => contractsCommand(o, io)));
 
