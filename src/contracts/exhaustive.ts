@@ -50,6 +50,8 @@ export interface ExhaustiveOptions {
   readonly fault?: SweepFault;
   /** @internal Where the addon is looked for (default this package's build/Release/). */
   readonly addonDir?: string;
+  /** @internal Run the portable lane routines even on a CPU with AVX-512 (both are the same core). */
+  readonly generic?: boolean;
   /** @internal The NPU4 device (default the simulated one); a negative control passes a faulty one. */
   readonly device?: () => Device;
 }
@@ -156,7 +158,8 @@ async function sweepXdna2(op: CoreUnary | CoreBinary, p: Plan): Promise<Exhausti
     throw new UsageError('fault: an exponent in [-126, 127] and a whole number of ulps');
   }
   const fault: NativeFault | undefined = f === undefined ? undefined : { exponent: f.exponent + 127, ulps: f.ulps, kind: f.in === 'reference' ? 'reference' : 'core' };
-  const base = { op, contract: nativeContract(contract), rounded, maxShown: MAX_LISTED, sweepSecond: p.sweepSecond, ...(fault ? { fault } : {}) };
+  const generic = p.opts.generic === true;
+  const base = { op, contract: nativeContract(contract), rounded, maxShown: MAX_LISTED, sweepSecond: p.sweepSecond, generic, ...(fault ? { fault } : {}) };
   const others = p.fixed ?? [undefined];
   const tasks: { spec: ChunkSpec; other: number | undefined }[] = [];
   for (const other of others) {
@@ -168,7 +171,7 @@ async function sweepXdna2(op: CoreUnary | CoreBinary, p: Plan): Promise<Exhausti
   const total = tasks.reduce((n, t) => n + t.spec.to - t.spec.from, 0);
   const tally = new ExhaustiveTally(p.sweepSecond);
   // The TypeScript core shares a 'core' fault (a broken core, not a broken port).
-  const check = new CrossChecker(addon, op, rounded, fault, (f?.in ?? 'core') === 'core');
+  const check = new CrossChecker(addon, op, rounded, fault, (f?.in ?? 'core') === 'core', generic);
   const t0 = performance.now();
   await runInOrder(tasks.length, p.threads, (k) => addon.sweepChunk(tasks[k]!.spec), (k, result) => {
     const t = tasks[k]!;
@@ -180,7 +183,7 @@ async function sweepXdna2(op: CoreUnary | CoreBinary, p: Plan): Promise<Exhausti
   const summary = tally.summary(p.fixed !== null);
   const crossCheck = check.result();
   const notes = [
-    `${tasks.length} chunk${tasks.length === 1 ? '' : 's'} of up to ${p.chunk} patterns, ${p.threads} at a time, run natively; ${crossCheck.samples} sampled inputs cross-checked against the TypeScript core and oracle`,
+    `${tasks.length} chunk${tasks.length === 1 ? '' : 's'} of up to ${p.chunk} patterns, ${p.threads} at a time, run natively (${generic || addon.isa === 'generic' ? 'portable' : 'AVX-512'} lane routines); ${crossCheck.samples} sampled inputs cross-checked against the TypeScript core and oracle`,
   ];
   if (p.fixed !== null) notes.push(`operand ${p.sweepSecond ? 'b' : 'a'} swept against ${p.fixed.length} fixed values of the other`);
   if (fault) notes.push(`negative control: ${f!.in === 'reference' ? "libm's reference" : f!.in === 'native-core' ? 'the native core alone' : 'the core'} is broken by ${f!.ulps} ulps on ${binadeOf(fault.exponent)} (both signs)`);

@@ -80,6 +80,8 @@ export class CrossChecker {
     private readonly fault: NativeFault | undefined,
     /** Whether the TypeScript core is broken the same way (a 'core' fault). */
     private readonly shared: boolean,
+    /** The portable lane routines, as the sweep runs them. */
+    private readonly generic: boolean,
   ) {
     this.binary = isCoreBinary(op);
     this.program = sampleProgram(op, SAMPLE_RUNS * RUN_LENGTH, this.binary);
@@ -95,7 +97,7 @@ export class CrossChecker {
     const a = sweepSecond ? other : swept;
     const b = sweepSecond ? swept : other;
     const native = this.addon.evaluate({
-      op: this.op, rounded: this.rounded, a, ...(this.binary ? { b } : {}), sweepSecond, lanes: true, ...(this.fault ? { fault: this.fault } : {}),
+      op: this.op, rounded: this.rounded, a, ...(this.binary ? { b } : {}), sweepSecond, lanes: true, generic: this.generic, ...(this.fault ? { fault: this.fault } : {}),
     });
     const core = this.tsCore(a, b, swept);
     const view = (u: Uint32Array) => Float64Array.from(new Float32Array(u.buffer, u.byteOffset, u.length));

@@ -63,6 +63,8 @@ export interface ChunkSpec {
   readonly sweepSecond?: boolean;
   readonly fault?: NativeFault;
   readonly maxShown: number;
+  /** Run the portable lane routines even where the AVX-512 ones could run. */
+  readonly generic?: boolean;
 }
 
 /** One judged element: operand patterns, the core's and the reference's results, the verdict. */
@@ -96,11 +98,13 @@ export interface SweepAddon {
   /** The core's results (f32) and the references on given patterns; `b` has one pattern or one per `a`. */
   evaluate(o: {
     readonly op: string; readonly rounded: boolean; readonly a: Uint32Array; readonly b?: Uint32Array;
-    readonly sweepSecond?: boolean; readonly lanes?: boolean; readonly fault?: ChunkSpec['fault'];
+    readonly sweepSecond?: boolean; readonly lanes?: boolean; readonly generic?: boolean; readonly fault?: ChunkSpec['fault'];
   }): { got: Float32Array; want: Float64Array };
   /** The lane routines (the sweep's) against the scalar port over [from, to): blocks compared, mismatches. */
-  laneCheck(op: string, from: number, to: number): { blocks: number; mismatches: number; first: number };
+  laneCheck(op: string, from: number, to: number, generic?: boolean): { blocks: number; mismatches: number; first: number };
   readonly version: number;
+  /** The lane routines this CPU runs: AVX-512 ones (src/native/sweep/wide.cc) or the portable ones. */
+  readonly isa: 'avx512' | 'generic';
 }
 
 const require = createRequire(import.meta.url);

@@ -97,30 +97,35 @@ describe('native sweep core (src/native/sweep)', function () {
         expect(r.mismatches, r.first).to.equal(0);
       });
 
-      it(`${op}: the lane routines (the sweep's) equal the device's kernel on sorted random inputs`, () => {
+      it(`${op}: the lane routines (the sweep's, both kinds) equal the device's kernel on sorted random inputs`, () => {
         // Sorted, so runs of neighbours share a path and the lane routines serve most blocks.
         const values = f32Of(unaryPatterns(op, SAMPLES)).slice().sort();
         const a = new Uint32Array(values.buffer);
-        const native = addon.evaluate({ op, rounded: true, a, lanes: true });
         const ts = new Float32Array(unaryKernel(op, CORE_MATH, bytes(a)).buffer);
-        const r = compare(native.got, ts, (i) => `${op}(${values[i]})`);
-        expect(r.mismatches, r.first).to.equal(0);
+        for (const generic of [false, true]) {
+          const native = addon.evaluate({ op, rounded: true, a, lanes: true, generic });
+          const r = compare(native.got, ts, (i) => `${op}(${values[i]})${generic ? ' (portable lanes)' : ''}`);
+          expect(r.mismatches, r.first).to.equal(0);
+        }
       });
     }
 
     // Half binades (from the start) where the routines change path: the lane routines against the scalar
     // port, every pattern. 0.625 (tanh), 0.5 (erf), 88 (exp) and sqrt(1/2) (log) lie in these halves.
+    // The AVX-512 routines where this CPU has them (else the portable ones twice), then the portable ones.
     const BINADES: Record<string, readonly number[]> = {
       exp: [-2, 6], log: [-126, -1, 127], tanh: [-1, 3], erf: [-1, 1], sqrt: [-127, 0, 100],
     };
     for (const [op, es] of Object.entries(BINADES)) {
-      it(`${op}: the lane routines equal the scalar port over every pattern of ${es.length * 2} half binades`, () => {
-        for (const e of es) {
-          for (const sign of [0, 0x80000000]) {
-            const from = (sign | ((e + 127) << 23)) >>> 0;
-            const r = addon.laneCheck(op, from, from + 2 ** 22);
-            expect(r.mismatches, `${op} over binade 2^${e} sign ${sign ? '-' : '+'}: first at 0x${r.first.toString(16)}`).to.equal(0);
-            if (op !== 'log' && op !== 'sqrt' || sign === 0) expect(r.blocks).to.be.greaterThan(0);
+      it(`${op}: both kinds of lane routines equal the scalar port over every pattern of ${es.length * 2} half binades`, () => {
+        for (const generic of [false, true]) {
+          for (const e of es) {
+            for (const sign of [0, 0x80000000]) {
+              const from = (sign | ((e + 127) << 23)) >>> 0;
+              const r = addon.laneCheck(op, from, from + 2 ** 22, generic);
+              expect(r.mismatches, `${op} over binade 2^${e} sign ${sign ? '-' : '+'}${generic ? ' (portable)' : ` (${addon.isa})`}: first at 0x${r.first.toString(16)}`).to.equal(0);
+              if (op !== 'log' && op !== 'sqrt' || sign === 0) expect(r.blocks).to.be.greaterThan(0);
+            }
           }
         }
       });

@@ -11,6 +11,7 @@
 
 #include "core.h"
 #include "ops.h"
+#include "wide.h"
 
 namespace sweep {
 
@@ -169,11 +170,24 @@ inline int blockRegime(const double* x, int n) {
   return k;
 }
 
-/** The core's results of a unary op on LANES inputs: the lane routine when one path serves them all. */
+static_assert(LANES == 16, "the wide routines (wide.cc) take 16 f32 lanes");
+
+/**
+ * The core's results of a unary op on LANES inputs: the lane routine when one path serves them all, on
+ * AVX-512 when `wide` (the caller has checked wideAvailable()), else core.h on each input.
+ */
 template <Op op>
-inline void coreBlock(const uint32_t* xb, const double* x, double* got) {
+inline void coreBlock(const uint32_t* xb, const double* x, double* got, bool wide) {
   if constexpr (Lane<op>::has) {
     int k = blockRegime<op>(x, LANES);
+    if (k >= 0 && wide) {
+      float xf[LANES];
+      float g[LANES];
+      for (int i = 0; i < LANES; i++) xf[i] = static_cast<float>(x[i]);
+      coreWide(op, k, xf, g);
+      for (int i = 0; i < LANES; i++) got[i] = g[i];
+      return;
+    }
     if (k >= 0) {
       vd v;
       for (int i = 0; i < LANES; i++) v[i] = x[i];

@@ -89,6 +89,7 @@ void unaryChunk(const ChunkSpec& s, ChunkResult& out) {
     if (!resultInDomain(c, want)) return;
     t.check(xb[k], 0, xb[k], faulted(s.fault, xb[k], got[k]), want, std::fabs(x[k]));
   };
+  const bool wide = s.wide && wideAvailable();
   uint64_t i = s.from;
   for (; i + LANES <= s.to; i += LANES) {
     bool any = false;
@@ -100,7 +101,7 @@ void unaryChunk(const ChunkSpec& s, ChunkResult& out) {
     }
     // Outside the domain nothing is promised, so nothing is computed.
     if (!any) continue;
-    coreBlock<op>(xb, x, got);
+    coreBlock<op>(xb, x, got, wide);
     for (int k = 0; k < LANES; k++) judgeLane(k);
   }
   for (; i < s.to; i++) {
@@ -158,7 +159,7 @@ void evaluateOp(const Evaluation& e) {
       double got[LANES];
       for (; i + LANES <= e.n; i += LANES) {
         for (int k = 0; k < LANES; k++) x[k] = fromBits(e.a[i + k]);
-        coreBlock<op>(e.a + i, x, got);
+        coreBlock<op>(e.a + i, x, got, e.wide && wideAvailable());
         for (int k = 0; k < LANES; k++) {
           e.got[i + k] = static_cast<float>(faulted(e.fault, e.a[i + k], got[k]));
           e.want[i + k] = faultedRef(e.fault, e.a[i + k], refUnary<op>(x[k], e.rounded), e.rounded);
@@ -183,8 +184,9 @@ void evaluateOp(const Evaluation& e) {
 
 /** Patterns in [from, to) where the lane routines and core.h differ, bit for bit. */
 template <Op op>
-LaneCheck laneCheckOp(uint64_t from, uint64_t to) {
+LaneCheck laneCheckOp(uint64_t from, uint64_t to, bool wide) {
   LaneCheck r;
+  wide = wide && wideAvailable();
   if constexpr (Lane<op>::has) {
     uint32_t xb[LANES];
     double x[LANES];
@@ -196,7 +198,7 @@ LaneCheck laneCheckOp(uint64_t from, uint64_t to) {
       }
       int regime = blockRegime<op>(x, LANES);
       if (regime < 0) continue;
-      coreBlock<op>(xb, x, got);
+      coreBlock<op>(xb, x, got, wide);
       r.blocks++;
       for (int k = 0; k < LANES; k++) {
         double want = coreUnary<op>(xb[k], x[k]);
@@ -222,9 +224,9 @@ void runChunk(const ChunkSpec& spec, ChunkResult& out) {
   }
 }
 
-LaneCheck laneCheck(Op op, uint64_t from, uint64_t to) {
+LaneCheck laneCheck(Op op, uint64_t from, uint64_t to, bool wide) {
   switch (op) {
-#define CASE(O) case Op::O: return laneCheckOp<Op::O>(from, to);
+#define CASE(O) case Op::O: return laneCheckOp<Op::O>(from, to, wide);
     SWEEP_OPS(CASE)
 #undef CASE
   }

@@ -41,6 +41,8 @@ struct ChunkSpec {
   Fault fault;
   /** Failures kept with their values (the rest are counted). */
   uint32_t maxShown = 1000;
+  /** Use the AVX-512 lane routines where the CPU has them (wide.h). */
+  bool wide = true;
 };
 
 struct Element {
@@ -82,8 +84,9 @@ struct Evaluation {
   size_t aStride = 1;
   const uint32_t* b = nullptr;
   size_t bStride = 1;
-  /** Unary ops: run blocks through the lane routines (lanes.h), as the sweep does. */
+  /** Unary ops: run blocks through the lane routines (lanes.h), as the sweep does; AVX-512 ones if `wide`. */
   bool lanes = false;
+  bool wide = true;
   /** Which operand the fault's binade is read from. */
   bool sweepSecond = false;
   size_t n = 0;
@@ -101,6 +104,6 @@ struct LaneCheck {
   uint32_t first = 0;
 };
 
-LaneCheck laneCheck(Op op, uint64_t from, uint64_t to);
+LaneCheck laneCheck(Op op, uint64_t from, uint64_t to, bool wide);
 
 }  // namespace sweep

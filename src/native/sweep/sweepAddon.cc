@@ -6,6 +6,7 @@
 #include <string>
 
 #include "sweep.h"
+#include "wide.h"
 
 namespace {
 
@@ -131,6 +132,7 @@ Napi::Value SweepChunk(const Napi::CallbackInfo& info) {
   s.sweepSecond = o.Get("sweepSecond").ToBoolean().Value();
   s.fault = faultOf(o.Get("fault"));
   s.maxShown = static_cast<uint32_t>(num(o, "maxShown", 1000));
+  s.wide = !o.Get("generic").ToBoolean().Value();
   auto* w = new ChunkWorker(env, s);
   Napi::Promise p = w->promise();
   w->Queue();
@@ -147,6 +149,7 @@ Napi::Value Evaluate(const Napi::CallbackInfo& info) {
   e.rounded = o.Get("rounded").ToBoolean().Value();
   e.fault = faultOf(o.Get("fault"));
   e.lanes = o.Get("lanes").ToBoolean().Value();
+  e.wide = !o.Get("generic").ToBoolean().Value();
   e.sweepSecond = o.Get("sweepSecond").ToBoolean().Value();
   if (!o.Get("a").IsTypedArray() || o.Get("a").As<Napi::TypedArray>().TypedArrayType() != napi_uint32_array) {
     throw Napi::TypeError::New(env, "evaluate: a is a Uint32Array of patterns");
@@ -175,14 +178,14 @@ Napi::Value Evaluate(const Napi::CallbackInfo& info) {
   return out;
 }
 
-/** laneCheck(op, from, to): the lane routines against the scalar ones, { blocks, mismatches, first }. */
+/** laneCheck(op, from, to, generic?): the lane routines against the scalar ones, { blocks, mismatches, first }. */
 Napi::Value LaneCheck(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   Op op = opOf(env, info[0]);
   double from = info[1].ToNumber().DoubleValue();
   double to = info[2].ToNumber().DoubleValue();
   if (!(from >= 0 && to >= from && to <= 4294967296.0)) throw Napi::RangeError::New(env, "laneCheck: 0 <= from <= to <= 2^32");
-  sweep::LaneCheck r = sweep::laneCheck(op, static_cast<uint64_t>(from), static_cast<uint64_t>(to));
+  sweep::LaneCheck r = sweep::laneCheck(op, static_cast<uint64_t>(from), static_cast<uint64_t>(to), !info[3].ToBoolean().Value());
   Napi::Object out = Napi::Object::New(env);
   out.Set("blocks", Napi::Number::New(env, static_cast<double>(r.blocks)));
   out.Set("mismatches", Napi::Number::New(env, static_cast<double>(r.mismatches)));
@@ -196,6 +199,8 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("laneCheck", Napi::Function::New(env, LaneCheck));
   // The interface's version: the loader refuses an addon built from other sources.
   exports.Set("version", Napi::Number::New(env, 1));
+  // Which lane routines this CPU runs: 'avx512' (wide.cc) or 'generic' (lanes.h).
+  exports.Set("isa", Napi::String::New(env, sweep::wideAvailable() ? "avx512" : "generic"));
   return exports;
 }
 
