@@ -11,6 +11,7 @@ import { runExhaustive } from '../contracts/exhaustive.js';
 import { UsageError } from '../errors/index.js';
 import type { Io } from './output.js';
 import { EXIT } from './output.js';
+import { checkWorkers } from './limits.js';
 
 export interface ExhaustiveCliOptions {
   readonly target: string;
@@ -88,6 +89,8 @@ export async function contractsExhaustiveCommand(opts: ExhaustiveCliOptions, io:
   if (opts.op === undefined) throw new UsageError('--exhaustive sweeps one op: give --op');
   if (opts.bulk !== undefined) throw new UsageError('--bulk sets the random bulk; an exhaustive sweep has none (drop --bulk or --exhaustive)');
   if (opts.operand !== undefined && opts.operand !== 'a' && opts.operand !== 'b') throw new UsageError(`--operand is a or b, got ${JSON.stringify(opts.operand)}`);
+  // The machine's bound on threads, as the other commands' --workers have.
+  if (opts.workers !== undefined) checkWorkers(opts.workers, 1);
   const show = opts.progress ?? (!opts.json && process.stdout.isTTY === true && process.stderr.isTTY === true);
   const bar = progressBar(show, opts.op);
   let report: ExhaustiveReport;

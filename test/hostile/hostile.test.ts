@@ -17,9 +17,10 @@ import { cases as cacheCases } from './cacheCases.js';
 import { cases as engineCases } from './engineCases.js';
 import { cases as filesCases } from './filesCases.js';
 import { cases as limitsCases } from './limitsCases.js';
+import { cases as sweepCases } from './sweepCases.js';
 
 const TABLES: Readonly<Record<string, readonly HostileCase[]>> = {
-  files: filesCases, cache: cacheCases, limits: limitsCases, engine: engineCases,
+  files: filesCases, cache: cacheCases, limits: limitsCases, engine: engineCases, sweep: sweepCases,
 };
 
 const BIN = fileURLToPath(new URL('../../src/cli/bin.js', import.meta.url));
