@@ -26,6 +26,7 @@ import { ExhaustiveTally, MAX_LISTED, binadeOf, patternOf } from './exhaustiveRe
 import type { ChunkSpec, NativeFault, SweepFault } from './nativeSweep.js';
 import { loadSweepAddon, nativeContract } from './nativeSweep.js';
 import { runNpu4Exhaustive } from './npu4Exhaustive.js';
+import { NPU4_CONTRACT_OPS } from './npu4Ops.js';
 
 export type { BinadeFailures, CrossCheck, ExhaustiveReport, SweptElement } from './exhaustiveReport.js';
 
@@ -64,7 +65,8 @@ const MAX_THREADS = 64;
 
 /** The ops an exhaustive sweep of the target covers. */
 export function exhaustiveOps(target: 'xdna2' | 'npu4'): readonly string[] {
-  return target === 'npu4' ? ['neg', 'exp', 'sqrt', 'add', 'sub', 'mul', 'div', 'max', 'ge'] : CONTRACT_OPS.filter((o) => isCoreUnary(o) || isCoreBinary(o));
+  const elementwise = (o: string) => isCoreUnary(o) || isCoreBinary(o);
+  return target === 'npu4' ? NPU4_CONTRACT_OPS.filter(elementwise) : CONTRACT_OPS.filter(elementwise);
 }
 
 /** Sweeps one op over every input (see the file's doc); resolves its report, pass or fail. */
