@@ -45,14 +45,16 @@ function element(r: ExhaustiveReport, e: SweptElement): string {
 /** The report for people. */
 function lines(r: ExhaustiveReport): string[] {
   const what = r.inputs === 'f16' ? 'FP16' : 'f32';
-  const swept = r.operand === null ? `every ${what} input` : `every ${what} value of operand ${r.operand} against ${r.fixed!.length} fixed values`;
+  const n = r.fixed?.length ?? 0;
+  const swept = r.operand === null ? `every ${what} input` : `every ${what} value of operand ${r.operand} against ${n} fixed value${n === 1 ? '' : 's'}`;
   const out = [`exhaustive sweep of ${r.op} on ${r.target} (simulated${r.crossCheck ? ', the core run natively' : ''}), ${swept}:`];
   out.push(`  ${r.pass ? 'pass' : 'FAIL'}  ${r.op}  ${r.contract} (vs ${r.reference})`);
   out.push(`        ${r.elements} inputs, ${r.inDomain} in the domain (${(100 * r.share).toFixed(2)}%), ${r.failures} outside the contract`);
   out.push(r.worst === null ? '        nothing in the domain' : `        worst: ${element(r, r.worst)}`);
   const c = r.crossCheck;
   if (c !== null) {
-    out.push(`        cross-check on ${c.samples} sampled inputs: ${c.coreMismatches} native/TypeScript core mismatches; ${c.referenceDisagreements} libm/TypeScript oracle disagreements (tolerance ${c.tolerance}; largest distance ${c.maxReferenceUlps} f64 ulps)`);
+    const distance = c.tolerance.startsWith('bit') ? '' : `; largest distance ${c.maxReferenceUlps} f64 ulps`;
+    out.push(`        cross-check on ${c.samples} sampled inputs: ${c.coreMismatches} mismatches between the native and the TypeScript core, ${c.referenceDisagreements} disagreements between the native reference and the TypeScript oracle (tolerance ${c.tolerance}${distance})`);
     for (const x of c.examples) out.push(`          ${x}`);
   }
   if (r.binades.length > 0) {

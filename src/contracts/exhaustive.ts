@@ -187,8 +187,8 @@ async function sweepXdna2(op: CoreUnary | CoreBinary, p: Plan): Promise<Exhausti
   const notes = [
     `${tasks.length} chunk${tasks.length === 1 ? '' : 's'} of up to ${p.chunk} patterns, ${p.threads} at a time, run natively (${generic || addon.isa === 'generic' ? 'portable' : 'AVX-512'} lane routines); ${crossCheck.samples} sampled inputs cross-checked against the TypeScript core and oracle`,
   ];
-  if (p.fixed !== null) notes.push(`operand ${p.sweepSecond ? 'b' : 'a'} swept against ${p.fixed.length} fixed values of the other`);
-  if (fault) notes.push(`negative control: ${f!.in === 'reference' ? "libm's reference" : f!.in === 'native-core' ? 'the native core alone' : 'the core'} is broken by ${f!.ulps} ulps on ${binadeOf(fault.exponent)} (both signs)`);
+  if (p.fixed !== null) notes.push(`operand ${p.sweepSecond ? 'b' : 'a'} swept against ${p.fixed.length} fixed value${p.fixed.length === 1 ? '' : 's'} of the other`);
+  if (fault) notes.push(`negative control: ${f!.in === 'reference' ? 'the native reference' : f!.in === 'native-core' ? 'the native core alone' : 'the core'} is broken by ${f!.ulps} ulps on ${binadeOf(fault.exponent)} (both signs)`);
   if (summary.failures > summary.failing.length) notes.push(`${summary.failures - summary.failing.length} more failures are counted but not listed`);
   return {
     target: 'xdna2', op, contract: describeContract(contract), reference, inputs: 'f32', range: p.range,

@@ -1,7 +1,8 @@
 /**
  * The sweep's cross-check: on a random sample of every chunk, the native core's results against the
- * simulated device's own kernels (src/devices/xdna2/kernels.ts over CORE_MATH), and libm's reference
- * against the TypeScript oracle's (the CPU oracle run on a one-op program). The sample is a few runs of
+ * simulated device's own kernels (src/devices/xdna2/kernels.ts over CORE_MATH), and the native
+ * reference (libm's, for the transcendentals) against the TypeScript oracle's (the CPU oracle run on a
+ * one-op program). The sample is a few runs of
  * consecutive patterns, aligned as the sweep's blocks are, so the native side runs the same lane
  * routines the sweep ran.
  *
@@ -115,7 +116,7 @@ export class CrossChecker {
       if (Number.isFinite(d)) this.maxUlps = Math.max(this.maxUlps, d);
       if (d > (this.rounded ? 0 : REFERENCE_ULPS)) {
         this.disagreements++;
-        this.example(`${this.op}(${operands}): libm's reference is ${native.want[i]}, the TypeScript oracle's ${want[i]}${Number.isFinite(d) ? ` (${d} f64 ulps apart)` : ''}`);
+        this.example(`${this.op}(${operands}): the native reference is ${native.want[i]}, the TypeScript oracle's ${want[i]}${Number.isFinite(d) ? ` (${d} f64 ulps apart)` : ''}`);
       }
     }
   }

@@ -40,7 +40,7 @@ export interface CrossCheck {
   readonly samples: number;
   /** Samples where the native core's result differs bit for bit from the TypeScript core's. */
   readonly coreMismatches: number;
-  /** Samples where libm's reference and the TypeScript oracle's differ by more than `tolerance`. */
+  /** Samples where the native reference (libm's, for the transcendentals) and the TypeScript oracle's differ by more than `tolerance`. */
   readonly referenceDisagreements: number;
   /** The largest distance seen between the two references, in f64 units in the last place. */
   readonly maxReferenceUlps: number;
@@ -57,7 +57,7 @@ export interface ExhaustiveReport {
   readonly reference: 'oracle-f32' | 'oracle-fp64';
   /** The swept operand's type: every f32 pattern (xdna2) or every finite FP16 value (npu4). */
   readonly inputs: 'f32' | 'f16';
-  /** The swept patterns [from, to) (f32 patterns; for f16, the indices of the FP16 values). */
+  /** The swept bit patterns [from, to): f32 patterns, or FP16 patterns for f16 inputs. */
   readonly range: { readonly from: number; readonly to: number };
   /** Binary ops: which operand is swept, and the other's fixed values. */
   readonly operand: 'a' | 'b' | null;

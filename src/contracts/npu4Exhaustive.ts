@@ -130,7 +130,7 @@ export async function runNpu4Exhaustive(p: Npu4ExhaustivePlan): Promise<Exhausti
     `every FP16 pattern of the swept operand through the simulated device, ${N} per replay, in TypeScript (no native core: FP16 has 65536 inputs)`,
     `${outsideRan} input(s) with an in-range result are outside the domain: FP16 storage of the result alone costs more than ${DOMAIN_SHARE} of the bound`,
   ];
-  if (binary) notes.push(`operand ${p.operand} swept against ${others.length} fixed FP16 values of the other`);
+  if (binary) notes.push(`operand ${p.operand} swept against ${others.length} fixed FP16 value${others.length === 1 ? '' : 's'} of the other`);
   return {
     target: 'npu4', op: p.op, contract: exact ? 'exact on its FP16 operands' : `normwise ${bound} per element (its relative error) within ±${F16_MAX}`,
     reference: 'oracle-f32', inputs: 'f16', range: p.range, operand: binary ? p.operand : null, fixed: p.fixed, ...summary, crossCheck: null,

@@ -190,7 +190,7 @@ describe('exhaustive contract sweeps', function () {
       const r = await sweep({ op: 'erf', range: binades(-1, 0), fault: { exponent: -1, ulps: 64, in: 'reference' } });
       expect(r.failures).to.equal(0); // 64 f64 units are nothing against the bound
       expect(r.crossCheck!.referenceDisagreements).to.equal(r.crossCheck!.samples);
-      expect(r.crossCheck!.examples[0]).to.include("libm's reference").and.include('64 f64 ulps apart');
+      expect(r.crossCheck!.examples[0]).to.include('the native reference is').and.include('64 f64 ulps apart');
       expect(r.pass).to.equal(false);
     });
 
