@@ -6,7 +6,7 @@
  * 1. Full sweeps, every f32 input, of the ops in NPU_OFFLOAD_BENCH_SWEEP (a comma-separated list, or
  *    `all` for the seven unary ops; default `exp,neg`): seconds, inputs per second, pass or fail.
  * 2. The portable lane routines (what a CPU without AVX-512 runs) against the AVX-512 ones, on exp over
- *    the 2^28 patterns of [2^-16, 2^16).
+ *    the 2^28 patterns of [2^-16, 2^16); and the process's peak resident memory.
  *
  * Without the sweep's addon (npm run build:native) it says so and measures nothing.
  */
@@ -48,6 +48,8 @@ async function main(): Promise<void> {
     const r = await runExhaustive({ target: 'xdna2', op: 'exp', threads, range, generic });
     console.log(`  exp over [2^-16, 2^16) (2^28 inputs), ${generic ? 'portable' : 'AVX-512'} lane routines: ${(r.inputsPerSecond / 1e6).toFixed(1)} M inputs/s`);
   }
+  // Memory stays that of a few chunks' tallies however many inputs are swept.
+  console.log(`  peak resident memory of this process: ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`);
 }
 
 await main();
