@@ -54,5 +54,14 @@
         } ],
       ],
     },
+    # The exhaustive contract sweep (issue 16; src/native/sweep/, loaded by src/contracts/nativeSweep.ts):
+    # the XDNA2 core's arithmetic and the f64 references. It needs only a C++ compiler, so it always
+    # builds. -ffp-contract=off: a fused multiply-add would skip a rounding the simulated core makes.
+    # wide.cc holds AVX-512 routines behind a run-time CPU check; the rest is plain x86-64 (or any ISA).
+    {
+      'target_name': 'xdna2_sweep',
+      'sources': [ 'src/native/sweep/sweepAddon.cc', 'src/native/sweep/sweep.cc', 'src/native/sweep/wide.cc' ],
+      'cflags_cc': [ '-O3', '-ffp-contract=off', '-fno-fast-math', '-Wno-psabi' ],
+    },
   ],
 }

@@ -3,7 +3,8 @@
  * Builds the native addons (binding.gyp) into build/Release/: host_kernels (the `host` target's CPU
  * kernels, src/native/host/; needs only a C++17 compiler, make and python3), and xrt_device over XRT
  * and ze_device over Level Zero, each only when its headers are found. src/devices/host/native.ts and
- * src/devices/native.ts load them from there.
+ * src/devices/native.ts load them from there. xdna2_sweep (the exhaustive contract sweep,
+ * src/contracts/nativeSweep.ts) needs only a C++ compiler too and always builds with them.
  *
  *   node scripts/build-native.mjs            `npm run build:native`: builds host_kernels and every SDK
  *                                            addon whose headers it finds; exit 1 when the build fails
@@ -159,6 +160,7 @@ function report() {
   const x = xrt();
   const z = levelZero();
   console.log('host_kernels: always (a C++17 compiler, make and python3)');
+  console.log('xdna2_sweep: always (the exhaustive contract sweep; a C++17 compiler)');
   console.log(`xrt_device: ${x ? `XRT headers in ${x.include}${x.lib ? `, libraries in ${x.lib}` : ''}` : 'skipped (no xrt/xrt_device.h found)'}`);
   console.log(`ze_device:  ${z ? `Level Zero headers in ${z.include}${z.lib ? `, libraries in ${z.lib}` : ''}` : 'skipped (no level_zero/ze_api.h found)'}`);
   return { x, z };
@@ -191,7 +193,7 @@ function failureOf(step, r) {
 }
 
 function built() {
-  return ['host_kernels', 'xrt_device', 'ze_device'].filter((t) => existsSync(join(root, 'build', 'Release', `${t}.node`)));
+  return ['host_kernels', 'xdna2_sweep', 'xrt_device', 'ze_device'].filter((t) => existsSync(join(root, 'build', 'Release', `${t}.node`)));
 }
 
 function build() {

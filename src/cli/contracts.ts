@@ -7,7 +7,7 @@
  *
  * The device replays on this thread while the oracle's references are computed in parallel by a pool
  * of oracle workers (src/workers/oracle.worker.ts), which is destroyed before the command returns, so
- * the process can exit.
+ * the process can exit. `--exhaustive` sweeps one op over every input instead (contractsExhaustive.ts).
  */
 import type { OracleTask } from '../actors/oracleTask.js';
 import { createPool } from '../actors/pool.js';
@@ -22,6 +22,7 @@ import { checkBulk } from '../contracts/bulk.js';
 import type { CliCommand } from './command.js';
 import { checkWorkers } from './limits.js';
 import { intOption, jsonOption, targetOption } from './options.js';
+import { contractsExhaustiveCommand } from './contractsExhaustive.js';
 import type { Io } from './output.js';
 import { EXIT } from './output.js';
 
@@ -33,8 +34,13 @@ export interface ContractsOptions {
   readonly seed?: number;
   /** Random elements per op (default 100000 on xdna2, 65536 on npu4). */
   readonly bulk?: number;
-  /** Oracle workers computing the references (default 2). */
+  /** Oracle workers computing the references (default 2); with --exhaustive, chunks swept at once. */
   readonly workers?: number;
+  /** Sweep every input of --op instead (contractsExhaustive.ts). */
+  readonly exhaustive?: boolean;
+  /** --exhaustive, binary ops: fixed values of the other operand, and the swept operand. */
+  readonly fixed?: number;
+  readonly operand?: string;
 }
 
 /** Default oracle workers: the device keeps the main thread, two workers keep up with it. */
@@ -92,6 +98,8 @@ function xdna2Report(reports: readonly ContractReport[], opts: ContractsOptions,
 
 /** Verifies a target's contracts, the references on an oracle pool; resolves 0 when every op passes, 1 when one fails. */
 export async function contractsCommand(opts: ContractsOptions, io: Io): Promise<number> {
+  if (opts.exhaustive === true) return contractsExhaustiveCommand(opts, io);
+  if (opts.fixed !== undefined || opts.operand !== undefined) throw new UsageError('--fixed and --operand belong to --exhaustive');
   if (opts.target !== 'xdna2' && opts.target !== 'npu4') throw new UsageError(`contracts are verified for --target xdna2 or npu4 only, got ${JSON.stringify(opts.target)}`);
   const workers = checkWorkers(opts.workers, CONTRACT_WORKERS);
   checkBulk(opts.bulk);
@@ -125,7 +133,10 @@ export const contracts: CliCommand = {
       .option('--op <op>', 'one op only')
       .addOption(intOption('--seed <n>', 'seed of the random bulk'))
       .addOption(intOption('--bulk <n>', 'random elements per op'))
-      .addOption(intOption('--workers <n>', 'oracle workers computing the references in parallel (default 2)'))
+      .addOption(intOption('--workers <n>', 'oracle workers computing the references in parallel (default 2); with --exhaustive, chunks swept at once (default: the cores)'))
+      .option('--exhaustive', 'sweep every input of --op (every f32, every FP16 on npu4); binary ops: one operand against fixed values of the other')
+      .addOption(intOption('--fixed <n>', 'with --exhaustive, binary ops: fixed values of the other operand (default 256: the edges, then random)'))
+      .option('--operand <a|b>', 'with --exhaustive, binary ops: the swept operand (default a)')
       .addOption(jsonOption())
       .action(action((o: ContractsOptions) => contractsCommand(o, io)));
   },
