@@ -6,11 +6,12 @@
  * stable capability `host.<op>` (or `host.<op>.<dtype>`), so a plan says what is missing.
  */
 import type { CheckedEqn } from '../../ir/checked.js';
-import { QUANT_DTYPES, isQuantized } from '../../ir/types.js';
+import { QUANT_DTYPES, isQuantized, numel } from '../../ir/types.js';
 import type { AnyDType } from '../../ir/types.js';
 import { CLASS_TOLERANCES } from '../../numerics/classes.js';
 import type { OpName } from '../../ops/rule.js';
 import { ADMIT, refuse } from '../target.js';
+import { rmsnormOf } from './rmsnorm.js';
 import type { AdmissionRule, AdmissionTable, NumericsPolicy } from '../target.js';
 
 /** The widest rank the addon's strided copy and in-place update take. */
@@ -65,15 +66,17 @@ const matmul: AdmissionRule = (e) => {
   const b = e.ins[1]!;
   if (a.dtype !== 'f32') return refuse(`host.matmul.${a.dtype}`);
   if (isQuantized(b.dtype)) return a.shape.length === 2 && b.shape.length === 2 ? ADMIT : refuse('host.matmul.rank');
-  return b.dtype === 'f32' ? ADMIT : refuse(`host.matmul.${b.dtype}`);
+  if (b.dtype !== 'f32') return refuse(`host.matmul.${b.dtype}`);
+  return a.shape.length === b.shape.length ? ADMIT : refuse('host.matmul.rank');
 };
 
-/** gather: rows of a weight table (f32 or quantized) by i32 indices along axis 0. */
+/** gather: rows of a quantized weight table by i32 indices along axis 0. */
 const gather: AdmissionRule = (e) => {
   const t = e.ins[0]!;
   if (e.ins[1]!.dtype !== 'i32') return refuse(`host.gather.${e.ins[1]!.dtype}`);
   if ((e.eqn.attrs['axis'] ?? 0) !== 0 || t.shape.length !== 2) return refuse('host.gather.axis');
-  return isQuantized(t.dtype) || t.dtype === 'f32' ? ADMIT : refuse(`host.gather.${t.dtype}`);
+  // An f32 table is not lowered yet: gather reads a weight the addon holds (a quantized one).
+  return isQuantized(t.dtype) ? ADMIT : refuse(`host.gather.${t.dtype}`);
 };
 
 /** convert: between the element dtypes, or from a quantized weight to f32 (dequant). */
@@ -84,23 +87,35 @@ const convert: AdmissionRule = (e) => {
   return ADMIT;
 };
 
-/** A row kernel whose rows are f32: the backend lowers its body to the row kernels of the addon. */
+/** A row kernel of f32 rows whose body is the RMSNorm the addon has a kernel for. */
 const rowKernel: AdmissionRule = (e) => {
   for (const t of [...e.ins, ...e.outs]) if (t.dtype !== 'f32') return refuse(`host.row_kernel.${t.dtype}`);
-  return ADMIT;
+  return rmsnormOf(e) === null ? refuse('host.row_kernel.body') : ADMIT;
 };
+
+/** A binary op whose operands are the result's size, or one of them a scalar. */
+function binaryShaped(op: OpName): AdmissionRule {
+  const rule = binary(op);
+  return (e) => {
+    const out = numel(e.outs[0]!.shape);
+    for (const t of e.ins) if (numel(t.shape) !== out && numel(t.shape) !== 1) return refuse(`host.${op}.broadcast`);
+    return rule(e);
+  };
+}
 
 const unary = (op: OpName) => onlyDtypes(op, ['f32']);
 
 export const HOST_ADMISSION = {
-  add: binary('add'), sub: binary('sub'), mul: binary('mul'), div: binary('div'), max: binary('max'),
-  min: binary('min'), ge: binary('ge'),
+  add: binaryShaped('add'), sub: binaryShaped('sub'), mul: binaryShaped('mul'), div: binaryShaped('div'),
+  max: binaryShaped('max'), min: binaryShaped('min'), ge: binaryShaped('ge'),
   neg: unary('neg'), recip: unary('recip'), exp: unary('exp'), log: unary('log'), tanh: unary('tanh'),
   erf: unary('erf'), sqrt: unary('sqrt'), rsqrt: unary('rsqrt'), abs: unary('abs'),
   logistic: unary('logistic'), sin: unary('sin'), cos: unary('cos'),
   convert, reduce_sum: reduction('reduce_sum'), reduce_max: reduction('reduce_max'), matmul, gather,
-  reshape: movement('reshape'), transpose: movement('transpose'), broadcast: movement('broadcast'),
-  slice: movement('slice'), concat: movement('concat'), dynamic_update_slice: movement('dynamic_update_slice'),
+  reshape: movement('reshape'),
+  // Kernels exist (copy_strided, update) but the backend does not lower these yet.
+  transpose: () => refuse('host.transpose'), broadcast: () => refuse('host.broadcast'), slice: () => refuse('host.slice'),
+  concat: () => refuse('host.concat'), dynamic_update_slice: () => refuse('host.dynamic_update_slice'),
   // No iota kernel: a program's constants are computed once, on the oracle, before it reaches a host.
   iota: () => refuse('host.iota'),
   row_kernel: rowKernel,
