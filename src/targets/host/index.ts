@@ -12,7 +12,7 @@ import { CLASS_TOLERANCES } from '../../numerics/classes.js';
 import type { OpName } from '../../ops/rule.js';
 import { ADMIT, refuse } from '../target.js';
 import { rmsnormOf } from './rmsnorm.js';
-import type { AdmissionRule, AdmissionTable, NumericsPolicy } from '../target.js';
+import type { AdmissionRule, AdmissionTable, NumericsPolicy, Target } from '../target.js';
 
 /** The widest rank the addon's strided copy and in-place update take. */
 export const HOST_MAX_RANK = 4;
@@ -140,3 +140,8 @@ export const HOST_QUANTIZED = QUANT_DTYPES;
 /** The addon's hardware contexts: artifacts are plain kernel lists, so as many as the CPU oracle's. */
 export const HOST_CONTEXTS = 16;
 export const HOST_PART = 'host:cpu';
+
+export const HOST_TARGET: Target = {
+  name: 'host', device: 'host', contexts: HOST_CONTEXTS, part: HOST_PART, admission: HOST_ADMISSION, numerics: HOST_NUMERICS,
+  quantizedWeights: HOST_QUANTIZED,
+};

@@ -1,0 +1,66 @@
+import { expect } from 'chai';
+import { createEngine, type Engine } from '../../src/jobs/engine.js';
+import { program } from '../../src/ops/builder.js';
+import { tensor } from '../../src/ir/tensor.js';
+import { rejectsWith, tempDir } from '../jobs/helpers.js';
+import { loadHostKernels } from '../../src/devices/host/native.js';
+
+/** x [2, 64]: add, mul, exp, an f32 matmul and the RMSNorm row kernel, as a model's step would. */
+function smallProgram() {
+  const p = program('host-small');
+  const x = p.activation('x', 'f32', [2, 64]);
+  const w = p.weight('w', 'f32', [64, 16]);
+  const g = p.weight('g', 'f32', [64]);
+  const [n] = p.rowKernel([x, g], {
+    params: ['x', 'w'],
+    steps: [
+      { op: 'mul', in: ['x', 'x'], out: 'sq' },
+      { op: 'reduce_sum', in: ['sq'], out: 'ss' },
+      { op: 'div', in: ['ss', { lit: 64 }], out: 'ms' },
+      { op: 'add', in: ['ms', { lit: 1e-6 }], out: 'mse' },
+      { op: 'sqrt', in: ['mse'], out: 'rms' },
+      { op: 'div', in: ['x', 'rms'], out: 'xn' },
+      { op: 'mul', in: ['xn', 'w'], out: 'y' },
+    ],
+    results: ['y'],
+  });
+  const h = p.exp(p.mul(p.add(n!, 0.5), 0.25));
+  p.results(p.matmul(h, w));
+  return p.build();
+}
+
+const seq = (k: number, f: (i: number) => number) => Array.from({ length: k }, (_, i) => f(i));
+
+function hostBuilt(): boolean {
+  try { loadHostKernels(); return true; } catch { return false; }
+}
+
+describe('devices/host: the host target through the engine', function () {
+  let tmp: ReturnType<typeof tempDir>;
+  let engine: Engine;
+  beforeEach(function () {
+    if (!hostBuilt()) this.skip();
+    tmp = tempDir(); engine = createEngine({ cacheDir: tmp.dir });
+  });
+  afterEach(async () => { await engine?.close(); tmp?.remove(); });
+
+  it('equals the oracle within the target tolerance (verify passes)', async () => {
+    const inputs = {
+      x: tensor('f32', [2, 64], seq(128, (i) => Math.sin(i) * 2)),
+      w: tensor('f32', [64, 16], seq(1024, (i) => Math.cos(i * 0.37) / 8)),
+      g: tensor('f32', [64], seq(64, (i) => 1 + i / 64)),
+    };
+    const r = await engine.submit({ program: smallProgram(), target: 'host', inputs, verify: true }).result;
+    expect(r.target).to.equal('host');
+    expect(r.simulated).to.equal(false);
+    expect(r.verification?.pass, JSON.stringify(r.verification)).to.equal(true);
+  });
+
+  it('refuses an op it has no kernel for with a host capability', async () => {
+    const p = program('no');
+    const x = p.activation('x', 'f32', [2, 4]);
+    p.results(p.transpose(x, [1, 0]));
+    const e = await rejectsWith(engine.submit({ program: p.build(), target: 'host', inputs: { x: tensor('f32', [2, 4], seq(8, (i) => i)) } }).result, 'CapabilityMissing');
+    expect(e.toWire()).to.deep.include({ capability: 'host.transpose' });
+  });
+});
