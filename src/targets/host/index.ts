@@ -130,8 +130,8 @@ export const HOST_NUMERICS = {
   kind: 'class',
   numericsClass: 'Contract',
   tolerances: CLASS_TOLERANCES.Contract,
-  perEquation: 'f32 arithmetic in another summation order: a dot product of length K is within γ(K+2)·Σ|x·w| (u = 2^-24, γ(n) = nu/(1-nu)); binary ops, convert and data movement exact; unary ops within 1 ulp',
-  premise: 'dot products short enough (K of a few hundred, or sums without heavy cancellation) that γ(K+2)·Σ|x·w| stays within abs 2e-6 + rel 1e-5 of the result',
+  perEquation: 'f32 kernels (docs/HOST.md): a dot product of length K within γ(K+2)·Σ|x·w|, unary ops 1 ulp, the rest exact',
+  premise: 'u = 2^-24 and γ(n) = nu/(1-nu); dot products short enough (K of a few hundred, or sums without heavy cancellation) that γ(K+2)·Σ|x·w| stays within abs 2e-6 + rel 1e-5 of the result',
 } as const satisfies NumericsPolicy;
 
 /** Every quantized weight dtype: the addon reads each in place, byte for byte as in its file. */
