@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { compileHost } from '../../src/compiler/host/backend.js';
 import { resultBinding } from '../../src/compiler/wiring.js';
@@ -7,6 +7,8 @@ import type { BufferId } from '../../src/devices/device.js';
 import { HostDevice } from '../../src/devices/host/device.js';
 import { loadHostKernels } from '../../src/devices/host/native.js';
 import { tensorToBytes } from '../../src/ir/bytes.js';
+import { bindFileWeight } from '../../src/ir/fileWeight.js';
+import { InvalidInput } from '../../src/errors/index.js';
 import { tensor } from '../../src/ir/tensor.js';
 import { createEngine } from '../../src/jobs/engine.js';
 import { openGguf } from '../../src/model/gguf/reader.js';
@@ -93,6 +95,49 @@ describe('devices/host: one native call per step, and weights from a GGUF', func
       expect(logits.some((v) => v !== 0)).to.equal(true);
     } finally {
       await engine.close();
+      tmp.remove();
+    }
+  });
+
+  it('maps a quantized file weight in place: the same result as its bytes uploaded, and a changed file refused', async () => {
+    const tmp = tempDir('npuo-host-map-');
+    try {
+      const rand = mulberry32(11);
+      const path = join(tmp.dir, 'w.gguf');
+      writeFileSync(path, writeGguf({
+        metadata: { 'general.architecture': { type: 'string', value: 'tiny' } },
+        tensors: [quantizedTensor('w', 'Q4_0', [64, 3], Array.from({ length: 192 }, () => rand() * 2 - 1))],
+      }));
+      const f = openGguf(path);
+      const t = f.tensor('w')!;
+      const range = { dtype: 'q4_0', shape: [3, 64], file: path, offset: f.dataOffset + t.offset, length: t.byteSize };
+      f.close();
+      const p = program('mm');
+      p.results(p.matmul(p.activation('x', 'f32', [1, 64]), p.weight('w', 'q4_0', [3, 64])));
+      const checked = checkProgram(p.build());
+      const dev = new HostDevice();
+      const loaded = await dev.load({ target: 'host', bytes: compileHost(checked) });
+      const x = tensorToBytes(tensor('f32', [1, 64], Array.from({ length: 64 }, (_, i) => Math.cos(i))));
+      const runWith = async (w: BufferId): Promise<number[]> => {
+        const bind: Record<string, BufferId> = { w };
+        for (const a of loaded.args) if (a.name !== 'w') bind[a.name] = dev.allocBuffer(a.bytes);
+        dev.write(bind['x']!, 0, x);
+        await dev.run(loaded, bind, { deadlineMs: Infinity });
+        return Array.from(new Float32Array(dev.read(bind[resultBinding(checked.program.results[0]!)]!, 0, 12).slice().buffer));
+      };
+      const mapped = dev.mapFile(bindFileWeight(range, '/w'), 'w');
+      // The buffer standing for a mapped weight is never written: the kernels read the file.
+      expect(Array.from(dev.read(mapped, 0, 8))).to.deep.equal([0, 0, 0, 0, 0, 0, 0, 0]);
+      const uploaded = dev.allocBuffer(range.length);
+      dev.write(uploaded, 0, readFileSync(path).subarray(range.offset, range.offset + range.length));
+      const fromFile = await runWith(mapped);
+      expect(fromFile.some((v) => v !== 0)).to.equal(true);
+      expect(fromFile).to.deep.equal(await runWith(uploaded));
+      const stale = bindFileWeight(range, '/w');
+      utimesSync(path, new Date(), new Date(Date.now() + 5000));
+      expect(() => dev.mapFile(stale, 'w')).to.throw(InvalidInput).with.property('path', '/w/file');
+      dev.drop();
+    } finally {
       tmp.remove();
     }
   });
