@@ -56,6 +56,20 @@ describe('devices/host: the host target through the engine', function () {
     expect(r.verification?.pass, JSON.stringify(r.verification)).to.equal(true);
   });
 
+  it('compiles through the blob cache: the second job of the same program is a cache hit', async () => {
+    const inputs = {
+      x: tensor('f32', [2, 64], seq(128, (i) => i / 100)),
+      w: tensor('f32', [64, 16], seq(1024, (i) => (i % 7) / 8)),
+      g: tensor('f32', [64], seq(64, () => 1)),
+    };
+    const first = await engine.submit({ program: smallProgram(), target: 'host', inputs }).result;
+    const second = await engine.submit({ program: smallProgram(), target: 'host', inputs }).result;
+    expect([first.cacheHit, second.cacheHit]).to.deep.equal([false, true]);
+    const data = (r: typeof first) => Array.from(Object.values(r.results)[0]!.data);
+    expect(data(second)).to.deep.equal(data(first));
+    expect(data(first).some((v) => v !== 0)).to.equal(true);
+  });
+
   it('refuses an op it has no kernel for with a host capability', async () => {
     const p = program('no');
     const x = p.activation('x', 'f32', [2, 4]);
