@@ -9,9 +9,9 @@ import { put } from './fixtures.js';
 
 const act = (name: string, dtype: string, shape: number[]) => ({ name, role: 'activation', dtype, shape });
 
-const TRANSPOSE = {
-  format: 'program@1', name: 't', args: [act('x', 'f32', [2, 4])],
-  eqns: [{ op: 'transpose', in: ['x'], out: 'y', perm: [1, 0] }], results: ['y'],
+const UPDATE = {
+  format: 'program@1', name: 't', args: [act('x', 'f32', [2, 4]), act('u', 'f32', [1, 4]), act('i', 'i32', [])],
+  eqns: [{ op: 'dynamic_update_slice', in: ['x', 'u', 'i', { lit: 0 }], out: 'y' }], results: ['y'],
 };
 
 const ROW = {
@@ -33,8 +33,8 @@ const QMM = {
 
 export const cases: readonly HostileCase[] = [
   {
-    name: 'host: transpose has no lowering yet',
-    setup: (d) => put(d, 'p.json', TRANSPOSE),
+    name: 'host: dynamic_update_slice has no lowering yet',
+    setup: (d) => put(d, 'p.json', UPDATE),
     cli: ['plan', '{dir}/p.json', '--target', 'host', '--json'],
     exit: 1, code: 'CapabilityMissing',
   },

@@ -10,6 +10,7 @@ import { isLiteral, isQuantized, numel, storageBytes } from '../../ir/types.js';
 import type { AnyType } from '../../ir/ops.js';
 import { BINARY_OPS, UNARY_OPS, type BinaryOp, type UnaryOp } from '../../ops/elementwise.js';
 import { rmsnormOf } from '../../targets/host/rmsnorm.js';
+import { lowerMovement } from './movement.js';
 import { encodeKernels, type HostWeightType, type KernelCall } from './kernelList.js';
 
 /** A host program: its arena's size, the slot of every named value, its weight table and its kernels. */
@@ -108,6 +109,7 @@ function lowerEqn(e: CheckedEqn, at: (k: number) => number, weight: (k: number) 
       if (r === null) return refused(e, 'row_kernel.body');
       return [{ op: 'rmsnorm', eqn, x: at(r.x), g: at(r.g), y, rows: n(x) / C, C, eps: r.eps }];
     }
+    case 'transpose': case 'broadcast': case 'slice': case 'concat': return lowerMovement(e, at, y);
     default: return refused(e);
   }
 }

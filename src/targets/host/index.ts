@@ -112,10 +112,10 @@ export const HOST_ADMISSION = {
   erf: unary('erf'), sqrt: unary('sqrt'), rsqrt: unary('rsqrt'), abs: unary('abs'),
   logistic: unary('logistic'), sin: unary('sin'), cos: unary('cos'),
   convert, reduce_sum: reduction('reduce_sum'), reduce_max: reduction('reduce_max'), matmul, gather,
-  reshape: movement('reshape'),
-  // Kernels exist (copy_strided, update) but the backend does not lower these yet.
-  transpose: () => refuse('host.transpose'), broadcast: () => refuse('host.broadcast'), slice: () => refuse('host.slice'),
-  concat: () => refuse('host.concat'), dynamic_update_slice: () => refuse('host.dynamic_update_slice'),
+  reshape: movement('reshape'), transpose: movement('transpose'), broadcast: movement('broadcast'),
+  slice: movement('slice'), concat: movement('concat'),
+  // The update kernel exists, but the backend does not lower it yet.
+  dynamic_update_slice: () => refuse('host.dynamic_update_slice'),
   // No iota kernel: a program's constants are computed once, on the oracle, before it reaches a host.
   iota: () => refuse('host.iota'),
   row_kernel: rowKernel,
