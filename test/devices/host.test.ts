@@ -74,6 +74,26 @@ describe('devices/host: the host target through the engine', function () {
     }
   });
 
+  it('writes a KV-cache row with dynamic_update_slice and carries it from step to step, as the oracle', async () => {
+    const p = program('kv');
+    const kv = p.state('kv', 'f32', [4, 3]);
+    const row = p.activation('row', 'f32', [1, 3]);
+    const pos = p.activation('pos', 'i32', []);
+    const kv2 = p.dynamicUpdateSlice(kv, p.mul(row, 2), [pos, 0]);
+    p.results(kv2);
+    p.carry(kv, kv2);
+    const inputs = {
+      kv: tensor('f32', [4, 3], seq(12, () => 0)),
+      row: [tensor('f32', [1, 3], [1, 2, 3]), tensor('f32', [1, 3], [4, 5, 6])],
+      pos: [tensor('i32', [], [2]), tensor('i32', [], [0])],
+    };
+    const host = await engine.submit({ program: p.build(), target: 'host', inputs, steps: 2, verify: true }).result;
+    expect(host.verification?.pass).to.equal(true);
+    expect(Array.from(host.state['kv']!.data)).to.deep.equal([8, 10, 12, 0, 0, 0, 2, 4, 6, 0, 0, 0]);
+    const bad = { ...inputs, pos: tensor('i32', [], [4]), row: tensor('f32', [1, 3], [1, 2, 3]) };
+    await rejectsWith(engine.submit({ program: p.build(), target: 'host', inputs: bad }).result, 'IndexOutOfRange');
+  });
+
   it('compiles through the blob cache: the second job of the same program is a cache hit', async () => {
     const inputs = {
       x: tensor('f32', [2, 64], seq(128, (i) => i / 100)),

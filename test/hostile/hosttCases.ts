@@ -9,9 +9,10 @@ import { put } from './fixtures.js';
 
 const act = (name: string, dtype: string, shape: number[]) => ({ name, role: 'activation', dtype, shape });
 
-const UPDATE = {
-  format: 'program@1', name: 't', args: [act('x', 'f32', [2, 4]), act('u', 'f32', [1, 4]), act('i', 'i32', [])],
-  eqns: [{ op: 'dynamic_update_slice', in: ['x', 'u', 'i', { lit: 0 }], out: 'y' }], results: ['y'],
+const IOTA = {
+  format: 'program@1', name: 't', args: [act('x', 'f32', [4])],
+  eqns: [{ op: 'iota', in: [], out: 'i', shape: [4], dimension: 0, dtype: 'f32' }, { op: 'add', in: ['x', 'i'], out: 'y' }],
+  results: ['y'],
 };
 
 const ROW = {
@@ -33,8 +34,8 @@ const QMM = {
 
 export const cases: readonly HostileCase[] = [
   {
-    name: 'host: dynamic_update_slice has no lowering yet',
-    setup: (d) => put(d, 'p.json', UPDATE),
+    name: 'host: iota has no kernel',
+    setup: (d) => put(d, 'p.json', IOTA),
     cli: ['plan', '{dir}/p.json', '--target', 'host', '--json'],
     exit: 1, code: 'CapabilityMissing',
   },

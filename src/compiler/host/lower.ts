@@ -57,7 +57,7 @@ export function lowerHost(checked: CheckedProgram): HostLowered {
       const o = e.eqn.in[k]!;
       return isLiteral(o) ? undefined : weightIndex.get(o);
     };
-    calls.push(...lowerEqn(e, operand, weight, slots[outs[0]!]!));
+    calls.push(...lowerEqn(e, operand, weight, slots[outs[0]!]!, place));
   }
   return { arenaBytes: top, slots, constants, weights, list: encodeKernels(calls) };
 }
@@ -68,7 +68,9 @@ function refused(e: CheckedEqn, what: string = e.op): never {
 
 const n = (t: AnyType): number => numel(t.shape);
 
-function lowerEqn(e: CheckedEqn, at: (k: number) => number, weight: (k: number) => number | undefined, y: number): KernelCall[] {
+function lowerEqn(
+  e: CheckedEqn, at: (k: number) => number, weight: (k: number) => number | undefined, y: number, scratch: (bytes: number) => number,
+): KernelCall[] {
   const eqn = e.index;
   const op = e.op;
   if ((BINARY_OPS as readonly string[]).includes(op)) {
@@ -108,6 +110,17 @@ function lowerEqn(e: CheckedEqn, at: (k: number) => number, weight: (k: number) 
       const r = rmsnormOf(e);
       if (r === null) return refused(e, 'row_kernel.body');
       return [{ op: 'rmsnorm', eqn, x: at(r.x), g: at(r.g), y, rows: n(x) / C, C, eps: r.eps }];
+    }
+    case 'dynamic_update_slice': {
+      const bytes = storageBytes(x.dtype, x.shape);
+      const u = e.ins[1]!;
+      if (x.shape.length === 0) return [{ op: 'copy', eqn, x: at(1), y, bytes }];
+      // The kernel updates in place and reads its starts as one i32 array: copy both into place first.
+      const starts = scratch(4 * x.shape.length);
+      const calls: KernelCall[] = [{ op: 'copy', eqn, x: at(0), y, bytes }];
+      x.shape.forEach((_, k) => calls.push({ op: 'copy', eqn, x: at(2 + k), y: starts + 4 * k, bytes: 4 }));
+      calls.push({ op: 'update', eqn, dst: y, upd: at(1), starts, elem: storageBytes(x.dtype, [1]), dims: [...x.shape], update: [...u.shape] });
+      return calls;
     }
     case 'transpose': case 'broadcast': case 'slice': case 'concat': return lowerMovement(e, at, y);
     default: return refused(e);

@@ -113,9 +113,7 @@ export const HOST_ADMISSION = {
   logistic: unary('logistic'), sin: unary('sin'), cos: unary('cos'),
   convert, reduce_sum: reduction('reduce_sum'), reduce_max: reduction('reduce_max'), matmul, gather,
   reshape: movement('reshape'), transpose: movement('transpose'), broadcast: movement('broadcast'),
-  slice: movement('slice'), concat: movement('concat'),
-  // The update kernel exists, but the backend does not lower it yet.
-  dynamic_update_slice: () => refuse('host.dynamic_update_slice'),
+  slice: movement('slice'), concat: movement('concat'), dynamic_update_slice: movement('dynamic_update_slice'),
   // No iota kernel: a program's constants are computed once, on the oracle, before it reaches a host.
   iota: () => refuse('host.iota'),
   row_kernel: rowKernel,
