@@ -84,6 +84,8 @@ function lowerEqn(
   if ((UNARY_OPS as readonly string[]).includes(op)) return [{ op: 'unary', eqn, fn: op as UnaryOp, x: at(0), y, n: n(e.outs[0]!) }];
   const x = e.ins[0]!;
   const C = x.shape[x.shape.length - 1] ?? 1;
+  // Rows from the leading dims, so a row of zero elements still counts its rows.
+  const rows = numel(x.shape.slice(0, -1));
   switch (op) {
     case 'matmul': {
       const w = weight(1);
@@ -92,8 +94,8 @@ function lowerEqn(
       const r = x.shape.length;
       return [{ op: 'matmul', eqn, a: at(0), b: at(1), y, batch: numel(x.shape.slice(0, r - 2)), M: x.shape[r - 2]!, K: x.shape[r - 1]!, N: b.shape[r - 1]! }];
     }
-    case 'reduce_sum': return [{ op: 'row_sum', eqn, x: at(0), y, rows: n(x) / C, C }];
-    case 'reduce_max': return [{ op: 'row_max', eqn, x: at(0), y, rows: n(x) / C, C }];
+    case 'reduce_sum': return [{ op: 'row_sum', eqn, x: at(0), y, rows, C }];
+    case 'reduce_max': return [{ op: 'row_max', eqn, x: at(0), y, rows, C }];
     case 'reshape': return [{ op: 'copy', eqn, x: at(0), y, bytes: storageBytes(e.outs[0]!.dtype, e.outs[0]!.shape) }];
     case 'convert': {
       const w = weight(0);
@@ -109,7 +111,7 @@ function lowerEqn(
     case 'row_kernel': {
       const r = rmsnormOf(e);
       if (r === null) return refused(e, 'row_kernel.body');
-      return [{ op: 'rmsnorm', eqn, x: at(r.x), g: at(r.g), y, rows: n(x) / C, C, eps: r.eps }];
+      return [{ op: 'rmsnorm', eqn, x: at(r.x), g: at(r.g), y, rows, C, eps: r.eps }];
     }
     case 'dynamic_update_slice': {
       const bytes = storageBytes(x.dtype, x.shape);
