@@ -62,7 +62,7 @@ export { openDevice } from './devices/registry.js';
 export type { Device, DeviceKind } from './devices/device.js';
 export type { FaultOptions } from './devices/faults.js';
 
-export { resolveTarget, CPU_TARGET, XDNA2_TARGET, NPU4_TARGET } from './targets/index.js';
+export { resolveTarget, CPU_TARGET, XDNA2_TARGET, NPU4_TARGET, HOST_TARGET } from './targets/index.js';
 export type { Admission, Refusal, Target } from './targets/target.js';
 export { planProgram, refusalsOf } from './planner/plan.js';
 export type { Plan } from './planner/plan.js';

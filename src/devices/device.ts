@@ -24,7 +24,7 @@ import type { AnyDType, Shape } from '../ir/types.js';
 import { storageBytes } from '../ir/types.js';
 
 /** The device kinds the engine knows. */
-export type DeviceKind = 'cpu' | 'xdna2' | 'npu4';
+export type DeviceKind = 'cpu' | 'xdna2' | 'npu4' | 'host';
 
 /** Opaque compiled bytes for one target: one artifact takes one hardware context when loaded. */
 export interface Artifact {

@@ -15,8 +15,8 @@ import { fileURLToPath } from 'node:url';
 import { NoDevice } from '../errors/index.js';
 import type { DeviceKind } from './device.js';
 
-/** The device kinds served by a native addon. */
-export type NativeKind = Exclude<DeviceKind, 'cpu'>;
+/** The device kinds served by an NPU driver's addon (the host kernels have their own loader: host/native.ts). */
+export type NativeKind = Exclude<DeviceKind, 'cpu' | 'host'>;
 
 /** The static side of an addon's device class (src/native/xrtDevice.h, zeDevice.h). */
 interface NativeDeviceClass {

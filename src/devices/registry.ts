@@ -10,6 +10,7 @@
 import { NoDevice } from '../errors/index.js';
 import { TARGETS } from '../targets/index.js';
 import { CpuDevice } from './cpuDevice.js';
+import { HostDevice } from './host/device.js';
 import type { Device, DeviceKind } from './device.js';
 import type { FaultOptions } from './faults.js';
 import { openNative } from './native.js';
@@ -40,6 +41,8 @@ export const DEVICES = {
   cpu: { contexts: TARGETS.cpu.contexts, open: (o) => new CpuDevice(o) },
   xdna2: { contexts: TARGETS.xdna2.contexts, open: () => openNative('xdna2'), simulate: (o) => new Xdna2SimDevice(o) },
   npu4: { contexts: TARGETS.npu4.contexts, open: () => openNative('npu4'), simulate: (o) => new Npu4SimDevice(o) },
+  // The machine's own CPU: no simulator, it computes for real (NoDevice where the addon is not built).
+  host: { contexts: TARGETS.host.contexts, open: (o) => new HostDevice(o) },
 } as const satisfies Record<DeviceKind, DeviceEntry>;
 
 function entryOf(kind: DeviceKind): DeviceEntry {

@@ -12,7 +12,7 @@ import type { OpName } from '../ops/rule.js';
 import type { OpContract } from './contract.js';
 import type { StepContracts } from './rowBounds.js';
 
-export const TARGET_NAMES = ['cpu', 'xdna2', 'npu4'] as const;
+export const TARGET_NAMES = ['cpu', 'xdna2', 'npu4', 'host'] as const;
 export type TargetName = (typeof TARGET_NAMES)[number];
 
 export function isTargetName(s: string): s is TargetName {
@@ -73,7 +73,7 @@ export type NumericsPolicy =
 export interface Target {
   readonly name: TargetName;
   /** The device kind that runs this target's artifacts. */
-  readonly device: 'cpu' | 'xdna2' | 'npu4';
+  readonly device: 'cpu' | 'xdna2' | 'npu4' | 'host';
   /** Hardware contexts of its device: artifacts loaded at once. */
   readonly contexts: number;
   /** The device part recorded in every cache identity (e.g. `xdna2:aie2p`). */

@@ -3,7 +3,7 @@
  * `generate` is an async iterator of tokens (its return value the whole result), `complete` the same
  * collected. `reference()` is the same model on the fp64 oracle, for checking a target against it.
  */
-import { InvalidOptions, NoDevice, TokenizerError } from '../../errors/index.js';
+import { InvalidOptions, TokenizerError } from '../../errors/index.js';
 import { createEngine, type Engine } from '../../jobs/engine.js';
 import type { Program } from '../../ir/types.js';
 import { isTargetName, TARGET_NAMES } from '../../targets/target.js';
@@ -17,7 +17,7 @@ import { openModelSource, type ModelSource } from './source.js';
 
 /** Options of loadModel. */
 export interface LoadModelOptions {
-  /** The target the programs run on (default `cpu`). `host` answers NoDevice until its target lands. */
+  /** The target the programs run on (default `cpu`); a target's planner refuses what it does not admit. */
   readonly target?: string;
   /** Positions the KV cache holds (default the smaller of 1024 and the model's context length). */
   readonly ctx?: number;
@@ -46,10 +46,9 @@ function positiveInt(v: unknown, field: string): void {
   if (v !== undefined && !(typeof v === 'number' && Number.isSafeInteger(v) && v >= 1)) throw new InvalidOptions(field, `a whole number of at least 1, not ${JSON.stringify(v)}`);
 }
 
-/** The target a model may run on: one of the engine's, else a typed refusal (host has none yet). */
+/** The target a model may run on: one of the engine's, else a typed refusal. */
 export function checkModelTarget(target: string): string {
   if (isTargetName(target)) return target;
-  if (target === 'host') throw new NoDevice('host', 'the host target (native SIMD kernels) is not part of this build yet; use --target cpu');
   throw new InvalidOptions('target', `no such target ${JSON.stringify(target)} (the targets: ${TARGET_NAMES.join(', ')})`);
 }
 

@@ -1,0 +1,72 @@
+/**
+ * The `host` target's compiler and backend. A program compiles to ONE artifact: the program's JSON
+ * (its ABI, re-checked at load like a CPU artifact) and its lowering (lower.ts), one kernel list over
+ * offsets in one arena, behind the shared frame (magic, version, length, CRC-32). docs/HOST.md.
+ */
+import { LoadFailed, messageOf } from '../../errors/index.js';
+import type { CheckedProgram } from '../../ir/checked.js';
+import { parseProgram, programToJson } from '../../ir/codec.js';
+import { NO_LIMITS } from '../../ir/limits.js';
+import { checkProgram } from '../../ops/validate.js';
+import { planProgram } from '../../planner/plan.js';
+import { HOST_TARGET } from '../../targets/host/index.js';
+import { wholeProgramLayout, type Backend } from '../backend.js';
+import { frame, unframe } from '../frame.js';
+import { wholeProgramWiring } from '../wiring.js';
+import { lowerHost, type HostLowered } from './lower.js';
+
+export const HOST_COMPILER = { name: 'host-kernels', version: '1' } as const;
+export const HOST_ARTIFACT_MAGIC = 'NPUOHST1';
+export const HOST_ARTIFACT_VERSION = 1;
+
+/** A loaded host artifact: the checked program and its kernel list. */
+export interface HostProgram {
+  readonly checked: CheckedProgram;
+  readonly lowered: HostLowered;
+}
+
+/** Compiles a checked program for `host`; CapabilityMissing for an equation the target refuses. */
+export function compileHost(checked: CheckedProgram): Uint8Array {
+  planProgram(checked, HOST_TARGET);
+  const l = lowerHost(checked);
+  const json = { program: programToJson(checked.program), lowered: { ...l, list: Array.from(l.list) } };
+  return frame(HOST_ARTIFACT_MAGIC, HOST_ARTIFACT_VERSION, new TextEncoder().encode(JSON.stringify(json)));
+}
+
+/** Reads a host artifact back; LoadFailed(device, detail) on any damage. */
+export function loadHostArtifact(bytes: Uint8Array, device = 'host'): HostProgram {
+  const fail = (detail: string): never => { throw new LoadFailed(device, detail); };
+  const framed = unframe(bytes, HOST_ARTIFACT_MAGIC, HOST_ARTIFACT_VERSION, 'a host artifact');
+  if ('problem' in framed) return fail(framed.problem);
+  let json: { program: unknown; lowered: Omit<HostLowered, 'list'> & { list: number[] } };
+  try {
+    json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(framed.payload)) as typeof json;
+  } catch (e) {
+    return fail(`the payload is not JSON: ${messageOf(e)}`);
+  }
+  let checked: CheckedProgram;
+  try {
+    checked = checkProgram(parseProgram(json.program, NO_LIMITS), NO_LIMITS);
+  } catch (e) {
+    return fail(`the program does not check: ${messageOf(e)}`);
+  }
+  const l = json.lowered;
+  if (typeof l?.arenaBytes !== 'number' || !Array.isArray(l.list) || typeof l.slots !== 'object' || !Array.isArray(l.weights) || !Array.isArray(l.constants)) {
+    return fail('the kernel list is malformed');
+  }
+  // The addon checks every record against the arena before running any kernel.
+  return { checked, lowered: { ...l, list: Float64Array.from(l.list) } };
+}
+
+export const HOST_BACKEND: Backend = {
+  target: HOST_TARGET,
+  compiler: HOST_COMPILER,
+  options: {},
+  units(checked, plan) {
+    return [{ region: { program: programToJson(checked.program), eqns: plan.regions.map((r) => r.eqns) }, wiring: wholeProgramWiring(checked) }];
+  },
+  layout: wholeProgramLayout,
+  compile(checked) {
+    return compileHost(checked);
+  },
+};

@@ -1,0 +1,130 @@
+/**
+ * Lowers a checked program to one kernel list over one arena (kernelList.ts's format): every element
+ * arg, literal and equation output gets its own aligned slot, a quantized weight an index into the
+ * weight table the device builds from its binding. An equation outside what is lowered here is
+ * refused with CapabilityMissing naming `host.<op>`, never run some other way.
+ */
+import { CapabilityMissing } from '../../errors/index.js';
+import type { CheckedEqn, CheckedProgram } from '../../ir/checked.js';
+import { isLiteral, isQuantized, numel, storageBytes } from '../../ir/types.js';
+import type { AnyType } from '../../ir/ops.js';
+import { BINARY_OPS, UNARY_OPS, type BinaryOp, type UnaryOp } from '../../ops/elementwise.js';
+import { rmsnormOf } from '../../targets/host/rmsnorm.js';
+import { lowerMovement } from './movement.js';
+import { encodeKernels, type HostWeightType, type KernelCall } from './kernelList.js';
+
+/** A host program: its arena's size, the slot of every named value, its weight table and its kernels. */
+export interface HostLowered {
+  readonly arenaBytes: number;
+  readonly slots: Readonly<Record<string, number>>;
+  /** Literal constants to write into the arena once: [offset, dtype, value]. */
+  readonly constants: readonly (readonly [number, 'f32' | 'i32', number])[];
+  /** Quantized weights in table order: arg name, type, K, N. */
+  readonly weights: readonly { readonly name: string; readonly type: HostWeightType; readonly k: number; readonly n: number }[];
+  readonly list: Float64Array;
+}
+
+const ALIGN = 64;
+
+/** Lowers `checked`; CapabilityMissing for an equation no kernel here computes. */
+export function lowerHost(checked: CheckedProgram): HostLowered {
+  let top = 0;
+  const slots: Record<string, number> = {};
+  const constants: [number, 'f32' | 'i32', number][] = [];
+  const weights: { name: string; type: HostWeightType; k: number; n: number }[] = [];
+  const weightIndex = new Map<string, number>();
+  const place = (bytes: number): number => { const at = top; top += Math.ceil(Math.max(bytes, 1) / ALIGN) * ALIGN; return at; };
+  for (const a of checked.program.args) {
+    if (isQuantized(a.dtype)) {
+      weightIndex.set(a.name, weights.length);
+      weights.push({ name: a.name, type: a.dtype, k: a.shape[1]!, n: a.shape[0]! });
+    } else {
+      slots[a.name] = place(storageBytes(a.dtype, a.shape));
+    }
+  }
+  const calls: KernelCall[] = [];
+  for (const e of checked.eqns) {
+    const outs = Array.isArray(e.eqn.out) ? (e.eqn.out as string[]) : [e.eqn.out as string];
+    outs.forEach((o, k) => { slots[o] = place(storageBytes(e.outs[k]!.dtype, e.outs[k]!.shape)); });
+    const operand = (k: number): number => {
+      const o = e.eqn.in[k]!;
+      if (!isLiteral(o)) return slots[o]!;
+      const at = place(4);
+      constants.push([at, e.ins[k]!.dtype === 'i32' ? 'i32' : 'f32', o.lit]);
+      return at;
+    };
+    const weight = (k: number): number | undefined => {
+      const o = e.eqn.in[k]!;
+      return isLiteral(o) ? undefined : weightIndex.get(o);
+    };
+    calls.push(...lowerEqn(e, operand, weight, slots[outs[0]!]!, place));
+  }
+  return { arenaBytes: top, slots, constants, weights, list: encodeKernels(calls) };
+}
+
+function refused(e: CheckedEqn, what: string = e.op): never {
+  throw new CapabilityMissing(e.index, e.op, `host.${what}`);
+}
+
+const n = (t: AnyType): number => numel(t.shape);
+
+function lowerEqn(
+  e: CheckedEqn, at: (k: number) => number, weight: (k: number) => number | undefined, y: number, scratch: (bytes: number) => number,
+): KernelCall[] {
+  const eqn = e.index;
+  const op = e.op;
+  if ((BINARY_OPS as readonly string[]).includes(op)) {
+    const [a, b] = e.ins as [AnyType, AnyType];
+    const aScalar = n(a) === 1 && n(e.outs[0]!) !== 1;
+    const bScalar = n(b) === 1 && n(e.outs[0]!) !== 1;
+    if ((!aScalar && n(a) !== n(e.outs[0]!)) || (!bScalar && n(b) !== n(e.outs[0]!))) refused(e, `${op}.shape`);
+    const kind = a.dtype === 'i32' ? 'binary_i32' : 'binary';
+    return [{ op: kind, eqn, fn: op as BinaryOp, a: at(0), b: at(1), y, n: n(e.outs[0]!), aScalar, bScalar }];
+  }
+  if ((UNARY_OPS as readonly string[]).includes(op)) return [{ op: 'unary', eqn, fn: op as UnaryOp, x: at(0), y, n: n(e.outs[0]!) }];
+  const x = e.ins[0]!;
+  const C = x.shape[x.shape.length - 1] ?? 1;
+  // Rows from the leading dims, so a row of zero elements still counts its rows.
+  const rows = numel(x.shape.slice(0, -1));
+  switch (op) {
+    case 'matmul': {
+      const w = weight(1);
+      if (w !== undefined) return [{ op: 'matmul_w', eqn, x: at(0), y, T: x.shape[0]!, w }];
+      const b = e.ins[1]!;
+      const r = x.shape.length;
+      return [{ op: 'matmul', eqn, a: at(0), b: at(1), y, batch: numel(x.shape.slice(0, r - 2)), M: x.shape[r - 2]!, K: x.shape[r - 1]!, N: b.shape[r - 1]! }];
+    }
+    case 'reduce_sum': return [{ op: 'row_sum', eqn, x: at(0), y, rows, C }];
+    case 'reduce_max': return [{ op: 'row_max', eqn, x: at(0), y, rows, C }];
+    case 'reshape': return [{ op: 'copy', eqn, x: at(0), y, bytes: storageBytes(e.outs[0]!.dtype, e.outs[0]!.shape) }];
+    case 'convert': {
+      const w = weight(0);
+      if (w !== undefined) return [{ op: 'dequant', eqn, w, row0: 0, rows: x.shape[0]!, y }];
+      if (isQuantized(x.dtype)) return refused(e);
+      return [{ op: 'convert', eqn, from: x.dtype, to: e.outs[0]!.dtype, x: at(0), y, n: n(x) }];
+    }
+    case 'gather': {
+      const w = weight(0);
+      if (w === undefined) return refused(e, 'gather.f32');
+      return [{ op: 'gather', eqn, w, idx: at(1), y, count: n(e.ins[1]!) }];
+    }
+    case 'row_kernel': {
+      const r = rmsnormOf(e);
+      if (r === null) return refused(e, 'row_kernel.body');
+      return [{ op: 'rmsnorm', eqn, x: at(r.x), g: at(r.g), y, rows, C, eps: r.eps }];
+    }
+    case 'dynamic_update_slice': {
+      const bytes = storageBytes(x.dtype, x.shape);
+      const u = e.ins[1]!;
+      if (x.shape.length === 0) return [{ op: 'copy', eqn, x: at(1), y, bytes }];
+      // The kernel updates in place and reads its starts as one i32 array: copy both into place first.
+      const starts = scratch(4 * x.shape.length);
+      const calls: KernelCall[] = [{ op: 'copy', eqn, x: at(0), y, bytes }];
+      x.shape.forEach((_, k) => calls.push({ op: 'copy', eqn, x: at(2 + k), y: starts + 4 * k, bytes: 4 }));
+      calls.push({ op: 'update', eqn, dst: y, upd: at(1), starts, elem: storageBytes(x.dtype, [1]), dims: [...x.shape], update: [...u.shape] });
+      return calls;
+    }
+    case 'transpose': case 'broadcast': case 'slice': case 'concat': return lowerMovement(e, at, y);
+    default: return refused(e);
+  }
+}

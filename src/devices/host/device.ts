@@ -1,0 +1,115 @@
+/**
+ * The host device: the machine's own CPU through the host_kernels addon. It keeps every device rule
+ * (contexts, the exact shape ABI, deadlines and poisoning, fault injection) through DeviceRules, holds
+ * its buffers in this process (JsMemory), and replays one step as ONE runList call over one arena: the
+ * inputs are copied into their slots, the kernel list runs without JavaScript between kernels, and the
+ * results are copied out. Opening it where the addon is not built answers NoDevice saying why and how.
+ *
+ * A quantized weight bound from a file is mapped by the addon (mmap) and read in place: its buffer
+ * here only carries its size for the binding checks and is never written (its zero pages stay
+ * unallocated). Any other file weight is read into its buffer, as on every device.
+ */
+import { statSync } from 'node:fs';
+import { loadHostArtifact, type HostProgram } from '../../compiler/host/backend.js';
+import { InvalidInput } from '../../errors/index.js';
+import { readFileWeightBytes, type FileWeight } from '../../ir/fileWeight.js';
+import { isQuantized } from '../../ir/types.js';
+import { resultBinding, stateBinding } from '../../compiler/wiring.js';
+import { HOST_TARGET } from '../../targets/host/index.js';
+import { programAbi } from '../abi.js';
+import type { ArenaId, Bindings, BufferId, LoadedArtifact } from '../device.js';
+import type { DeviceBaseOptions, Decoded } from '../rules.js';
+import { JsDevice } from '../rules.js';
+import { loadHostKernels, type HostKernels, type HostWeight } from './native.js';
+
+export class HostDevice extends JsDevice<HostProgram> {
+  readonly kind = 'host' as const;
+  readonly simulated = false;
+  readonly kernels: HostKernels;
+  // Weights the addon maps from their files, by the buffer that stands for each in the bindings.
+  private readonly mapped = new Map<unknown, HostWeight>();
+
+  /** NoDevice('host', why and how to build it) when the addon is not built or does not load. */
+  constructor(opts: DeviceBaseOptions = {}, kernels: HostKernels = loadHostKernels()) {
+    super(opts, { name: 'host', maxContexts: HOST_TARGET.contexts });
+    this.kernels = kernels;
+  }
+
+  /** Binds a file weight: a quantized matrix mapped in place, anything else read into a buffer. */
+  mapFile(w: FileWeight, name: string): BufferId {
+    this.usable();
+    if (!isQuantized(w.dtype) || w.shape.length !== 2) {
+      const bytes = readFileWeightBytes(w, name);
+      const b = this.allocBuffer(w.length);
+      this.write(b, 0, bytes);
+      return b;
+    }
+    let st;
+    try {
+      st = statSync(w.file);
+    } catch (e) {
+      throw new InvalidInput(`/${name}/file`, `cannot map weight ${name} from ${w.file}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    if (st.size !== w.identity.size || st.mtimeMs !== w.identity.mtimeMs) {
+      throw new InvalidInput(`/${name}/file`, `cannot map weight ${name} from ${w.file}: it changed since it was bound; bind it again`);
+    }
+    const weight = this.kernels.openWeight({ path: w.file, offset: w.offset, length: w.length, type: w.dtype, k: w.shape[1]!, n: w.shape[0]! });
+    const b = this.allocBuffer(w.length);
+    this.mapped.set(b, weight);
+    return b;
+  }
+
+  /** Frees a buffer or arena, unmapping the file weight it stands for. */
+  override free(target: BufferId | ArenaId): void {
+    super.free(target);
+    this.mapped.get(target)?.close();
+    this.mapped.delete(target);
+  }
+
+  /** Frees everything, unmapping every file weight. */
+  override drop(): void {
+    super.drop();
+    for (const w of this.mapped.values()) w.close();
+    this.mapped.clear();
+  }
+
+  protected decode(bytes: Uint8Array): Decoded<HostProgram> {
+    const p = loadHostArtifact(bytes, this.name);
+    return { name: p.checked.program.name, args: programAbi(p.checked), ctx: p };
+  }
+
+  protected compute(p: HostProgram, loaded: LoadedArtifact, bindings: Bindings): () => void {
+    const { checked, lowered } = p;
+    const sizeOf = (name: string): number => loaded.args.find((a) => a.name === name)!.bytes;
+    const arena = new Uint8Array(lowered.arenaBytes);
+    const dv = new DataView(arena.buffer);
+    for (const [at, dtype, v] of lowered.constants) {
+      if (dtype === 'i32') dv.setInt32(at, v, true);
+      else dv.setFloat32(at, v, true);
+    }
+    for (const a of checked.program.args) {
+      const slot = lowered.slots[a.name];
+      if (slot !== undefined) arena.set(this.memory.view(bindings[a.name]!, sizeOf(a.name)), slot);
+    }
+    const own: HostWeight[] = [];
+    const weights = lowered.weights.map((w) => {
+      const mapped = this.mapped.get(bindings[w.name]!);
+      if (mapped !== undefined) return mapped;
+      const h = this.kernels.weightFromBytes(this.memory.view(bindings[w.name]!, sizeOf(w.name)), w.type, w.k, w.n);
+      own.push(h);
+      return h;
+    });
+    try {
+      this.kernels.run(arena, lowered.list, weights);
+    } finally {
+      for (const w of own) w.close();
+    }
+    const outs: [string, string][] = [...new Set(checked.program.results)].map((r) => [resultBinding(r), r]);
+    for (const [arg, next] of Object.entries(checked.program.state)) outs.push([stateBinding(arg), next]);
+    const views = outs.map(([binding, value]) => {
+      const n = sizeOf(binding);
+      return [this.memory.view(bindings[binding]!, n), arena.subarray(lowered.slots[value]!, lowered.slots[value]! + n)] as const;
+    });
+    return () => { for (const [view, bytes] of views) view.set(bytes); };
+  }
+}

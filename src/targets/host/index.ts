@@ -1,0 +1,145 @@
+/**
+ * The `host` target: the machine's own CPU through the host_kernels addon (src/native/host/,
+ * docs/HOST.md). It admits what those kernels compute: f32 arithmetic (i32 for the binary ops), every
+ * quantized weight dtype as a matmul's right operand, a gather's table or a convert's source, and the
+ * data movement of rank <= 4 that copy_strided and update carry. Everything else is refused with a
+ * stable capability `host.<op>` (or `host.<op>.<dtype>`), so a plan says what is missing.
+ */
+import type { CheckedEqn } from '../../ir/checked.js';
+import { QUANT_DTYPES, isQuantized, numel } from '../../ir/types.js';
+import type { AnyDType } from '../../ir/types.js';
+import { CLASS_TOLERANCES } from '../../numerics/classes.js';
+import type { OpName } from '../../ops/rule.js';
+import { ADMIT, refuse } from '../target.js';
+import { rmsnormOf } from './rmsnorm.js';
+import type { AdmissionRule, AdmissionTable, NumericsPolicy, Target } from '../target.js';
+
+/** The widest rank the addon's strided copy and in-place update take. */
+export const HOST_MAX_RANK = 4;
+
+const dtypeOf = (e: CheckedEqn, k: number): AnyDType => e.ins[k]!.dtype;
+
+/** Every operand and result of `e` in one of `dtypes`, or the refusal naming the first that is not. */
+function onlyDtypes(op: OpName, dtypes: readonly AnyDType[]): AdmissionRule {
+  return (e) => {
+    for (const t of [...e.ins, ...e.outs]) {
+      if (!dtypes.includes(t.dtype)) return refuse(`host.${op}.${t.dtype}`);
+    }
+    return ADMIT;
+  };
+}
+
+/** A binary op: f32 (`ge` writes bools), or i32 through the addon's integer kernel. */
+function binary(op: OpName): AdmissionRule {
+  return (e) => {
+    const d = dtypeOf(e, 0);
+    if ((d !== 'f32' && d !== 'i32') || dtypeOf(e, 1) !== d) return refuse(`host.${op}.${d}`);
+    return ADMIT;
+  };
+}
+
+/** Data movement of rank <= 4, in any element dtype (the copies move bytes). */
+function movement(op: OpName): AdmissionRule {
+  return (e) => {
+    for (const t of [...e.ins, ...e.outs]) {
+      if (isQuantized(t.dtype)) return refuse(`host.${op}.${t.dtype}`);
+      if (t.shape.length > HOST_MAX_RANK) return refuse(`host.${op}.rank`);
+    }
+    return ADMIT;
+  };
+}
+
+/** A reduction over the last axis only: the addon's row_sum and row_max. */
+function reduction(op: OpName): AdmissionRule {
+  return (e) => {
+    const x = e.ins[0]!;
+    if (x.dtype !== 'f32') return refuse(`host.${op}.${x.dtype}`);
+    const axes = (e.eqn.attrs['axes'] as readonly number[] | undefined) ?? [];
+    if (x.shape.length > 0 && (axes.length !== 1 || axes[0] !== x.shape.length - 1)) return refuse(`host.${op}.axes`);
+    return ADMIT;
+  };
+}
+
+/** matmul: f32 by f32, or f32 activations `[T, K]` by a quantized weight `[N, K]` (its right operand, transposed). */
+const matmul: AdmissionRule = (e) => {
+  const a = e.ins[0]!;
+  const b = e.ins[1]!;
+  if (a.dtype !== 'f32') return refuse(`host.matmul.${a.dtype}`);
+  if (isQuantized(b.dtype)) return a.shape.length === 2 && b.shape.length === 2 ? ADMIT : refuse('host.matmul.rank');
+  if (b.dtype !== 'f32') return refuse(`host.matmul.${b.dtype}`);
+  return a.shape.length === b.shape.length ? ADMIT : refuse('host.matmul.rank');
+};
+
+/** gather: rows of a quantized weight table by i32 indices along axis 0. */
+const gather: AdmissionRule = (e) => {
+  const t = e.ins[0]!;
+  if (e.ins[1]!.dtype !== 'i32') return refuse(`host.gather.${e.ins[1]!.dtype}`);
+  if ((e.eqn.attrs['axis'] ?? 0) !== 0 || t.shape.length !== 2) return refuse('host.gather.axis');
+  // An f32 table is not lowered yet: gather reads a weight the addon holds (a quantized one).
+  return isQuantized(t.dtype) ? ADMIT : refuse(`host.gather.${t.dtype}`);
+};
+
+/** convert: between the element dtypes, or from a quantized weight to f32 (dequant). */
+const convert: AdmissionRule = (e) => {
+  const from = dtypeOf(e, 0);
+  const to = e.outs[0]!.dtype;
+  if (isQuantized(from)) return to === 'f32' && e.ins[0]!.shape.length === 2 ? ADMIT : refuse(`host.convert.${from}`);
+  return ADMIT;
+};
+
+/** A row kernel of f32 rows whose body is the RMSNorm the addon has a kernel for. */
+const rowKernel: AdmissionRule = (e) => {
+  for (const t of [...e.ins, ...e.outs]) if (t.dtype !== 'f32') return refuse(`host.row_kernel.${t.dtype}`);
+  return rmsnormOf(e) === null ? refuse('host.row_kernel.body') : ADMIT;
+};
+
+/** A binary op whose operands are the result's size, or one of them a scalar. */
+function binaryShaped(op: OpName): AdmissionRule {
+  const rule = binary(op);
+  return (e) => {
+    const out = numel(e.outs[0]!.shape);
+    for (const t of e.ins) if (numel(t.shape) !== out && numel(t.shape) !== 1) return refuse(`host.${op}.broadcast`);
+    return rule(e);
+  };
+}
+
+const unary = (op: OpName) => onlyDtypes(op, ['f32']);
+
+export const HOST_ADMISSION = {
+  add: binaryShaped('add'), sub: binaryShaped('sub'), mul: binaryShaped('mul'), div: binaryShaped('div'),
+  max: binaryShaped('max'), min: binaryShaped('min'), ge: binaryShaped('ge'),
+  neg: unary('neg'), recip: unary('recip'), exp: unary('exp'), log: unary('log'), tanh: unary('tanh'),
+  erf: unary('erf'), sqrt: unary('sqrt'), rsqrt: unary('rsqrt'), abs: unary('abs'),
+  logistic: unary('logistic'), sin: unary('sin'), cos: unary('cos'),
+  convert, reduce_sum: reduction('reduce_sum'), reduce_max: reduction('reduce_max'), matmul, gather,
+  reshape: movement('reshape'), transpose: movement('transpose'), broadcast: movement('broadcast'),
+  slice: movement('slice'), concat: movement('concat'), dynamic_update_slice: movement('dynamic_update_slice'),
+  // No iota kernel: a program's constants are computed once, on the oracle, before it reaches a host.
+  iota: () => refuse('host.iota'),
+  row_kernel: rowKernel,
+  all_reduce: () => refuse('collective.all_reduce'),
+} satisfies AdmissionTable;
+
+/**
+ * The Contract class: the kernels compute in f32 in another summation order than the oracle's f64.
+ * docs/HOST.md derives each bound; the tolerance is the class's f32 absrel (abs 2e-6 + rel 1e-5).
+ */
+export const HOST_NUMERICS = {
+  kind: 'class',
+  numericsClass: 'Contract',
+  tolerances: CLASS_TOLERANCES.Contract,
+  perEquation: 'f32 kernels (docs/HOST.md): a dot product of length K within γ(K+2)·Σ|x·w|, unary ops 1 ulp, the rest exact',
+  premise: 'u = 2^-24 and γ(n) = nu/(1-nu); dot products short enough (K of a few hundred, or sums without heavy cancellation) that γ(K+2)·Σ|x·w| stays within abs 2e-6 + rel 1e-5 of the result',
+} as const satisfies NumericsPolicy;
+
+/** Every quantized weight dtype: the addon reads each in place, byte for byte as in its file. */
+export const HOST_QUANTIZED = QUANT_DTYPES;
+
+/** The addon's hardware contexts: artifacts are plain kernel lists, so as many as the CPU oracle's. */
+export const HOST_CONTEXTS = 16;
+export const HOST_PART = 'host:cpu';
+
+export const HOST_TARGET: Target = {
+  name: 'host', device: 'host', contexts: HOST_CONTEXTS, part: HOST_PART, admission: HOST_ADMISSION, numerics: HOST_NUMERICS,
+  quantizedWeights: HOST_QUANTIZED,
+};

@@ -1,0 +1,118 @@
+import { expect } from 'chai';
+import { createEngine, type Engine } from '../../src/jobs/engine.js';
+import { program } from '../../src/ops/builder.js';
+import { tensor } from '../../src/ir/tensor.js';
+import { rejectsWith, tempDir } from '../jobs/helpers.js';
+import { loadHostKernels } from '../../src/devices/host/native.js';
+
+/** x [2, 64]: add, mul, exp, an f32 matmul and the RMSNorm row kernel, as a model's step would. */
+function smallProgram() {
+  const p = program('host-small');
+  const x = p.activation('x', 'f32', [2, 64]);
+  const w = p.weight('w', 'f32', [64, 16]);
+  const g = p.weight('g', 'f32', [64]);
+  const [n] = p.rowKernel([x, g], {
+    params: ['x', 'w'],
+    steps: [
+      { op: 'mul', in: ['x', 'x'], out: 'sq' },
+      { op: 'reduce_sum', in: ['sq'], out: 'ss' },
+      { op: 'div', in: ['ss', { lit: 64 }], out: 'ms' },
+      { op: 'add', in: ['ms', { lit: 1e-6 }], out: 'mse' },
+      { op: 'sqrt', in: ['mse'], out: 'rms' },
+      { op: 'div', in: ['x', 'rms'], out: 'xn' },
+      { op: 'mul', in: ['xn', 'w'], out: 'y' },
+    ],
+    results: ['y'],
+  });
+  const h = p.exp(p.mul(p.add(n!, 0.5), 0.25));
+  p.results(p.matmul(h, w));
+  return p.build();
+}
+
+const seq = (k: number, f: (i: number) => number) => Array.from({ length: k }, (_, i) => f(i));
+
+function hostBuilt(): boolean {
+  try { loadHostKernels(); return true; } catch { return false; }
+}
+
+describe('devices/host: the host target through the engine', function () {
+  let tmp: ReturnType<typeof tempDir>;
+  let engine: Engine;
+  beforeEach(function () {
+    if (!hostBuilt()) this.skip();
+    tmp = tempDir(); engine = createEngine({ cacheDir: tmp.dir });
+  });
+  afterEach(async () => { await engine?.close(); tmp?.remove(); });
+
+  it('equals the oracle within the target tolerance (verify passes)', async () => {
+    const inputs = {
+      x: tensor('f32', [2, 64], seq(128, (i) => Math.sin(i) * 2)),
+      w: tensor('f32', [64, 16], seq(1024, (i) => Math.cos(i * 0.37) / 8)),
+      g: tensor('f32', [64], seq(64, (i) => 1 + i / 64)),
+    };
+    const r = await engine.submit({ program: smallProgram(), target: 'host', inputs, verify: true }).result;
+    expect(r.target).to.equal('host');
+    expect(r.simulated).to.equal(false);
+    expect(r.verification?.pass, JSON.stringify(r.verification)).to.equal(true);
+  });
+
+  it('moves data as the oracle does: transpose, broadcast, strided slice, concat (f32 and i32)', async () => {
+    for (const dtype of ['f32', 'i32'] as const) {
+      const p = program('move');
+      const x = p.activation('x', dtype, [2, 3, 4]);
+      const r = p.activation('r', dtype, [3]);
+      const t = p.transpose(x, [2, 0, 1]);
+      const b = p.broadcast(r, [2, 3, 4], [1]);
+      const s = p.slice(x, [0, 1, 0], [2, 3, 4], [1, 1, 2]);
+      const c = p.concat([x, b, x], 2);
+      p.results(t, s, c, p.add(b, x));
+      const inputs = { x: tensor(dtype, [2, 3, 4], seq(24, (i) => i * 3 - 7)), r: tensor(dtype, [3], [5, -6, 7]) };
+      const host = await engine.submit({ program: p.build(), target: 'host', inputs, verify: true }).result;
+      expect(host.verification?.pass, dtype).to.equal(true);
+      const cpu = await engine.submit({ program: p.build(), target: 'cpu', inputs }).result;
+      for (const k of Object.keys(cpu.results)) expect(Array.from(host.results[k]!.data), `${dtype} ${k}`).to.deep.equal(Array.from(cpu.results[k]!.data));
+    }
+  });
+
+  it('writes a KV-cache row with dynamic_update_slice and carries it from step to step, as the oracle', async () => {
+    const p = program('kv');
+    const kv = p.state('kv', 'f32', [4, 3]);
+    const row = p.activation('row', 'f32', [1, 3]);
+    const pos = p.activation('pos', 'i32', []);
+    const kv2 = p.dynamicUpdateSlice(kv, p.mul(row, 2), [pos, 0]);
+    p.results(kv2);
+    p.carry(kv, kv2);
+    const inputs = {
+      kv: tensor('f32', [4, 3], seq(12, () => 0)),
+      row: [tensor('f32', [1, 3], [1, 2, 3]), tensor('f32', [1, 3], [4, 5, 6])],
+      pos: [tensor('i32', [], [2]), tensor('i32', [], [0])],
+    };
+    const host = await engine.submit({ program: p.build(), target: 'host', inputs, steps: 2, verify: true }).result;
+    expect(host.verification?.pass).to.equal(true);
+    expect(Array.from(host.state['kv']!.data)).to.deep.equal([8, 10, 12, 0, 0, 0, 2, 4, 6, 0, 0, 0]);
+    const bad = { ...inputs, pos: tensor('i32', [], [4]), row: tensor('f32', [1, 3], [1, 2, 3]) };
+    await rejectsWith(engine.submit({ program: p.build(), target: 'host', inputs: bad }).result, 'IndexOutOfRange');
+  });
+
+  it('compiles through the blob cache: the second job of the same program is a cache hit', async () => {
+    const inputs = {
+      x: tensor('f32', [2, 64], seq(128, (i) => i / 100)),
+      w: tensor('f32', [64, 16], seq(1024, (i) => (i % 7) / 8)),
+      g: tensor('f32', [64], seq(64, () => 1)),
+    };
+    const first = await engine.submit({ program: smallProgram(), target: 'host', inputs }).result;
+    const second = await engine.submit({ program: smallProgram(), target: 'host', inputs }).result;
+    expect([first.cacheHit, second.cacheHit]).to.deep.equal([false, true]);
+    const data = (r: typeof first) => Array.from(Object.values(r.results)[0]!.data);
+    expect(data(second)).to.deep.equal(data(first));
+    expect(data(first).some((v) => v !== 0)).to.equal(true);
+  });
+
+  it('refuses an op it has no kernel for with a host capability', async () => {
+    const p = program('no');
+    const x = p.activation('x', 'f32', [2, 4]);
+    p.results(p.add(x, p.iota([2, 4], 1, 'f32')));
+    const e = await rejectsWith(engine.submit({ program: p.build(), target: 'host', inputs: { x: tensor('f32', [2, 4], seq(8, (i) => i)) } }).result, 'CapabilityMissing');
+    expect(e.toWire()).to.deep.include({ capability: 'host.iota' });
+  });
+});
