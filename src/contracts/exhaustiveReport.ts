@@ -5,6 +5,7 @@
  */
 import { bitsOf, fromBits } from '../devices/xdna2/f32.js';
 import { f16ToBits } from '../numerics/float16.js';
+import type { NativeElement } from './nativeSweep.js';
 
 /** The most failing inputs a report lists; the rest are counted. */
 export const MAX_LISTED = 1000;
@@ -82,17 +83,8 @@ export interface ExhaustiveReport {
   readonly notes: readonly string[];
 }
 
-/** One judged element as the tally takes it (a chunk's, native or not). */
-export interface TallyElement {
-  readonly a: number;
-  readonly b: number;
-  readonly got: number;
-  readonly want: number;
-  readonly error: number;
-  readonly bound: number;
-  readonly ratio: number;
-  readonly cancellation: boolean;
-}
+/** One judged element as the tally takes it (a chunk's, native or not): the native sweep's element. */
+export type TallyElement = NativeElement;
 
 /** What one chunk contributes. */
 export interface ChunkPart {

@@ -4,7 +4,7 @@
  * model of hundreds of MB is never read whole to list it. Every malformed or hostile field is a
  * GgufError naming the byte it is about.
  */
-import { closeSync, readSync } from 'node:fs';
+import { closeSync, openSync, readSync } from 'node:fs';
 import { GgufError } from '../../errors/index.js';
 import { openRegularFile } from '../../io/files.js';
 import { Cursor, NeedMoreBytes } from './cursor.js';
@@ -134,4 +134,15 @@ export function openGguf(path: string, opts: ReadGgufOptions = {}): GgufFile {
 /** The ggml type name of an id, or `type N` for one this package does not know. */
 export function typeName(id: number): string {
   return ggmlType(id)?.name ?? `type ${id}`;
+}
+
+/** True when the file at `path` starts with the GGUF magic; the caller has checked it is a regular file. */
+export function hasGgufMagic(path: string): boolean {
+  const fd = openSync(path, 'r');
+  try {
+    const b = Buffer.alloc(4);
+    return readSync(fd, b, 0, 4, 0) === 4 && b.toString('latin1') === 'GGUF';
+  } finally {
+    closeSync(fd);
+  }
 }

@@ -4,11 +4,11 @@
  * weights as byte ranges and the tokenizer (the GGUF's own, or the directory's tokenizer.json); a
  * model without a usable tokenizer still runs token ids, and says why when text is asked of it.
  */
-import { closeSync, existsSync, openSync, readSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, realpathSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { EngineError, InvalidInput, messageOf, TokenizerError, UsageError } from '../../errors/index.js';
 import { readRegularFile } from '../../io/files.js';
-import { openGguf } from '../gguf/reader.js';
+import { hasGgufMagic, openGguf } from '../gguf/reader.js';
 import { readQ4nxHeader } from '../q4nx/container.js';
 import { loadTokenizer, tokenizerFromGguf } from '../tokenizer/load.js';
 import type { Tokenizer } from '../tokenizer/types.js';
@@ -26,15 +26,6 @@ export interface ModelSource {
   readonly tokenizer: Tokenizer | TokenizerError;
 }
 
-function isGguf(path: string): boolean {
-  const fd = openSync(path, 'r');
-  try {
-    const b = Buffer.alloc(4);
-    return readSync(fd, b, 0, 4, 0) === 4 && b.toString('latin1') === 'GGUF';
-  } finally {
-    closeSync(fd);
-  }
-}
 
 function tokenizerOr(load: () => Tokenizer, source: string): Tokenizer | TokenizerError {
   try {
@@ -53,7 +44,7 @@ export function openModelSource(path: string): ModelSource {
   const st = statSync(real);
   if (st.isDirectory()) return openDirectory(real);
   if (!st.isFile()) throw new InvalidInput(path, 'a model is a GGUF file or a model directory, not a special file');
-  if (!isGguf(real)) throw new InvalidInput(path, 'not a GGUF file (no GGUF magic) and not a model directory');
+  if (!hasGgufMagic(real)) throw new InvalidInput(path, 'not a GGUF file (no GGUF magic) and not a model directory');
   const f = openGguf(real);
   try {
     const config = configFromGguf(f);

@@ -3,10 +3,10 @@
  * directory, a file starting with the GGUF magic, else JSON). A file named tokenizer.json is read with
  * the tokenizer_config.json, config.json and generation_config.json beside it, as a directory is.
  */
-import { closeSync, openSync, readSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { messageOf, ResourceLimit, TokenizerError, UsageError } from '../../errors/index.js';
-import { openGguf } from '../gguf/reader.js';
+import { hasGgufMagic, openGguf } from '../gguf/reader.js';
 import type { GgufFile } from '../gguf/types.js';
 import { tokenizerFromSpec } from './core.js';
 import { specFromGguf } from './fromGguf.js';
@@ -57,15 +57,6 @@ function hfFiles(dir: string, tokenizerPath: string, source: string): HfTokenize
   };
 }
 
-function startsWithGgufMagic(path: string): boolean {
-  const fd = openSync(path, 'r');
-  try {
-    const b = Buffer.alloc(4);
-    return readSync(fd, b, 0, 4, 0) === 4 && b.toString('latin1') === 'GGUF';
-  } finally {
-    closeSync(fd);
-  }
-}
 
 /** The tokenizer of an opened GGUF (its metadata only). */
 export function tokenizerFromGguf(file: Pick<GgufFile, 'metadata'>, source = 'GGUF'): Tokenizer {
@@ -95,7 +86,7 @@ export function loadTokenizer(source: string): Tokenizer {
     return tokenizerFromHf(hfFiles(source, path, source), source);
   }
   if (!st.isFile()) throw new UsageError(`cannot read ${source}: not a regular file or directory`);
-  if (startsWithGgufMagic(source)) {
+  if (hasGgufMagic(source)) {
     const file = openGguf(source);
     try {
       return tokenizerFromGguf(file, source);
