@@ -66,11 +66,14 @@ describe('cli: generate and gate', function () {
     expect(b.ids).to.deep.equal(doc.ids);
   });
 
-  it('refuses: --target host (what its planner does not admit yet, exit 1), two prompts (exit 1), malformed ids (exit 2), a missing model (exit 2)', () => {
-    const host = run('generate', gguf, '--prompt', 'x', '--target', 'host', '--json');
-    expect(host.status).to.equal(1);
-    // The host target plans the model's programs and names the first equation it does not admit.
-    expect((JSON.parse(host.out) as { error: object }).error).to.include({ code: 'CapabilityMissing', capability: 'host.iota' });
+  it('--target host gives the greedy ids of --target cpu', () => {
+    const ids = (target: string) => (JSON.parse(run('generate', gguf, '--prompt', 'hello there', '--max-tokens', '6', '--ctx', '32', '--repetition-penalty', '1', '--target', target, '--json').out) as { ids: number[] }).ids;
+    const host = ids('host');
+    expect(host).to.have.length(6);
+    expect(host).to.deep.equal(ids('cpu'));
+  });
+
+  it('refuses: two prompts (exit 1), malformed ids (exit 2), a missing model (exit 2)', () => {
     const two = run('generate', gguf, '--prompt', 'x', '--prompt-ids', '1', '--json');
     expect(two.status).to.equal(1);
     expect(JSON.parse(two.out)).to.have.nested.property('error.code', 'InvalidOptions');

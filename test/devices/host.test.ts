@@ -108,11 +108,43 @@ describe('devices/host: the host target through the engine', function () {
     expect(data(first).some((v) => v !== 0)).to.equal(true);
   });
 
+  it('runs iota and composed row-kernel bodies (scaled masked softmax, SwiGLU, a shared row, two results) as the oracle does', async () => {
+    const p = program('rows');
+    const x = p.activation('x', 'f32', [3, 8]);
+    const u = p.activation('u', 'f32', [3, 8]);
+    const g = p.weight('g', 'f32', [8]);
+    // The mask of a causal attention: column index against a per-row position.
+    const bias = p.mul(p.convert(p.ge(p.iota([3, 8], 1, 'f32'), p.add(p.iota([3, 8], 0, 'f32'), 5)), 'f32'), -1e30);
+    const [sm] = p.rowKernel([x, bias], (b, s, m) => {
+      const t = b.add(b.mul(s, 0.5), m);
+      const e = b.exp(b.sub(t, b.reduceMax(t)));
+      return b.div(e, b.reduceSum(e));
+    });
+    const [sw] = p.rowKernel([x, u], (b, a, c) => b.mul(b.mul(a, b.logistic(a)), c));
+    const [sh, mx] = p.rowKernel([x, g], (b, a, w) => [b.sub(w, 1), b.reduceMax(b.mul(a, w))]);
+    p.results(sm!, sw!, sh!, mx!, p.iota([2, 3], 0, 'i32'));
+    const inputs = {
+      x: tensor('f32', [3, 8], seq(24, (i) => Math.sin(i) * 3)),
+      u: tensor('f32', [3, 8], seq(24, (i) => Math.cos(i))),
+      g: tensor('f32', [8], seq(8, (i) => i / 4)),
+    };
+    const host = await engine.submit({ program: p.build(), target: 'host', inputs }).result;
+    const cpu = await engine.submit({ program: p.build(), target: 'cpu', inputs }).result;
+    for (const [name, want] of Object.entries(cpu.results)) {
+      const got = host.results[name]!;
+      expect(got.shape, name).to.deep.equal(want.shape);
+      Array.from(want.data).forEach((w, i) => expect(Math.abs(Number(got.data[i]) - Number(w)), `${name}[${i}]`).to.be.at.most(2e-6 + 1e-5 * Math.abs(Number(w))));
+    }
+    // The mask hides columns 5.. of row 0: their probabilities are exactly 0.
+    expect(Array.from(Object.values(host.results)[0]!.data.slice(5, 8))).to.deep.equal([0, 0, 0]);
+  });
+
   it('refuses an op it has no kernel for with a host capability', async () => {
     const p = program('no');
-    const x = p.activation('x', 'f32', [2, 4]);
-    p.results(p.add(x, p.iota([2, 4], 1, 'f32')));
-    const e = await rejectsWith(engine.submit({ program: p.build(), target: 'host', inputs: { x: tensor('f32', [2, 4], seq(8, (i) => i)) } }).result, 'CapabilityMissing');
-    expect(e.toWire()).to.deep.include({ capability: 'host.iota' });
+    const x = p.activation('x', 'i32', [2]);
+    const t = p.weight('t', 'f32', [4, 3]);
+    p.results(p.gather(t, x, 0));
+    const e = await rejectsWith(engine.submit({ program: p.build(), target: 'host', inputs: { x: tensor('i32', [2], [0, 1]), t: tensor('f32', [4, 3], seq(12, (i) => i)) } }).result, 'CapabilityMissing');
+    expect(e.toWire()).to.deep.include({ capability: 'host.gather.f32' });
   });
 });

@@ -1,6 +1,6 @@
 /**
- * Hostile cases of the `host` target (issue 11): equations it has no kernel for, a row kernel that is
- * not the RMSNorm, f16 arithmetic, a file weight past its file's end. Each is a typed refusal (exit 1), never a crash in the addon.
+ * Hostile cases of the `host` target (issue 11): equations it has no kernel for, a row kernel body
+ * with a bool step, f16 arithmetic, a file weight past its file's end. Each is a typed refusal (exit 1), never a crash in the addon.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,13 +11,13 @@ const act = (name: string, dtype: string, shape: number[]) => ({ name, role: 'ac
 
 const IOTA = {
   format: 'program@1', name: 't', args: [act('x', 'f32', [4])],
-  eqns: [{ op: 'iota', in: [], out: 'i', shape: [4], dimension: 0, dtype: 'f32' }, { op: 'add', in: ['x', 'i'], out: 'y' }],
+  eqns: [{ op: 'iota', in: [], out: 'i', shape: [4], dimension: 0, dtype: 'f16' }, { op: 'convert', in: ['i'], out: 'j', dtype: 'f32' }, { op: 'add', in: ['x', 'j'], out: 'y' }],
   results: ['y'],
 };
 
 const ROW = {
   format: 'program@1', name: 'r', args: [act('x', 'f32', [2, 4])],
-  eqns: [{ op: 'row_kernel', in: ['x'], out: 'y', body: { params: ['x'], steps: [{ op: 'exp', in: ['x'], out: 'e' }], results: ['e'] } }],
+  eqns: [{ op: 'row_kernel', in: ['x'], out: 'y', body: { params: ['x'], steps: [{ op: 'ge', in: ['x', { lit: 0 }], out: 'e' }], results: ['e'] } }],
   results: ['y'],
 };
 
@@ -34,13 +34,13 @@ const QMM = {
 
 export const cases: readonly HostileCase[] = [
   {
-    name: 'host: iota has no kernel',
+    name: 'host: an f16 iota has no kernel',
     setup: (d) => put(d, 'p.json', IOTA),
     cli: ['plan', '{dir}/p.json', '--target', 'host', '--json'],
     exit: 1, code: 'CapabilityMissing',
   },
   {
-    name: 'host: a row kernel other than the RMSNorm',
+    name: 'host: a row kernel body with a step no kernel composes (ge)',
     setup: (d) => { put(d, 'p.json', ROW); put(d, 'in.json', { x: { dtype: 'f32', shape: [2, 4], data: [1, 2, 3, 4, 5, 6, 7, 8] } }); },
     cli: ['run', '{dir}/p.json', '--target', 'host', '--inputs', '{dir}/in.json'],
     exit: 1, code: 'CapabilityMissing',

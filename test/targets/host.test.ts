@@ -30,10 +30,10 @@ describe('targets/host', () => {
     const p = program('no');
     const x = p.activation('x', 'f16', [2, 4]);
     const y = p.activation('y', 'f32', [2, 4]);
-    p.results(p.exp(x), p.reduceSum(y, [0]), p.iota([4], 0, 'f32'), p.add(x, x));
+    p.results(p.exp(x), p.reduceSum(y, [0]), p.iota([4], 0, 'f16'), p.add(x, x));
     const checked = checkProgram(p.build());
     expect(checked.eqns.map((q) => capability(admissionOf(HOST, q)))).to.deep.equal([
-      'host.exp.f16', 'host.reduce_sum.axes', 'host.iota', 'host.add.f16',
+      'host.exp.f16', 'host.reduce_sum.axes', 'host.iota.f16', 'host.add.f16',
     ]);
   });
 

@@ -84,6 +84,8 @@ export interface KernelArgs {
    * transpose, slice, broadcast (stride 0), concat; elements of 1, 2, 4 or 8 bytes.
    */
   copy_strided: { x: number; y: number; elem: number; dims: readonly number[]; xStrides: readonly number[]; yStrides: readonly number[] };
+  /** y[i] = (i / stride) % dim, as f32 or i32: each element's index along one dimension. */
+  iota: { y: number; i32: boolean; n: number; dim: number; stride: number };
 }
 
 export type KernelOp = keyof KernelArgs;
@@ -95,7 +97,7 @@ export type KernelCall = { [O in KernelOp]: { readonly op: O; readonly eqn?: num
 export const KERNEL_OPS = [
   'matmul_w', 'matmul', 'rmsnorm', 'softmax', 'row_sum', 'row_max', 'exp_sub', 'row_scale', 'rope',
   'gather', 'dequant', 'update', 'unary', 'binary', 'binary_i32', 'convert', 'copy', 'matmul_bt',
-  'copy_strided',
+  'copy_strided', 'iota',
 ] as const satisfies readonly KernelOp[];
 
 const flag = (b: boolean | undefined): number => (b ? 1 : 0);
@@ -134,6 +136,7 @@ const ENCODE: { readonly [O in KernelOp]: (a: KernelArgs[O]) => number[] } = {
     const pad = (d: readonly number[], v: number) => [...d, ...new Array<number>(4 - r).fill(v)];
     return [a.x, a.y, a.elem, r, ...pad(a.dims, 1), ...pad(a.xStrides, 0), ...pad(a.yStrides, 0)];
   },
+  iota: (a) => [a.y, flag(a.i32), a.n, a.dim, a.stride],
 };
 
 /** The kernel list of `calls`, as the addon's runList reads it. */

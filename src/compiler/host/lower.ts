@@ -10,6 +10,8 @@ import { isLiteral, isQuantized, numel, storageBytes } from '../../ir/types.js';
 import type { AnyType } from '../../ir/ops.js';
 import { BINARY_OPS, UNARY_OPS, type BinaryOp, type UnaryOp } from '../../ops/elementwise.js';
 import { rmsnormOf } from '../../targets/host/rmsnorm.js';
+import { rowBodyOf } from '../../targets/host/rowBody.js';
+import { lowerRowBody, type RowBodySlots } from './rowKernel.js';
 import { lowerMovement } from './movement.js';
 import { encodeKernels, type HostWeightType, type KernelCall } from './kernelList.js';
 
@@ -57,7 +59,11 @@ export function lowerHost(checked: CheckedProgram): HostLowered {
       const o = e.eqn.in[k]!;
       return isLiteral(o) ? undefined : weightIndex.get(o);
     };
-    calls.push(...lowerEqn(e, operand, weight, slots[outs[0]!]!, place));
+    const io: RowBodySlots = {
+      at: operand, out: (k) => slots[outs[k]!]!, place,
+      literal: (v) => { const at = place(4); constants.push([at, 'f32', v]); return at; },
+    };
+    calls.push(...lowerEqn(e, io, weight));
   }
   return { arenaBytes: top, slots, constants, weights, list: encodeKernels(calls) };
 }
@@ -68,9 +74,9 @@ function refused(e: CheckedEqn, what: string = e.op): never {
 
 const n = (t: AnyType): number => numel(t.shape);
 
-function lowerEqn(
-  e: CheckedEqn, at: (k: number) => number, weight: (k: number) => number | undefined, y: number, scratch: (bytes: number) => number,
-): KernelCall[] {
+function lowerEqn(e: CheckedEqn, io: RowBodySlots, weight: (k: number) => number | undefined): KernelCall[] {
+  const { at, place: scratch } = io;
+  const y = io.out(0);
   const eqn = e.index;
   const op = e.op;
   if ((BINARY_OPS as readonly string[]).includes(op)) {
@@ -82,6 +88,13 @@ function lowerEqn(
     return [{ op: kind, eqn, fn: op as BinaryOp, a: at(0), b: at(1), y, n: n(e.outs[0]!), aScalar, bScalar }];
   }
   if ((UNARY_OPS as readonly string[]).includes(op)) return [{ op: 'unary', eqn, fn: op as UnaryOp, x: at(0), y, n: n(e.outs[0]!) }];
+  if (op === 'iota') {
+    const out = e.outs[0]!;
+    if (out.dtype !== 'f32' && out.dtype !== 'i32') return refused(e, `iota.${out.dtype}`);
+    const d = (e.eqn.attrs as { dimension: number }).dimension;
+    const stride = numel(out.shape.slice(d + 1));
+    return [{ op: 'iota', eqn, y, i32: out.dtype === 'i32', n: n(out), dim: Math.max(1, out.shape[d] ?? 1), stride: Math.max(1, stride) }];
+  }
   const x = e.ins[0]!;
   const C = x.shape[x.shape.length - 1] ?? 1;
   // Rows from the leading dims, so a row of zero elements still counts its rows.
@@ -110,8 +123,10 @@ function lowerEqn(
     }
     case 'row_kernel': {
       const r = rmsnormOf(e);
-      if (r === null) return refused(e, 'row_kernel.body');
-      return [{ op: 'rmsnorm', eqn, x: at(r.x), g: at(r.g), y, rows, C, eps: r.eps }];
+      if (r !== null) return [{ op: 'rmsnorm', eqn, x: at(r.x), g: at(r.g), y, rows, C, eps: r.eps }];
+      const plan = rowBodyOf(e);
+      if (plan === null) return refused(e, 'row_kernel.body');
+      return lowerRowBody(e, plan, io);
     }
     case 'dynamic_update_slice': {
       const bytes = storageBytes(x.dtype, x.shape);

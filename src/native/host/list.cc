@@ -47,6 +47,15 @@ void execute(const Ctx& base, const Arena& a, const Rec& r) {
     case K_COPY: std::memmove(r.p[1], r.p[0], size_t(v[2])); return;
     case K_MATMUL_BT: matmulF32T(c, as<float>(r.p[0]), as<float>(r.p[1]), as<float>(r.p[2]), v[3], v[4], v[5], v[6]); return;
     case K_COPY_STRIDED: copyStrided(r.p[1], v + 12, r.p[0], v + 8, v + 4, int(v[2])); return;
+    case K_IOTA:
+      // Each element is its index along one dimension: (flat index / stride) % dim, exact in f32
+      // up to 2^24 (the checker's n bounds every value by the element count).
+      for (int64_t i = 0; i < v[2]; i++) {
+        const int64_t k = (i / v[4]) % v[3];
+        if (v[1] != 0) as<int32_t>(r.p[0])[i] = int32_t(k);
+        else as<float>(r.p[0])[i] = float(k);
+      }
+      return;
   }
 }
 

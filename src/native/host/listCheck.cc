@@ -35,6 +35,7 @@ const OpInfo OPS[K_OP_COUNT] = {
     {"copy", {"x", "y", "bytes"}},
     {"matmul_bt", {"a", "b", "y", "batch", "M", "K", "N"}},
     {"copy_strided", {"x", "y", "elem", "rank", "d0", "d1", "d2", "d3", "xs0", "xs1", "xs2", "xs3", "ys0", "ys1", "ys2", "ys3"}},
+    {"iota", {"y", "i32", "n", "dim", "stride"}},
 };
 
 // Every count and offset is below 2^48, so sums and products of two stay exact in 128 bits and well
@@ -265,6 +266,14 @@ Rec checkRecord(const Arena& a, const std::vector<WeightView>& weights, size_t i
       v[2] = ck.integer("bytes");
       rec.p[0] = ck.region("x", v[2], 1, &x);
       rec.p[1] = ck.region("y", v[2], 1, &y);
+      break;
+    }
+    case K_IOTA: {
+      v[1] = ck.integer("i32", 0, 1);
+      v[2] = ck.integer("n");
+      v[3] = ck.integer("dim", 1);
+      v[4] = ck.integer("stride", 1);
+      rec.p[0] = ck.region("y", v[2], 4, &y);
       break;
     }
     case K_COPY_STRIDED: {

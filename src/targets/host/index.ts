@@ -12,6 +12,7 @@ import { CLASS_TOLERANCES } from '../../numerics/classes.js';
 import type { OpName } from '../../ops/rule.js';
 import { ADMIT, refuse } from '../target.js';
 import { rmsnormOf } from './rmsnorm.js';
+import { rowBodyOf } from './rowBody.js';
 import type { AdmissionRule, AdmissionTable, NumericsPolicy, Target } from '../target.js';
 
 /** The widest rank the addon's strided copy and in-place update take. */
@@ -87,10 +88,11 @@ const convert: AdmissionRule = (e) => {
   return ADMIT;
 };
 
-/** A row kernel of f32 rows whose body is the RMSNorm the addon has a kernel for. */
+/** A row kernel of f32 rows: the RMSNorm the addon has a kernel for, or a body its kernels compose (rowBody.ts). */
 const rowKernel: AdmissionRule = (e) => {
   for (const t of [...e.ins, ...e.outs]) if (t.dtype !== 'f32') return refuse(`host.row_kernel.${t.dtype}`);
-  return rmsnormOf(e) === null ? refuse('host.row_kernel.body') : ADMIT;
+  if (e.ins.some((t) => t.shape.length > HOST_MAX_RANK)) return refuse('host.row_kernel.rank');
+  return rmsnormOf(e) === null && rowBodyOf(e) === null ? refuse('host.row_kernel.body') : ADMIT;
 };
 
 /** A binary op whose operands are the result's size, or one of them a scalar. */
@@ -114,8 +116,8 @@ export const HOST_ADMISSION = {
   convert, reduce_sum: reduction('reduce_sum'), reduce_max: reduction('reduce_max'), matmul, gather,
   reshape: movement('reshape'), transpose: movement('transpose'), broadcast: movement('broadcast'),
   slice: movement('slice'), concat: movement('concat'), dynamic_update_slice: movement('dynamic_update_slice'),
-  // No iota kernel: a program's constants are computed once, on the oracle, before it reaches a host.
-  iota: () => refuse('host.iota'),
+  // The addon's iota kernel writes f32 (exact below 2^24) and i32 indices.
+  iota: (e) => (e.outs[0]!.dtype === 'f32' || e.outs[0]!.dtype === 'i32' ? ADMIT : refuse(`host.iota.${e.outs[0]!.dtype}`)),
   row_kernel: rowKernel,
   all_reduce: () => refuse('collective.all_reduce'),
 } satisfies AdmissionTable;

@@ -1,5 +1,5 @@
 /**
- * Recognizes the RMSNorm row kernel of docs/PROGRAM_FORMAT.md (x·x, sum, / C, + eps, sqrt, x / rms,
+ * Recognizes the RMSNorm row kernel of docs/PROGRAM_FORMAT.md (x·x, sum, / C, + eps, then sqrt and x / rms or rsqrt and x · it,
  * · g with g one shared row), the one row-kernel body the host addon has a kernel for. The admission
  * table and the backend both ask this, so they cannot disagree.
  */
@@ -24,7 +24,9 @@ export function rmsnormOf(e: CheckedEqn): { readonly x: number; readonly g: numb
   const eps = s[3]?.in[1];
   if (!is(0, 'mul', px, px) || !is(1, 'reduce_sum', s[0]!.out) || !is(2, 'div', s[1]!.out, { lit: C! })) return null;
   if (eps === undefined || !isLiteral(eps) || !(eps.lit >= 0) || !is(3, 'add', s[2]!.out, eps)) return null;
-  if (!is(4, 'sqrt', s[3]!.out) || !is(5, 'div', px, s[4]!.out) || !is(6, 'mul', s[5]!.out, pg)) return null;
+  // x / sqrt(ms + eps) and x * rsqrt(ms + eps) are the same kernel within its bound (docs/HOST.md).
+  const scaled = (is(4, 'sqrt', s[3]!.out) && is(5, 'div', px, s[4]!.out)) || (is(4, 'rsqrt', s[3]!.out) && is(5, 'mul', px, s[4]!.out));
+  if (!scaled || !is(6, 'mul', s[5]!.out, pg)) return null;
   if (body.results[0] !== s[6]!.out) return null;
   return { x: 0, g: 1, eps: eps.lit };
 }

@@ -1,0 +1,76 @@
+/**
+ * A row kernel's body (targets/host/rowBody.ts's plan) as addon kernels over the whole [rows, C]
+ * tensor: elementwise steps as unary/binary kernels, reductions as row_sum/row_max, a per-row scalar
+ * times a vector as row_scale, and any other mix of layouts by first broadcasting the narrower operand
+ * to a vector with a strided copy. Each step is rounded to f32 like the oracle's step.
+ */
+import { isLiteral, type Operand } from '../../ir/types.js';
+import type { CheckedEqn } from '../../ir/checked.js';
+import type { RowBodyPlan, RowValueKind } from '../../targets/host/rowBody.js';
+import type { KernelCall } from './kernelList.js';
+
+/** Where the lowering reads and writes: inputs, results, scratch, and a literal's f32 slot. */
+export interface RowBodySlots {
+  readonly at: (k: number) => number;
+  readonly out: (k: number) => number;
+  readonly place: (bytes: number) => number;
+  readonly literal: (value: number) => number;
+}
+
+/** The kernels of `plan` over the slots of `io`. */
+export function lowerRowBody(e: CheckedEqn, plan: RowBodyPlan, io: RowBodySlots): KernelCall[] {
+  const { at, out, place } = io;
+  const eqn = e.index;
+  const { rows, C } = plan;
+  const size = (k: RowValueKind): number => (k === 'vector' ? rows * C : k === 'shared' ? C : k === 'scalar' ? rows : 1);
+  const slot = new Map<string, number>();
+  [...plan.params.keys()].forEach((name, k) => slot.set(name, at(k)));
+  const calls: KernelCall[] = [];
+  const vectorOf = (o: string, k: RowValueKind): number => {
+    if (k === 'vector') return slot.get(o)!;
+    const y = place(4 * rows * C);
+    const xStrides = k === 'shared' ? [0, 1] : [1, 0];
+    calls.push({ op: 'copy_strided', eqn, x: slot.get(o)!, y, elem: 4, dims: [rows, C], xStrides, yStrides: [C, 1] });
+    return y;
+  };
+  const rank = e.ins.reduce((a, t) => Math.max(a, t.shape.length), 0);
+  const want = (k: number): RowValueKind => (e.outs[k]!.shape.length === rank ? 'vector' : 'scalar');
+  // A step that makes a result in its result's layout writes straight into the result's slot.
+  const direct = new Map<string, number>();
+  plan.results.forEach((r, k) => {
+    const maker = plan.steps.find((s) => s.out === r);
+    if (maker !== undefined && maker.kind === want(k) && !direct.has(r)) direct.set(r, k);
+  });
+  for (const s of plan.steps) {
+    const k = direct.get(s.out);
+    const y = k === undefined ? place(4 * size(s.kind)) : out(k);
+    slot.set(s.out, y);
+    if (s.op === 'reduce_sum' || s.op === 'reduce_max') {
+      calls.push({ op: s.op === 'reduce_sum' ? 'row_sum' : 'row_max', eqn, x: slot.get(s.in[0] as string)!, y, rows, C });
+    } else if (s.in.length === 1) {
+      calls.push({ op: 'unary', eqn, fn: s.op as never, x: slot.get(s.in[0] as string)!, y, n: size(s.kind) });
+    } else {
+      const [ka, kb] = s.kinds as [RowValueKind, RowValueKind];
+      if (s.op === 'mul' && s.kind === 'vector' && ((ka === 'vector' && kb === 'scalar') || (ka === 'scalar' && kb === 'vector'))) {
+        const [v, sc] = ka === 'vector' ? [s.in[0], s.in[1]] : [s.in[1], s.in[0]];
+        calls.push({ op: 'row_scale', eqn, x: slot.get(v as string)!, s: slot.get(sc as string)!, y, rows, C });
+        continue;
+      }
+      const operand = (o: Operand, k: RowValueKind): number => (isLiteral(o) ? io.literal(o.lit) : k === s.kind ? slot.get(o)! : vectorOf(o, k));
+      calls.push({
+        op: 'binary', eqn, fn: s.op as never, a: operand(s.in[0]!, ka), b: operand(s.in[1]!, kb), y, n: size(s.kind),
+        aScalar: ka === 'literal', bScalar: kb === 'literal',
+      });
+    }
+  }
+  plan.results.forEach((r, k) => {
+    if (direct.get(r) === k) return;
+    const have = plan.steps.find((s) => s.out === r)?.kind ?? plan.params.get(r)!;
+    if (have === 'shared' && want(k) === 'vector') {
+      calls.push({ op: 'copy_strided', eqn, x: slot.get(r)!, y: out(k), elem: 4, dims: [rows, C], xStrides: [0, 1], yStrides: [C, 1] });
+    } else {
+      calls.push({ op: 'copy', eqn, x: slot.get(r)!, y: out(k), bytes: 4 * size(have) });
+    }
+  });
+  return calls;
+}
