@@ -157,6 +157,12 @@ export function deviceApi(opts: DeviceActorOptions) {
     for (const k of s.keys) opened?.loadedArtifacts.release(k);
   }
 
+  function openSession(session: number): Session {
+    const s = sessions.get(session)?.session;
+    if (!s) throw new LoadFailed(open().device.name, `session ${session} is not open on this device (it was restarted)`);
+    return s;
+  }
+
   return {
     async open(req: OpenRequest): Promise<OpenReply | { readonly needArtifacts: readonly number[] }> {
       const { device, loadedArtifacts, resident } = open();
@@ -185,10 +191,12 @@ export function deviceApi(opts: DeviceActorOptions) {
         throw e;
       }
     },
-    /** Runs one step; `last` closes the session after it, saving the round trip of a close(). */
-    async replay(session: number, activations: TensorMap, resultOrder: readonly string[], deadlineMs: number, last = false): Promise<StepOutput> {
-      const s = sessions.get(session)?.session;
-      if (!s) throw new LoadFailed(open().device.name, `session ${session} is not open on this device (it was restarted)`);
+    /**
+     * Runs one step; `last` closes the session after it, saving the round trip of a close(); with
+     * `readState: false` the state stays here for the next step and is not sent back.
+     */
+    async replay(session: number, activations: TensorMap, resultOrder: readonly string[], deadlineMs: number, last = false, readState = true): Promise<StepOutput> {
+      const s = openSession(session);
       if (chaos?.hang && roll() < chaos.hang) Atomics.wait(never, 0, 0);
       if (chaos?.crash && roll() < chaos.crash) process.exit(70);
       if (plan) {
@@ -197,10 +205,18 @@ export function deviceApi(opts: DeviceActorOptions) {
         if (plan.crash?.includes(n)) process.exit(70);
       }
       try {
-        return await s.replay(activations, resultOrder, deadlineMs);
+        return await s.replay(activations, resultOrder, deadlineMs, readState);
       } finally {
         if (last) close(session);
       }
+    },
+    /** The state a session carries now. */
+    state(session: number): TensorMap {
+      return openSession(session).readState();
+    },
+    /** Zeroes a session's state, or sets it to another open session's (a KV cache handed over in place). */
+    setState(session: number, from: number | 'zero'): void {
+      openSession(session).setState(from === 'zero' ? 'zero' : openSession(from));
     },
     close,
     live() {

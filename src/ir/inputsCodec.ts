@@ -130,3 +130,32 @@ export function decodeInputs(json: unknown, checked: CheckedProgram, steps?: num
   const s = decodeStepInputs(json, checked, steps, maxSteps);
   return { weights: s.weights, state: s.state, steps: Array.from({ length: s.count }, (_, i) => s.step(i)) };
 }
+
+/**
+ * The args a session opens with (src/jobs/deviceSession.ts): every weight, and each state's initial
+ * tensor, or none at all with `zeroState` (the device zeroes it). Activations come with each step, so
+ * one given here is refused, naming it.
+ */
+export function decodeSessionArgs(json: unknown, checked: CheckedProgram, zeroState: boolean): { readonly weights: WeightMap; readonly state: TensorMap } {
+  if (!isRecord(json)) throw new InvalidInput('', `a session's inputs are an object mapping weight (and state) names to tensors, not ${kindOf(json)}`);
+  const args = checked.program.args;
+  const weights: Record<string, Weight> = {};
+  const state: Record<string, Tensor> = {};
+  const files: BoundFiles = new Map();
+  for (const k of Object.keys(json)) {
+    const a = args.find((x) => x.name === k);
+    if (a === undefined) throw new InvalidInput(ptr('', k), `the program has no arg named ${JSON.stringify(k)} (its args: ${args.map((x) => x.name).join(', ') || 'none'})`);
+    if (a.role === 'activation') throw new InvalidInput(ptr('', k), `activation ${k} is given with each step of a session, not when it opens`);
+  }
+  for (const a of args) {
+    const at = ptr('', a.name);
+    if (a.role === 'activation') continue;
+    if (!hasOwn(json, a.name)) {
+      if (a.role === 'state' && zeroState) continue;
+      throw new InvalidInput(at, `${a.role} ${a.name} is not supplied`);
+    }
+    if (a.role === 'weight') setOwn(weights, a.name, argWeight(a, json[a.name], at, files));
+    else setOwn(state, a.name, argTensor(a, json[a.name], at));
+  }
+  return { weights, state };
+}

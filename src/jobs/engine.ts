@@ -6,7 +6,7 @@
 import { cpus } from 'node:os';
 import { EventEmitter } from 'eventemitter3';
 import PQueue from 'p-queue';
-import { ActorCrashed, EngineClosed, EngineError, InvalidOptions, messageOf } from '../errors/index.js';
+import { ActorCrashed, EngineClosed, EngineError, InvalidInput, InvalidOptions, messageOf } from '../errors/index.js';
 import type { ActorPool } from '../actors/pool.js';
 import { createPool } from '../actors/pool.js';
 import type { ActorSupervisor } from '../actors/supervisor.js';
@@ -33,7 +33,12 @@ import type { JobResult } from './job.js';
 import type { ProgramSource } from './inputs.js';
 import { checkEngineOptions, checkJobSpec, programJsonFrom, type CheckedJob } from './options.js';
 import { StreamedVerification } from './reference.js';
-import { runSteps } from './runSteps.js';
+import { openOnDevice, runSteps } from './runSteps.js';
+import { DeviceSession, type SessionSpec } from './deviceSession.js';
+import { decodeSessionArgs } from '../ir/inputsCodec.js';
+import { inputsJsonOf } from './inputs.js';
+import { snapshot } from './snapshot.js';
+import { checkDeadline } from './options.js';
 
 export interface DeviceConfig {
   /** The hardware, its simulator, or the hardware when this machine has it (default 'auto'). */
@@ -261,6 +266,28 @@ export class Engine extends EventEmitter<EngineEvents> {
     const planned = await this.#plan(this.#programJson(program), target);
     const arts = await Promise.all(planned.units.map((_, i) => this.#artifact(planned, i)));
     return { keys: planned.units.map((u) => u.key), hit: arts.every((a) => a.hit) };
+  }
+
+  /**
+   * Opens a session that stays on its device between calls (deviceSession.ts): planned, compiled (or
+   * taken from the cache) and loaded as a job's would be, its weights and initial state uploaded once.
+   * Sessions take no place in the job queue; each holds its device buffers until close().
+   */
+  async openSession(spec: SessionSpec): Promise<DeviceSession> {
+    if (this.#closed) throw new EngineClosed();
+    if (typeof spec !== 'object' || spec === null) throw new InvalidOptions('session', 'a session is an object ({ program, target, inputs, ... })');
+    if (typeof spec.target !== 'string') throw new InvalidOptions('target', `a target name (a string), not ${typeof spec.target}`);
+    checkDeadline(spec.deadlineMs);
+    if (spec.zeroState !== undefined && typeof spec.zeroState !== 'boolean') throw new InvalidOptions('zeroState', 'true or false');
+    const planned = await this.#plan(this.#programJson(spec.program), spec.target);
+    const inputsJson = inputsJsonOf(snapshot(spec.inputs ?? {}, (path, reason) => new InvalidInput(path, reason)));
+    const zeroState = spec.zeroState === true;
+    const { weights, state } = decodeSessionArgs(inputsJson, planned.checked, zeroState);
+    const target = planned.plan.target;
+    const device = this.#deviceActor(target);
+    const deadlineMs = spec.deadlineMs ?? this.#opts.deadlineMs ?? 30_000;
+    const { opened } = await openOnDevice({ planned, weights, state, zeroState, device, deadlineMs, artifact: (i, refused) => this.#artifact(planned, i, refused) });
+    return new DeviceSession(device, opened, planned.checked.program.results, target, deadlineMs);
   }
 
   /** The blob cache's counters since this engine started it: local and remote hits, misses, compiles stored. */

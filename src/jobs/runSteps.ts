@@ -4,12 +4,13 @@
  * streamed on `step` and kept only among the last `keep`, and (with verify) handed to the streamed
  * verification, so memory does not grow with the step count; each step has the job's deadline.
  */
-import type { DeviceApi } from '../actors/deviceActor.js';
+import type { DeviceApi, OpenReply } from '../actors/deviceActor.js';
 import type { PlanReply } from '../actors/plannerActor.js';
 import type { ActorSupervisor } from '../actors/supervisor.js';
 import { DeadlineExceeded, DevicePoisoned, LoadFailed } from '../errors/index.js';
 import type { StepInputs } from '../ir/inputsCodec.js';
 import type { StepOutput, TensorMap } from '../oracle/types.js';
+import type { WeightMap } from '../ir/values.js';
 import type { Job } from './job.js';
 import { LastN } from './kept.js';
 import type { StreamedVerification } from './reference.js';
@@ -37,14 +38,33 @@ export interface StepsRan {
   readonly cacheHit: boolean;
 }
 
-/** Opens the session and runs every step; see the file's doc. */
-export async function runSteps(r: StepRun): Promise<StepsRan> {
-  const { job, planned, inputs, device, deadlineMs } = r;
+/** What opening a session on a device needs: the planned program, its weights and initial state, and its artifacts. */
+export interface OpenOn {
+  readonly planned: PlanReply;
+  readonly weights: WeightMap;
+  readonly state: TensorMap;
+  /** States missing from `state` start zeroed. */
+  readonly zeroState?: boolean;
+  readonly device: ActorSupervisor<DeviceApi>;
+  readonly deadlineMs: number;
+  readonly artifact: ArtifactSource;
+  /** The job's stages (cache-hit, compiled, loaded), if a job is watching. */
+  readonly stage?: Job['stage'];
+}
+
+/**
+ * Opens a session over the planned program's artifacts on the device, fetching or compiling only the
+ * artifacts it lacks; a cached artifact the device refuses is recompiled and replaced, once.
+ */
+export async function openOnDevice(r: OpenOn): Promise<{ readonly opened: OpenReply; readonly cacheHit: boolean }> {
+  const { planned, device, deadlineMs } = r;
+  const stageOf = r.stage ?? (() => undefined);
   const program = planned.checked.program;
   const init = {
     target: planned.plan.target,
-    weights: inputs.weights,
-    state: inputs.state,
+    weights: r.weights,
+    state: r.state,
+    ...(r.zeroState === true ? { zeroState: true } : {}),
     activations: program.args.filter((a) => a.role === 'activation').map((a) => a.name),
     stateNext: program.state,
     results: program.results,
@@ -57,8 +77,8 @@ export async function runSteps(r: StepRun): Promise<StepsRan> {
     const need = opened.needArtifacts;
     const arts = await Promise.all(need.map((i) => r.artifact(i, false)));
     const stage = (hit: boolean, ms: number) => {
-      if (hit) job.stage('cache-hit', { key: keys });
-      else job.stage('compiled', { key: keys, ms });
+      if (hit) stageOf('cache-hit', { key: keys });
+      else stageOf('compiled', { key: keys, ms });
     };
     cacheHit = arts.every((a) => a.hit);
     stage(cacheHit, arts.reduce((n, a) => n + a.ms, 0));
@@ -78,10 +98,21 @@ export async function runSteps(r: StepRun): Promise<StepsRan> {
     }
   } else {
     // The device still holds every artifact loaded: nothing to read or compile.
-    job.stage('cache-hit', { key: keys });
+    stageOf('cache-hit', { key: keys });
   }
   if ('needArtifacts' in opened) throw new LoadFailed(device.name, 'the device asked again for artifacts it was given');
-  job.stage('loaded', { device: opened.device, simulated: opened.simulated, fileWeights: opened.fileWeights });
+  stageOf('loaded', { device: opened.device, simulated: opened.simulated, fileWeights: opened.fileWeights });
+  return { opened, cacheHit };
+}
+
+/** Opens the session and runs every step; see the file's doc. */
+export async function runSteps(r: StepRun): Promise<StepsRan> {
+  const { job, planned, inputs, device, deadlineMs } = r;
+  const program = planned.checked.program;
+  const { opened, cacheHit } = await openOnDevice({
+    planned, weights: inputs.weights, state: inputs.state, device, deadlineMs, artifact: r.artifact,
+    stage: job.stage.bind(job),
+  });
 
   const kept = new LastN<TensorMap>(r.keep);
   let lastOut: StepOutput | undefined;
@@ -102,9 +133,10 @@ export async function runSteps(r: StepRun): Promise<StepsRan> {
   return { last: lastOut, kept: kept.toArray(), simulated: opened.simulated, cacheHit };
 }
 
-async function replay(device: ActorSupervisor<DeviceApi>, session: number, acts: TensorMap, results: readonly string[], deadlineMs: number, last: boolean): Promise<StepOutput> {
+/** One step on the device under its deadline; a miss recycles the device actor. */
+export async function replay(device: ActorSupervisor<DeviceApi>, session: number, acts: TensorMap, results: readonly string[], deadlineMs: number, last: boolean, readState = true): Promise<StepOutput> {
   try {
-    return await device.call('replay', [session, acts, results, deadlineMs, last], { deadlineMs });
+    return await device.call('replay', [session, acts, results, deadlineMs, last, readState], { deadlineMs });
   } catch (e) {
     // The device's own timer may fire before ours: it is poisoned all the same, so recycle its actor.
     if (e instanceof DeadlineExceeded || e instanceof DevicePoisoned) device.recycle();

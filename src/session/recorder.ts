@@ -26,6 +26,8 @@ export interface SessionInit {
   /** State arg → the value it takes after each step. */
   readonly stateNext: Readonly<Record<string, string>>;
   readonly results: readonly string[];
+  /** A state missing from `state` starts zeroed (a session opened for a fresh KV cache). */
+  readonly zeroState?: boolean;
 }
 
 /** One loaded artifact and how its bindings map to program values. */
@@ -57,7 +59,7 @@ export class Recorder {
   }
 
   private isArg(v: string): boolean {
-    return this.acts.has(v) || Object.hasOwn(this.init.weights, v) || Object.hasOwn(this.init.state, v);
+    return this.acts.has(v) || Object.hasOwn(this.init.weights, v) || Object.hasOwn(this.init.stateNext, v) || Object.hasOwn(this.init.state, v);
   }
 
   private ownBuffer(value: string, t: ValueType): Placement {
@@ -96,8 +98,15 @@ export class Recorder {
       }
       const p = this.ownBuffer(v, t);
       this.home.set(v, p);
-      writeTo(this.device, p.at, tensorToBytes(checkTensor(`/${v}`, p, this.init.state[v])));
+      const given = this.init.state[v];
+      if (given === undefined && this.init.zeroState === true && Object.hasOwn(this.init.stateNext, v)) writeTo(this.device, p.at, new Uint8Array(p.bytes));
+      else writeTo(this.device, p.at, tensorToBytes(checkTensor(`/${v}`, p, given)));
     }
+  }
+
+  /** Each state arg's home (its own buffer), for reading or setting a session's state between steps. */
+  stateHomes(): ReadonlyMap<string, Placement> {
+    return new Map(Object.keys(this.init.stateNext).map((arg) => [arg, this.home.get(arg)!]));
   }
 
   private uploadWeight(v: string, t: ValueType): void {

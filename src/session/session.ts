@@ -14,13 +14,13 @@
  * (a state's next value, another artifact's output) is checked. A NaN is out of range too. A device
  * without `narrowing` (the CPU) gets none of this.
  */
-import { DeadlineExceeded, NarrowingRangeInput, NarrowingRangeResult } from '../errors/index.js';
+import { DeadlineExceeded, InvalidInput, NarrowingRangeInput, NarrowingRangeResult } from '../errors/index.js';
 import { tensorFromBytes, tensorToBytes } from '../ir/bytes.js';
 import type { Tensor } from '../ir/tensor.js';
 import { elementDtype } from '../ir/types.js';
 import type { StepOutput, TensorMap } from '../ir/values.js';
 import type { ArenaId, BufferId, Device } from '../devices/device.js';
-import { checkTensor, firstOutOfRange, readFrom, writeTo, type Command, type RangeChecks } from './commands.js';
+import { checkTensor, firstOutOfRange, readFrom, writeTo, type Command, type Placement, type RangeChecks } from './commands.js';
 import { Recorder, type SessionInit, type Stage } from './recorder.js';
 import type { ResidentWeights } from './residentWeights.js';
 
@@ -44,6 +44,8 @@ export class Session {
     readonly weightKeys: readonly string[],
     /** Weights bound from files: reused from those resident on the device, or bound (read or mapped) now. */
     readonly fileWeights: { readonly reused: number; readonly bound: number },
+    /** Each state arg's buffer: the carried state, read or set between steps. */
+    private readonly stateHomes: ReadonlyMap<string, Placement>,
   ) {}
 
   /**
@@ -58,7 +60,7 @@ export class Session {
       r.uploadArguments();
       for (const s of stages) r.bindStage(s);
       r.recordTail();
-      return new Session(device, r.commands, r.owned, r.rangeChecks(), resident, r.borrowed, r.fileWeights);
+      return new Session(device, r.commands, r.owned, r.rangeChecks(), resident, r.borrowed, r.fileWeights, r.stateHomes());
     } catch (e) {
       for (const k of r.borrowed) resident?.release(k);
       if (!device.poisoned) for (const b of r.owned) device.free(b);
@@ -66,8 +68,12 @@ export class Session {
     }
   }
 
-  /** Runs the recording once with new activation contents; `results` follow the program's order. */
-  async replay(activations: TensorMap, resultOrder: readonly string[], deadlineMs: number): Promise<StepOutput> {
+  /**
+   * Runs the recording once with new activation contents; `results` follow the program's order. With
+   * `readState: false` the state stays on the device (a session carried from step to step) and the
+   * output's state is empty.
+   */
+  async replay(activations: TensorMap, resultOrder: readonly string[], deadlineMs: number, readState = true): Promise<StepOutput> {
     const results: Record<string, Tensor> = {};
     const state: Record<string, Tensor> = {};
     const started = performance.now();
@@ -94,6 +100,7 @@ export class Session {
           writeTo(this.device, c.to.at, readFrom(this.device, c.from.at, c.from.bytes));
           break;
         case 'read': {
+          if (c.as === 'state' && !readState) break;
           const t = tensorFromBytes(elementDtype(c.from.dtype, `${c.as} ${c.name}`), c.from.shape, readFrom(this.device, c.from.at, c.from.bytes));
           if (c.as === 'result') results[c.name] = t;
           else state[c.name] = t;
@@ -106,6 +113,30 @@ export class Session {
     const ordered: Record<string, Tensor> = {};
     for (const r of resultOrder) ordered[r] = results[r]!;
     return { results: ordered, state };
+  }
+
+  /** The state the session carries now, read from the device. */
+  readState(): TensorMap {
+    const out: Record<string, Tensor> = {};
+    for (const [arg, h] of this.stateHomes) out[arg] = tensorFromBytes(elementDtype(h.dtype, `state ${arg}`), h.shape, readFrom(this.device, h.at, h.bytes));
+    return out;
+  }
+
+  /**
+   * Sets the carried state: zeroed, or copied from another session's on the same device (the same
+   * state args, names, dtypes and shapes: the prefill program's KV cache handed to the decode
+   * program's), without the bytes leaving the device's process.
+   */
+  setState(from: Session | 'zero'): void {
+    for (const [arg, h] of this.stateHomes) {
+      if (from === 'zero') { writeTo(this.device, h.at, new Uint8Array(h.bytes)); continue; }
+      const src = from.stateHomes.get(arg);
+      if (src === undefined || src.dtype !== h.dtype || src.bytes !== h.bytes || src.shape.some((d, i) => d !== h.shape[i])) {
+        throw new InvalidInput(`/${arg}`, `state ${arg} (${h.dtype}[${h.shape.join(', ')}]) has no counterpart of that type in the session it is taken from`);
+      }
+      writeTo(this.device, h.at, readFrom(from.device, src.at, src.bytes));
+    }
+    this.stateUnchecked = true;
   }
 
   // Checks the step's F32 activations and the state no checked result wrote, before anything is

@@ -11,7 +11,7 @@ import type { Program } from '../../ir/types.js';
 import type { TensorMap } from '../../ir/values.js';
 import type { Qwen3Config } from './config.js';
 import { cacheShapes } from './program.js';
-import type { StepRunner } from './runner.js';
+import type { CacheCursor, StepRunner } from './runner.js';
 import { Sampler, type SamplingOptions } from './sampler.js';
 import { TextStream } from './stream.js';
 import type { Tokenizer } from '../tokenizer/types.js';
@@ -88,17 +88,24 @@ export function checkDecodeRequest(g: GenerationContext, r: DecodeRequest): numb
 /** Runs one generation, yielding each token as it is made; returns the whole result. */
 export async function* generateIds(g: GenerationContext, r: DecodeRequest): AsyncGenerator<GeneratedToken, GenerationResult, void> {
   const max = checkDecodeRequest(g, r);
+  const t0 = performance.now();
+  // Every generation's own cache, zeroed; let go however the generation ends (a consumer's return() too).
+  const cache = await g.runner.begin(() => zeroCache(g.config, g.ctx));
+  try {
+    return yield* decodeWith(g, r, cache, max, t0);
+  } finally {
+    await cache.close();
+  }
+}
+
+async function* decodeWith(g: GenerationContext, r: DecodeRequest, cache: CacheCursor, max: number, t0: number): AsyncGenerator<GeneratedToken, GenerationResult, void> {
   const sampler = new Sampler(r);
   const stream = new TextStream(g.tokenizer, r.stop ?? []);
   const prompt = [...r.promptIds];
-  let state = zeroCache(g.config, g.ctx);
-  const t0 = performance.now();
   let logits: Tensor | undefined;
   for (let at = 0; at < prompt.length && max > 0; at += g.prefillChunk) {
     const ids = prompt.slice(at, at + g.prefillChunk);
-    const out = await g.runner.step(g.program(ids.length), { ids, positions: ids.map((_, k) => at + k), state });
-    state = out.state;
-    logits = out.logits;
+    logits = await cache.step(g.program(ids.length), ids, ids.map((_, k) => at + k));
   }
   const prefillMs = performance.now() - t0;
   const generated: number[] = [];
@@ -120,11 +127,9 @@ export async function* generateIds(g: GenerationContext, r: DecodeRequest): Asyn
     const pos = prompt.length + generated.length - 1;
     if (pos >= g.ctx) { finish = 'context'; break; }
     const t1 = performance.now();
-    const out = await g.runner.step(g.program(1), { ids: [id], positions: [pos], state });
+    logits = await cache.step(g.program(1), [id], [pos]);
     decodeMs += performance.now() - t1;
     steps++;
-    state = out.state;
-    logits = out.logits;
   }
   text += stream.end();
   const rate = (n: number, ms: number) => (ms > 0 ? (n * 1000) / ms : 0);

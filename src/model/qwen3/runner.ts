@@ -4,7 +4,9 @@
  * on the oracle in fp64 mode, the independent reference the gate and the tests compare with. Both
  * take the same programs and the same weights (byte ranges of the model's file).
  */
+import { InvalidOptions } from '../../errors/index.js';
 import type { Engine } from '../../jobs/engine.js';
+import type { DeviceSession } from '../../jobs/deviceSession.js';
 import type { FileWeight } from '../../ir/fileWeight.js';
 import type { CheckedProgram } from '../../ir/checked.js';
 import { programToJson } from '../../ir/codec.js';
@@ -29,11 +31,81 @@ export interface StepResult {
   readonly state: TensorMap;
 }
 
+/** One generation's KV cache, where its steps run: each step takes the cache as the last one left it. */
+export interface CacheCursor {
+  /** Runs `program` over these tokens at these positions; answers the logits. */
+  step(program: Program, ids: readonly number[], positions: readonly number[]): Promise<Tensor>;
+  /** The KV cache now. */
+  state(): Promise<TensorMap>;
+  /** Lets the cache go. */
+  close(): Promise<void>;
+}
+
 /** Runs steps of a model's programs somewhere. */
 export interface StepRunner {
   /** `engine:<target>` or `reference:fp64`. */
   readonly name: string;
+  /** One step, the KV cache handed in and taken back (the gate's teacher-forced steps). */
   step(program: Program, input: StepInput): Promise<StepResult>;
+  /** A generation's cursor over a KV cache that starts as `zero()` (zeroed). */
+  begin(zero: () => TensorMap): Promise<CacheCursor>;
+}
+
+/** A cursor that holds the KV cache here and hands it to each step (a runner without sessions). */
+export class HeldCursor implements CacheCursor {
+  constructor(private readonly runner: StepRunner, private cache: TensorMap) {}
+  async step(program: Program, ids: readonly number[], positions: readonly number[]): Promise<Tensor> {
+    const out = await this.runner.step(program, { ids, positions, state: this.cache });
+    this.cache = out.state;
+    return out.logits;
+  }
+  state(): Promise<TensorMap> { return Promise.resolve(this.cache); }
+  close(): Promise<void> { return Promise.resolve(); }
+}
+
+/**
+ * A cursor over device sessions (src/jobs/deviceSession.ts): one per program, opened with a zeroed
+ * cache, the cache staying on the device between steps and handed from one program's session to the
+ * next (a prefill chunk's to the decode program's) there. At most two sessions stay open.
+ */
+class SessionCursor implements CacheCursor {
+  readonly #sessions = new Map<string, DeviceSession>();
+  #holder: DeviceSession | null = null;
+
+  constructor(private readonly runner: EngineRunner) {}
+
+  async step(program: Program, ids: readonly number[], positions: readonly number[]): Promise<Tensor> {
+    let s = this.#sessions.get(program.name);
+    const fresh = s === undefined;
+    if (s === undefined) {
+      s = await this.runner.openSession(program);
+      this.#sessions.set(program.name, s);
+    }
+    if (this.#holder !== s) {
+      if (this.#holder !== null) await s.takeStateFrom(this.#holder);
+      else if (!fresh) await s.zeroState();
+      this.#holder = s;
+      // The least recently opened of three goes (a prefill chunk's session, once it has handed over).
+      if (this.#sessions.size > 2) {
+        const [name, old] = [...this.#sessions].find(([, x]) => x !== s)!;
+        this.#sessions.delete(name);
+        await old.close();
+      }
+    }
+    const out = await s.step(activations({ ids, positions, state: {} }));
+    return out.results['logits']!;
+  }
+
+  state(): Promise<TensorMap> {
+    return this.#holder === null ? Promise.reject(new InvalidOptions('cache', 'no step has run yet')) : this.#holder.state();
+  }
+
+  async close(): Promise<void> {
+    const all = [...this.#sessions.values()];
+    this.#sessions.clear();
+    this.#holder = null;
+    await Promise.all(all.map((x) => x.close()));
+  }
 }
 
 function activations(input: StepInput): Record<string, Tensor> {
@@ -62,14 +134,28 @@ export class EngineRunner implements StepRunner {
   }
 
   async step(program: Program, input: StepInput): Promise<StepResult> {
-    let json = this.#json.get(program.name);
-    if (json === undefined) this.#json.set(program.name, (json = programToJson(program)));
     const job = this.engine.submit({
-      program: json as object, target: this.target, steps: 1, keepSteps: 0, deadlineMs: this.deadlineMs,
+      program: this.#jsonOf(program) as object, target: this.target, steps: 1, keepSteps: 0, deadlineMs: this.deadlineMs,
       inputs: { ...this.#weights, ...input.state, ...activations(input) },
     });
     const r = await job.result;
     return { logits: r.results['logits']!, state: r.state };
+  }
+
+  /** A generation over device sessions: its KV cache stays on the device. */
+  begin(): Promise<CacheCursor> {
+    return Promise.resolve(new SessionCursor(this));
+  }
+
+  /** @internal A session of `program` with this model's weights and a zeroed cache. */
+  openSession(program: Program): Promise<DeviceSession> {
+    return this.engine.openSession({ program: this.#jsonOf(program) as object, target: this.target, inputs: this.#weights, zeroState: true, deadlineMs: this.deadlineMs });
+  }
+
+  #jsonOf(program: Program): unknown {
+    let json = this.#json.get(program.name);
+    if (json === undefined) this.#json.set(program.name, (json = programToJson(program)));
+    return json;
   }
 }
 
@@ -91,5 +177,9 @@ export class ReferenceRunner implements StepRunner {
     if (checked === undefined) this.#checked.set(program.name, (checked = checkProgram(program)));
     const out = runStep(checked, { weights: this.#weights, state: input.state, activations: activations(input) }, { fp64: true });
     return Promise.resolve({ logits: out.results['logits']!, state: out.state });
+  }
+
+  begin(zero: () => TensorMap): Promise<CacheCursor> {
+    return Promise.resolve(new HeldCursor(this, zero()));
   }
 }

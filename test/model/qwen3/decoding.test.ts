@@ -4,7 +4,8 @@ import { tensor } from '../../../src/ir/tensor.js';
 import type { Program } from '../../../src/ir/types.js';
 import { generateIds, type DecodeRequest, type GenerationContext, type GenerationResult } from '../../../src/model/qwen3/generate.js';
 import { loadModel } from '../../../src/model/qwen3/model.js';
-import type { StepInput, StepRunner } from '../../../src/model/qwen3/runner.js';
+import { HeldCursor, type StepInput, type StepRunner } from '../../../src/model/qwen3/runner.js';
+import type { TensorMap } from '../../../src/ir/values.js';
 import { argmax, penalize, Sampler } from '../../../src/model/qwen3/sampler.js';
 import { tinyQwen3Config } from '../../../src/model/qwen3/tiny.js';
 import { configFromGguf } from '../../../src/model/qwen3/config.js';
@@ -61,6 +62,7 @@ class Scripted implements StepRunner {
     const data = Array.from({ length: this.vocab }, (_, i) => (i === id ? 10 : (i % 7) / 10));
     return Promise.resolve({ logits: tensor('f32', [this.vocab], data), state: input.state });
   }
+  begin(zero: () => TensorMap) { return Promise.resolve(new HeldCursor(this, zero())); }
 }
 
 describe('qwen3 decoding: the generation loop', function () {

@@ -1,0 +1,90 @@
+/**
+ * A session kept open on a device across calls: the program's artifacts loaded, its weights resident
+ * and its state carried on the device from step to step, never copied back unless asked. A model's
+ * decoding runs on one (each token one step, the KV cache staying where the kernels read it), and
+ * one session's state can be handed to another's on the same device (a prefill program's KV cache
+ * to the decode program's) without leaving the device's process.
+ *
+ * Every call has the session's deadline; a miss poisons the device actor, which its supervisor
+ * restarts, and every session open on it is gone: a later call fails with LoadFailed saying so.
+ */
+import { InvalidOptions } from '../errors/index.js';
+import type { DeviceApi, OpenReply } from '../actors/deviceActor.js';
+import type { ActorSupervisor } from '../actors/supervisor.js';
+import type { Tensor } from '../ir/tensor.js';
+import type { TensorMap } from '../ir/values.js';
+import type { ProgramSource } from './inputs.js';
+import { replay } from './runSteps.js';
+
+/** What openSession takes. */
+export interface SessionSpec {
+  readonly program: ProgramSource;
+  readonly target: string;
+  /** Every weight (tensors on the wire, Tensor objects or file ranges) and each state's initial tensor. */
+  readonly inputs?: unknown;
+  /** States not given in `inputs` start zeroed on the device (no zero tensors cross to it). */
+  readonly zeroState?: boolean;
+  /** The deadline of each call, in ms (default: the engine's). */
+  readonly deadlineMs?: number;
+}
+
+/** One step's results, and the state after it when it was asked for. */
+export interface SessionStep {
+  readonly results: TensorMap;
+  readonly state?: TensorMap;
+}
+
+/** An open session on one device; see the file's doc. */
+export class DeviceSession {
+  #closed = false;
+
+  /** @internal Use Engine.openSession. */
+  constructor(
+    private readonly device: ActorSupervisor<DeviceApi>,
+    private readonly opened: OpenReply,
+    private readonly results: readonly string[],
+    readonly target: string,
+    readonly deadlineMs: number,
+  ) {}
+
+  /** The device's name and whether it is a simulator. */
+  get deviceName(): string { return this.opened.device; }
+  get simulated(): boolean { return this.opened.simulated; }
+
+  #id(): number {
+    if (this.#closed) throw new InvalidOptions('session', 'this session is closed');
+    return this.opened.session;
+  }
+
+  /** Runs one step with these activations (Tensor objects); `state: true` also reads the state after it. */
+  async step(activations: Readonly<Record<string, Tensor>>, opts: { readonly state?: boolean } = {}): Promise<SessionStep> {
+    const out = await replay(this.device, this.#id(), activations, this.results, this.deadlineMs, false, opts.state === true);
+    return opts.state === true ? { results: out.results, state: out.state } : { results: out.results };
+  }
+
+  /** The state the session carries now. */
+  state(): Promise<TensorMap> {
+    return this.device.call('state', [this.#id()], { deadlineMs: this.deadlineMs });
+  }
+
+  /** Zeroes the carried state. */
+  zeroState(): Promise<void> {
+    return this.device.call('setState', [this.#id(), 'zero'], { deadlineMs: this.deadlineMs });
+  }
+
+  /** Sets the carried state to another session's (same device, same state args), copied on the device. */
+  takeStateFrom(other: DeviceSession): Promise<void> {
+    if (other.device !== this.device) {
+      return Promise.reject(new InvalidOptions('session', `state can be handed over on one device only (${other.deviceName} to ${this.deviceName})`));
+    }
+    return this.device.call('setState', [this.#id(), other.#id()], { deadlineMs: this.deadlineMs });
+  }
+
+  /** Frees the session's buffers on the device (a device restarted since has freed them already). */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.device.state !== 'ready') return;
+    await this.device.call('close', [this.opened.session]).catch(() => undefined);
+  }
+}

@@ -1,0 +1,96 @@
+/**
+ * Sessions kept open on a device (src/jobs/deviceSession.ts): the state stays on the device between
+ * steps, is read only when asked, can be zeroed or handed to another program's session, and a device
+ * restarted after a missed deadline leaves its old sessions refused with a typed error.
+ */
+import { expect } from 'chai';
+import { createEngine, type Engine } from '../../src/jobs/engine.js';
+import { program } from '../../src/ops/builder.js';
+import { tensor } from '../../src/ir/tensor.js';
+import { rejectsWith, tempDir } from './helpers.js';
+
+/** acc' = acc * k + x; y = acc'. */
+function carry(name: string, k: number) {
+  const p = program(name);
+  const acc = p.state('acc', 'f32', [3]);
+  const x = p.activation('x', 'f32', [3]);
+  const next = p.named('y').add(p.mul(acc, k), x);
+  p.carry(acc, next);
+  p.results(next);
+  return p.build();
+}
+
+const x = (...v: number[]) => ({ x: tensor('f32', [3], v) });
+const data = (t: { data: ArrayLike<number> } | undefined) => Array.from(t!.data);
+
+for (const target of ['cpu', 'host'] as const) {
+  describe(`jobs/deviceSession on ${target}: a session stays on its device`, function () {
+    this.timeout(30_000);
+    let tmp: ReturnType<typeof tempDir>;
+    let engine: Engine;
+    beforeEach(() => { tmp = tempDir(); engine = createEngine({ cacheDir: tmp.dir }); });
+    afterEach(async () => { await engine.close(); tmp.remove(); });
+
+    it('carries the state from step to step on the device, reading it only when asked', async () => {
+      const s = await engine.openSession({ program: carry('c1', 1), target, zeroState: true });
+      expect(s.target).to.equal(target);
+      const a = await s.step(x(1, 2, 3));
+      expect(a.state).to.equal(undefined);
+      expect(data(a.results['y'])).to.deep.equal([1, 2, 3]);
+      const b = await s.step(x(10, 10, 10), { state: true });
+      expect(data(b.results['y'])).to.deep.equal([11, 12, 13]);
+      expect(data(b.state!['acc'])).to.deep.equal([11, 12, 13]);
+      expect(data((await s.state())['acc'])).to.deep.equal([11, 12, 13]);
+      await s.zeroState();
+      expect(data((await s.step(x(5, 5, 5))).results['y'])).to.deep.equal([5, 5, 5]);
+      await s.close();
+      await rejectsWith(s.step(x(1, 1, 1)), 'InvalidOptions');
+    });
+
+    it('hands its state to another program\'s session on the same device, and starts from a given state', async () => {
+      const first = await engine.openSession({ program: carry('c1', 1), target, inputs: { acc: tensor('f32', [3], [1, 1, 1]) } });
+      await first.step(x(1, 2, 3));
+      const second = await engine.openSession({ program: carry('c2', 2), target, zeroState: true });
+      await second.takeStateFrom(first);
+      // (2, 3, 4) * 2 + 1
+      expect(data((await second.step(x(1, 1, 1))).results['y'])).to.deep.equal([5, 7, 9]);
+      // The first session's state is its own: the handover copied it.
+      expect(data((await first.state())['acc'])).to.deep.equal([2, 3, 4]);
+    });
+
+    it('refuses an activation at open, a missing state without zeroState, and a state of another shape', async () => {
+      await rejectsWith(engine.openSession({ program: carry('c1', 1), target, inputs: { x: tensor('f32', [3], [1, 2, 3]) }, zeroState: true }), 'InvalidInput');
+      const e = await rejectsWith(engine.openSession({ program: carry('c1', 1), target }), 'InvalidInput');
+      expect(e.message).to.contain('acc');
+      const p = program('wide');
+      const acc = p.state('acc', 'f32', [4]);
+      p.carry(acc, p.add(acc, p.activation('x', 'f32', [4])));
+      p.results(acc);
+      const wide = await engine.openSession({ program: p.build(), target, zeroState: true });
+      const narrow = await engine.openSession({ program: carry('c1', 1), target, zeroState: true });
+      await rejectsWith(wide.takeStateFrom(narrow), 'InvalidInput');
+    });
+  });
+}
+
+describe('jobs/deviceSession: a missed deadline', function () {
+  this.timeout(30_000);
+  it('fails the step with DeadlineExceeded; the restarted device refuses the old session (LoadFailed) and serves a new one', async () => {
+    const tmp = tempDir();
+    const counter = new Int32Array(new SharedArrayBuffer(4));
+    const engine = createEngine({ cacheDir: tmp.dir, devices: { cpu: { plan: { counter, hang: [2] } } } });
+    try {
+      const s = await engine.openSession({ program: carry('c1', 1), target: 'cpu', zeroState: true, deadlineMs: 300 });
+      await s.step(x(1, 1, 1));
+      const ready = new Promise<void>((resolve) => { const off = engine.device('cpu').on('ready', () => { off(); resolve(); }); });
+      await rejectsWith(s.step(x(1, 1, 1)), 'DeadlineExceeded');
+      await ready;
+      await rejectsWith(s.step(x(1, 1, 1)), 'LoadFailed');
+      const again = await engine.openSession({ program: carry('c1', 1), target: 'cpu', zeroState: true, deadlineMs: 300 });
+      expect(data((await again.step(x(4, 5, 6))).results['y'])).to.deep.equal([4, 5, 6]);
+    } finally {
+      await engine.close();
+      tmp.remove();
+    }
+  });
+});
