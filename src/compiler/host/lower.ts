@@ -45,9 +45,10 @@ export function lowerHost(checked: CheckedProgram): HostLowered {
     }
   }
   const calls: KernelCall[] = [];
+  const inPlace = inPlaceUpdates(checked);
   for (const e of checked.eqns) {
     const outs = Array.isArray(e.eqn.out) ? (e.eqn.out as string[]) : [e.eqn.out as string];
-    outs.forEach((o, k) => { slots[o] = place(storageBytes(e.outs[k]!.dtype, e.outs[k]!.shape)); });
+    outs.forEach((o, k) => { slots[o] = inPlace.has(e.index) ? slots[e.eqn.in[0] as string]! : place(storageBytes(e.outs[k]!.dtype, e.outs[k]!.shape)); });
     const operand = (k: number): number => {
       const o = e.eqn.in[k]!;
       if (!isLiteral(o)) return slots[o]!;
@@ -66,6 +67,28 @@ export function lowerHost(checked: CheckedProgram): HostLowered {
     calls.push(...lowerEqn(e, io, weight));
   }
   return { arenaBytes: top, slots, constants, weights, list: encodeKernels(calls) };
+}
+
+/**
+ * The dynamic_update_slice equations that may write into their operand's slot: the operand is a state
+ * arg whose next value is this update's result and that nothing reads afterwards (a KV cache written
+ * at one position). Its slot then holds the next state after the step, and the host device carries it
+ * there without a copy (src/devices/host/device.ts).
+ */
+function inPlaceUpdates(checked: CheckedProgram): Set<number> {
+  const lastRead = new Map<string, number>();
+  for (const e of checked.eqns) for (const o of e.eqn.in) if (!isLiteral(o)) lastRead.set(o, e.index);
+  const late = new Set<string>(checked.program.results);
+  const found = new Set<number>();
+  for (const e of checked.eqns) {
+    if (e.op !== 'dynamic_update_slice' || e.ins[0]!.shape.length === 0) continue;
+    const x = e.eqn.in[0] as string;
+    if (checked.program.state[x] !== e.eqn.out || late.has(x) || lastRead.get(x) !== e.index) continue;
+    // Its other operands must not be the state itself (an update of the cache by the cache).
+    if (e.eqn.in.slice(1).some((o) => o === x)) continue;
+    found.add(e.index);
+  }
+  return found;
 }
 
 function refused(e: CheckedEqn, what: string = e.op): never {
@@ -134,7 +157,8 @@ function lowerEqn(e: CheckedEqn, io: RowBodySlots, weight: (k: number) => number
       if (x.shape.length === 0) return [{ op: 'copy', eqn, x: at(1), y, bytes }];
       // The kernel updates in place and reads its starts as one i32 array: copy both into place first.
       const starts = scratch(4 * x.shape.length);
-      const calls: KernelCall[] = [{ op: 'copy', eqn, x: at(0), y, bytes }];
+      // An update in place (inPlaceUpdates) finds its operand already in its slot.
+      const calls: KernelCall[] = at(0) === y ? [] : [{ op: 'copy', eqn, x: at(0), y, bytes }];
       x.shape.forEach((_, k) => calls.push({ op: 'copy', eqn, x: at(2 + k), y: starts + 4 * k, bytes: 4 }));
       calls.push({ op: 'update', eqn, dst: y, upd: at(1), starts, elem: storageBytes(x.dtype, [1]), dims: [...x.shape], update: [...u.shape] });
       return calls;

@@ -1,6 +1,9 @@
 #include "list.h"
 
+#include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -78,7 +81,28 @@ size_t runList(const Ctx& c, const Arena& arena, const double* list, size_t word
     recs.push_back(checkRecord(arena, weights, index, list + at, int(op)));
     at += len;
   }
-  for (const Rec& r : recs) execute(c, arena, r);
+  // NPU_OFFLOAD_HOST_PROFILE=1 prints each step's time per kernel op to stderr (a developer's tool).
+  static const bool profile = std::getenv("NPU_OFFLOAD_HOST_PROFILE") != nullptr;
+  if (!profile) {
+    for (const Rec& r : recs) execute(c, arena, r);
+    return recs.size();
+  }
+  double ms[K_OP_COUNT] = {};
+  int count[K_OP_COUNT] = {};
+  for (const Rec& r : recs) {
+    const auto t0 = std::chrono::steady_clock::now();
+    execute(c, arena, r);
+    ms[r.op] += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    count[r.op]++;
+  }
+  std::string line = "host profile:";
+  for (int op = 0; op < K_OP_COUNT; op++) {
+    if (count[op] == 0) continue;
+    char buf[96];
+    std::snprintf(buf, sizeof buf, " %s %d/%.2fms", kernelName(op), count[op], ms[op]);
+    line += buf;
+  }
+  std::fprintf(stderr, "%s\n", line.c_str());
   return recs.size();
 }
 
