@@ -141,8 +141,10 @@ function lowerEqn(e: CheckedEqn, io: RowBodySlots, weight: (k: number) => number
     }
     case 'gather': {
       const w = weight(0);
-      if (w === undefined) return refused(e, 'gather.f32');
-      return [{ op: 'gather', eqn, w, idx: at(1), y, count: n(e.ins[1]!) }];
+      if (w !== undefined) return [{ op: 'gather', eqn, w, idx: at(1), y, count: n(e.ins[1]!) }];
+      // A table in the arena (an f32, f16 or bf16 weight, or a computed value): rows copied by index.
+      const rowBytes = storageBytes(x.dtype, x.shape.slice(1));
+      return [{ op: 'gather_rows', eqn, x: at(0), idx: at(1), y, count: n(e.ins[1]!), rows: x.shape[0]!, rowBytes }];
     }
     case 'row_kernel': {
       const r = rmsnormOf(e);

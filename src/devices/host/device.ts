@@ -30,8 +30,11 @@ export class HostDevice extends JsDevice<HostProgram> {
   readonly kernels: HostKernels;
   // Weights the addon maps from their files, by the buffer that stands for each in the bindings.
   private readonly mapped = new Map<unknown, HostWeight>();
-  // Each session's arena (by its recorded bindings), reused run after run: no allocation per step.
-  private readonly arenas = new WeakMap<Bindings, Uint8Array>();
+  // Each session's arena (by its recorded bindings), reused run after run: no allocation per step, and
+  // by slot the buffer (and its version) last copied there, so an unchanged weight is copied once.
+  private readonly arenas = new WeakMap<Bindings, { readonly arena: Uint8Array; readonly copied: Map<number, readonly [unknown, number]> }>();
+  // Bumped by every write from outside a run, per buffer or arena.
+  private readonly versions = new Map<unknown, number>();
   // State buffers whose current contents live in an arena's slot instead (a state carried in place):
   // copied back only when the buffer is read or written from outside a run.
   private readonly shadows = new Map<BufferId | ArenaId, { readonly arena: Uint8Array; readonly slot: number; readonly bytes: number }>();
@@ -77,6 +80,7 @@ export class HostDevice extends JsDevice<HostProgram> {
   override write(target: BufferId | ArenaId, offset: number, data: Uint8Array): void {
     this.settle(target);
     super.write(target, offset, data);
+    this.versions.set(target, (this.versions.get(target) ?? 0) + 1);
   }
 
   override read(target: BufferId | ArenaId, offset: number, length: number): Uint8Array {
@@ -87,6 +91,7 @@ export class HostDevice extends JsDevice<HostProgram> {
   /** Frees a buffer or arena, unmapping the file weight it stands for. */
   override free(target: BufferId | ArenaId): void {
     this.shadows.delete(target);
+    this.versions.delete(target);
     super.free(target);
     this.mapped.get(target)?.close();
     this.mapped.delete(target);
@@ -95,6 +100,7 @@ export class HostDevice extends JsDevice<HostProgram> {
   /** Frees everything, unmapping every file weight. */
   override drop(): void {
     this.shadows.clear();
+    this.versions.clear();
     super.drop();
     for (const w of this.mapped.values()) w.close();
     this.mapped.clear();
@@ -108,18 +114,21 @@ export class HostDevice extends JsDevice<HostProgram> {
   protected compute(p: HostProgram, loaded: LoadedArtifact, bindings: Bindings): () => void {
     const { checked, lowered } = p;
     const sizeOf = (name: string): number => loaded.args.find((a) => a.name === name)!.bytes;
-    let arena = this.arenas.get(bindings);
-    if (arena === undefined) {
-      arena = new Uint8Array(lowered.arenaBytes);
-      const dv = new DataView(arena.buffer);
+    let kept = this.arenas.get(bindings);
+    if (kept === undefined) {
+      const fresh = new Uint8Array(lowered.arenaBytes);
+      const dv = new DataView(fresh.buffer);
       for (const [at, dtype, v] of lowered.constants) {
         if (dtype === 'i32') dv.setInt32(at, v, true);
         else dv.setFloat32(at, v, true);
       }
-      this.arenas.set(bindings, arena);
+      kept = { arena: fresh, copied: new Map() };
+      this.arenas.set(bindings, kept);
     }
+    const { arena, copied } = kept;
     // Every kernel writes its whole output before anything reads it, so a reused arena needs only
-    // its inputs: each arg copied in, but a state whose value is already in its slot (a shadow).
+    // its inputs: each arg copied in, unless the slot already holds it (a state carried in place,
+    // or a buffer unchanged since it was copied there).
     const inputSlot = new Map<unknown, number>();
     for (const a of checked.program.args) {
       const slot = lowered.slots[a.name];
@@ -129,7 +138,17 @@ export class HostDevice extends JsDevice<HostProgram> {
       const sh = isArenaSlot(b) ? undefined : this.shadows.get(b);
       if (sh !== undefined && sh.arena === arena && sh.slot === slot) continue;
       if (!isArenaSlot(b)) this.settle(b);
+      const key = isArenaSlot(b) ? b.arena : b;
+      const version = this.versions.get(key) ?? 0;
+      const had = copied.get(slot);
+      if (had !== undefined && had[0] === key && had[1] === version) continue;
       arena.set(this.memory.view(b, sizeOf(a.name)), slot);
+      copied.set(slot, [key, version]);
+    }
+    // The slots a run writes over (a state's next value in its input's slot) hold the input no longer.
+    for (const [arg, next] of Object.entries(checked.program.state)) {
+      const slot = lowered.slots[arg];
+      if (slot !== undefined && slot === lowered.slots[next]) copied.delete(slot);
     }
     const own: HostWeight[] = [];
     const weights = lowered.weights.map((w) => {
@@ -141,6 +160,12 @@ export class HostDevice extends JsDevice<HostProgram> {
     });
     try {
       this.kernels.run(arena, lowered.list, weights);
+    } catch (e) {
+      // A step refused part way (an index out of range) may have run its in-place updates or not:
+      // states carried in this arena go back to their buffers as they are, and nothing here is trusted.
+      for (const [b, sh] of this.shadows) if (sh.arena === arena) this.settle(b);
+      copied.clear();
+      throw e;
     } finally {
       for (const w of own) w.close();
     }

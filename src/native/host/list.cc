@@ -50,6 +50,15 @@ void execute(const Ctx& base, const Arena& a, const Rec& r) {
     case K_COPY: std::memmove(r.p[1], r.p[0], size_t(v[2])); return;
     case K_MATMUL_BT: matmulF32T(c, as<float>(r.p[0]), as<float>(r.p[1]), as<float>(r.p[2]), v[3], v[4], v[5], v[6]); return;
     case K_COPY_STRIDED: copyStrided(r.p[1], v + 12, r.p[0], v + 8, v + 4, int(v[2])); return;
+    case K_GATHER_ROWS: {
+      // Rows of a table in the arena by i32 index, byte for byte; every index is checked first.
+      const int32_t* idx = as<int32_t>(r.p[1]);
+      for (int64_t j = 0; j < v[3]; j++) {
+        if (idx[j] < 0 || idx[j] >= v[4]) throw Failure::outOfRange(c.eqn, idx[j], v[4]);
+      }
+      for (int64_t j = 0; j < v[3]; j++) std::memcpy(r.p[2] + j * v[5], r.p[0] + int64_t(idx[j]) * v[5], size_t(v[5]));
+      return;
+    }
     case K_IOTA:
       // Each element is its index along one dimension: (flat index / stride) % dim, exact in f32
       // up to 2^24 (the checker's n bounds every value by the element count).
