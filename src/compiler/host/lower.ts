@@ -13,6 +13,7 @@ import { rmsnormOf } from '../../targets/host/rmsnorm.js';
 import { rowBodyOf } from '../../targets/host/rowBody.js';
 import { lowerRowBody, type RowBodySlots } from './rowKernel.js';
 import { lowerMovement } from './movement.js';
+import { ArenaPlan } from './arena.js';
 import { encodeKernels, type HostWeightType, type KernelCall } from './kernelList.js';
 
 /** A host program: its arena's size, the slot of every named value, its weight table and its kernels. */
@@ -26,16 +27,18 @@ export interface HostLowered {
   readonly list: Float64Array;
 }
 
-const ALIGN = 64;
-
-/** Lowers `checked`; CapabilityMissing for an equation no kernel here computes. */
+/**
+ * Lowers `checked`; CapabilityMissing for an equation no kernel here computes. Args, constants,
+ * results and states' next values keep their slots for the whole step; any other value's slot (and an
+ * equation's scratch) is handed out again once its last reader has run (arena.ts).
+ */
 export function lowerHost(checked: CheckedProgram): HostLowered {
-  let top = 0;
+  const arena = new ArenaPlan();
   const slots: Record<string, number> = {};
   const constants: [number, 'f32' | 'i32', number][] = [];
   const weights: { name: string; type: HostWeightType; k: number; n: number }[] = [];
   const weightIndex = new Map<string, number>();
-  const place = (bytes: number): number => { const at = top; top += Math.ceil(Math.max(bytes, 1) / ALIGN) * ALIGN; return at; };
+  const place = (bytes: number): number => arena.alloc(bytes);
   for (const a of checked.program.args) {
     if (isQuantized(a.dtype)) {
       weightIndex.set(a.name, weights.length);
@@ -46,13 +49,30 @@ export function lowerHost(checked: CheckedProgram): HostLowered {
   }
   const calls: KernelCall[] = [];
   const inPlace = inPlaceUpdates(checked);
+  const lastRead = new Map<string, number>();
+  for (const e of checked.eqns) for (const o of e.eqn.in) if (!isLiteral(o)) lastRead.set(o, e.index);
+  const kept = new Set<string>([...checked.program.args.map((a) => a.name), ...checked.program.results, ...Object.values(checked.program.state)]);
+  // Which values share a slot (an update in place writes its operand's): a slot is freed with its last holder.
+  const holders = new Map<number, number>();
+  const free = (v: string): void => {
+    if (kept.has(v) || slots[v] === undefined) return;
+    const at = slots[v]!;
+    const left = (holders.get(at) ?? 1) - 1;
+    holders.set(at, left);
+    if (left === 0) arena.release(at);
+  };
   for (const e of checked.eqns) {
     const outs = Array.isArray(e.eqn.out) ? (e.eqn.out as string[]) : [e.eqn.out as string];
-    outs.forEach((o, k) => { slots[o] = inPlace.has(e.index) ? slots[e.eqn.in[0] as string]! : place(storageBytes(e.outs[k]!.dtype, e.outs[k]!.shape)); });
+    outs.forEach((o, k) => {
+      slots[o] = inPlace.has(e.index) ? slots[e.eqn.in[0] as string]! : place(storageBytes(e.outs[k]!.dtype, e.outs[k]!.shape));
+      holders.set(slots[o]!, (holders.get(slots[o]!) ?? 0) + 1);
+    });
+    const scratch: number[] = [];
+    const temp = (bytes: number): number => { const at = place(bytes); scratch.push(at); return at; };
     const operand = (k: number): number => {
       const o = e.eqn.in[k]!;
       if (!isLiteral(o)) return slots[o]!;
-      const at = place(4);
+      const at = arena.alloc(4, true);
       constants.push([at, e.ins[k]!.dtype === 'i32' ? 'i32' : 'f32', o.lit]);
       return at;
     };
@@ -61,12 +81,16 @@ export function lowerHost(checked: CheckedProgram): HostLowered {
       return isLiteral(o) ? undefined : weightIndex.get(o);
     };
     const io: RowBodySlots = {
-      at: operand, out: (k) => slots[outs[k]!]!, place,
-      literal: (v) => { const at = place(4); constants.push([at, 'f32', v]); return at; },
+      at: operand, out: (k) => slots[outs[k]!]!, place: temp,
+      literal: (v) => { const at = arena.alloc(4, true); constants.push([at, 'f32', v]); return at; },
     };
     calls.push(...lowerEqn(e, io, weight));
+    // Freed only now, so an equation's output never shares bytes with its own inputs or scratch.
+    for (const at of scratch) arena.release(at);
+    for (const o of new Set(e.eqn.in)) if (!isLiteral(o) && lastRead.get(o) === e.index) free(o);
+    for (const o of outs) if (!lastRead.has(o)) free(o);
   }
-  return { arenaBytes: top, slots, constants, weights, list: encodeKernels(calls) };
+  return { arenaBytes: arena.bytes, slots, constants, weights, list: encodeKernels(calls) };
 }
 
 /**
