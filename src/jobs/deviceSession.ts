@@ -37,6 +37,7 @@ export interface SessionStep {
 /** An open session on one device; see the file's doc. */
 export class DeviceSession {
   #closed = false;
+  readonly #restartsAtOpen: number;
 
   /** @internal Use Engine.openSession. */
   constructor(
@@ -45,7 +46,14 @@ export class DeviceSession {
     private readonly results: readonly string[],
     readonly target: string,
     readonly deadlineMs: number,
-  ) {}
+  ) {
+    this.#restartsAtOpen = device.restarts;
+  }
+
+  /** Open, and its device has not restarted since (a restart frees every session on it). */
+  get usable(): boolean {
+    return !this.#closed && this.device.state === 'ready' && this.device.restarts === this.#restartsAtOpen;
+  }
 
   /** The device's name and whether it is a simulator. */
   get deviceName(): string { return this.opened.device; }

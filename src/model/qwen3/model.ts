@@ -141,6 +141,7 @@ export class Qwen3Model {
 
   /** Closes the engine this model made (an engine given to loadModel stays open). */
   async close(): Promise<void> {
+    await this.runner.close?.();
     await this.#owned?.close();
   }
 }

@@ -49,6 +49,8 @@ export interface StepRunner {
   step(program: Program, input: StepInput): Promise<StepResult>;
   /** A generation's cursor over a KV cache that starts as `zero()` (zeroed). */
   begin(zero: () => TensorMap): Promise<CacheCursor>;
+  /** Lets go of what the runner keeps between generations. */
+  close?(): Promise<void>;
 }
 
 /** A cursor that holds the KV cache here and hands it to each step (a runner without sessions). */
@@ -71,25 +73,37 @@ export class HeldCursor implements CacheCursor {
 class SessionCursor implements CacheCursor {
   readonly #sessions = new Map<string, DeviceSession>();
   #holder: DeviceSession | null = null;
+  #failed = false;
 
   constructor(private readonly runner: EngineRunner) {}
 
   async step(program: Program, ids: readonly number[], positions: readonly number[]): Promise<Tensor> {
+    try {
+      return await this.#step(program, ids, positions);
+    } catch (e) {
+      this.#failed = true;
+      throw e;
+    }
+  }
+
+  async #step(program: Program, ids: readonly number[], positions: readonly number[]): Promise<Tensor> {
     let s = this.#sessions.get(program.name);
-    const fresh = s === undefined;
+    let zeroed = false;
     if (s === undefined) {
-      s = await this.runner.openSession(program);
+      const got = await this.runner.takeSession(program);
+      s = got.session;
+      zeroed = !got.reused;
       this.#sessions.set(program.name, s);
     }
     if (this.#holder !== s) {
       if (this.#holder !== null) await s.takeStateFrom(this.#holder);
-      else if (!fresh) await s.zeroState();
+      else if (!zeroed) await s.zeroState();
       this.#holder = s;
       // The least recently opened of three goes (a prefill chunk's session, once it has handed over).
       if (this.#sessions.size > 2) {
         const [name, old] = [...this.#sessions].find(([, x]) => x !== s)!;
         this.#sessions.delete(name);
-        await old.close();
+        await this.runner.giveBack([[name, old]]);
       }
     }
     const out = await s.step(activations({ ids, positions, state: {} }));
@@ -100,13 +114,18 @@ class SessionCursor implements CacheCursor {
     return this.#holder === null ? Promise.reject(new InvalidOptions('cache', 'no step has run yet')) : this.#holder.state();
   }
 
+  /** Hands the sessions back to the runner for the next generation, or closes them after a failure. */
   async close(): Promise<void> {
-    const all = [...this.#sessions.values()];
+    const all = [...this.#sessions];
     this.#sessions.clear();
     this.#holder = null;
-    await Promise.all(all.map((x) => x.close()));
+    if (this.#failed) await Promise.all(all.map(([, x]) => x.close()));
+    else await this.runner.giveBack(all);
   }
 }
+
+/** How many programs' sessions a runner keeps between generations (the decode program's and one prefill's). */
+const IDLE_SESSIONS = 2;
 
 function activations(input: StepInput): Record<string, Tensor> {
   return {
@@ -127,6 +146,8 @@ export class EngineRunner implements StepRunner {
   readonly name: string;
   readonly #weights: Record<string, unknown>;
   readonly #json = new Map<string, unknown>();
+  // Sessions kept between generations, by program name, least recently given back first.
+  readonly #idle = new Map<string, DeviceSession>();
 
   constructor(readonly engine: Engine, readonly target: string, weights: ModelWeights, readonly deadlineMs = Infinity) {
     this.name = `engine:${target}`;
@@ -147,9 +168,39 @@ export class EngineRunner implements StepRunner {
     return Promise.resolve(new SessionCursor(this));
   }
 
-  /** @internal A session of `program` with this model's weights and a zeroed cache. */
-  openSession(program: Program): Promise<DeviceSession> {
-    return this.engine.openSession({ program: this.#jsonOf(program) as object, target: this.target, inputs: this.#weights, zeroState: true, deadlineMs: this.deadlineMs });
+  /**
+   * @internal A session of `program`: one kept from an earlier generation (`reused`, its cache as that
+   * generation left it) while its device has not restarted, else a new one with a zeroed cache.
+   */
+  async takeSession(program: Program): Promise<{ readonly session: DeviceSession; readonly reused: boolean }> {
+    const idle = this.#idle.get(program.name);
+    this.#idle.delete(program.name);
+    if (idle?.usable === true) return { session: idle, reused: true };
+    await idle?.close();
+    const session = await this.engine.openSession({ program: this.#jsonOf(program) as object, target: this.target, inputs: this.#weights, zeroState: true, deadlineMs: this.deadlineMs });
+    return { session, reused: false };
+  }
+
+  /** @internal Keeps sessions for the next generation (one per program, the most recent IDLE_SESSIONS programs). */
+  async giveBack(sessions: readonly (readonly [string, DeviceSession])[]): Promise<void> {
+    const extra: DeviceSession[] = [];
+    for (const [name, s] of sessions) {
+      if (!s.usable || this.#idle.has(name)) { extra.push(s); continue; }
+      this.#idle.set(name, s);
+    }
+    while (this.#idle.size > IDLE_SESSIONS) {
+      const [name, s] = this.#idle.entries().next().value!;
+      this.#idle.delete(name);
+      extra.push(s);
+    }
+    await Promise.all(extra.map((s) => s.close()));
+  }
+
+  /** Closes the sessions kept between generations. */
+  async close(): Promise<void> {
+    const all = [...this.#idle.values()];
+    this.#idle.clear();
+    await Promise.all(all.map((s) => s.close()));
   }
 
   #jsonOf(program: Program): unknown {
