@@ -67,6 +67,7 @@ export interface DeviceActorOptions {
   readonly faults?: FaultOptions;
   readonly chaos?: ChaosOptions;
   readonly wrongKernel?: WrongKernel;
+  readonly threads?: number;
 }
 
 export interface OpenReply {
@@ -114,6 +115,7 @@ function openKind(opts: DeviceActorOptions): Device {
     ...(opts.name !== undefined ? { name: opts.name } : {}),
     ...(opts.maxContexts !== undefined ? { maxContexts: opts.maxContexts } : {}),
     ...(opts.faults !== undefined ? { faults: opts.faults } : {}),
+    ...(opts.threads !== undefined ? { threads: opts.threads } : {}),
   };
   const mode = opts.mode ?? 'auto';
   if (!hasSimulator(opts.kind) || mode === 'native') return openDevice(opts.kind, base);

@@ -25,6 +25,8 @@ export interface OpenDeviceOptions {
   /** Overrides the device's hardware context count (default: its target's). */
   readonly maxContexts?: number;
   readonly name?: string;
+  /** Threads of a device that computes on this machine's cores (host). */
+  readonly threads?: number;
 }
 
 /** What the engine needs of a device kind: how to open its hardware and, where it has one, its simulator. */
@@ -63,6 +65,7 @@ export function openDevice(kind: DeviceKind, opts: OpenDeviceOptions = {}): Devi
     ...(opts.name !== undefined ? { name: opts.name } : {}),
     maxContexts: opts.maxContexts ?? e.contexts,
     ...(opts.faults !== undefined ? { faults: opts.faults } : {}),
+    ...(opts.threads !== undefined ? { threads: opts.threads } : {}),
   };
   // The hardware unless the simulator is asked for: it is never substituted here ('auto' mode does that).
   return opts.simulate === true && e.simulate !== undefined ? e.simulate(base) : e.open(base);

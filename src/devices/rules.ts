@@ -23,6 +23,8 @@ export interface DeviceBaseOptions {
   /** Hardware contexts, i.e. artifacts loaded at once. */
   readonly maxContexts?: number;
   readonly faults?: FaultOptions;
+  /** Threads of a device that computes on this machine's cores (host); others ignore it. */
+  readonly threads?: number;
 }
 
 /** A decoded artifact: its name, its arguments and what the device keeps to run it. */

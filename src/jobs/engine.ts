@@ -50,6 +50,8 @@ export interface DeviceConfig {
   readonly maxContexts?: number;
   /** A kernel off by some ulps in one element, for tests of verification itself. */
   readonly wrongKernel?: WrongKernel;
+  /** Threads of a device that computes on this machine's cores (host; default: the cores). */
+  readonly threads?: number;
 }
 
 export interface EngineOptions {

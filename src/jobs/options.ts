@@ -74,6 +74,8 @@ function checkDevices(v: unknown): Record<string, unknown> | undefined {
     const c = copyOf(cfg, at);
     if (c['mode'] !== undefined && !DEVICE_MODES.includes(c['mode'] as string)) throw new InvalidOptions(`${at}.mode`, `one of ${DEVICE_MODES.join(', ')}, not ${kindOf(c['mode'])}`);
     count(c['maxContexts'], `${at}.maxContexts`, 1, 'a context count');
+    count(c['threads'], `${at}.threads`, 1, 'a thread count');
+    if (typeof c['threads'] === 'number' && c['threads'] > 1024) throw new InvalidOptions(`${at}.threads`, `at most 1024 threads, not ${c['threads']}`);
     if (c['faults'] !== undefined) {
       try { c['faults'] = checkFaults(copyOf(c['faults'], `${at}.faults`)); } catch (e) {
         if (e instanceof InvalidOptions) throw e;

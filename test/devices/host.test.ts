@@ -162,3 +162,17 @@ describe('devices/host: the host target through the engine', function () {
     expect(e.toWire()).to.deep.include({ capability: 'host.reduce_sum.axes' });
   });
 });
+
+describe('devices/host: threads', () => {
+  before(function () { if (!hostBuilt()) this.skip(); });
+  it('a device opened with threads resizes the addon\'s pool; the engine refuses a count it cannot take', async () => {
+    const { HostDevice } = await import('../../src/devices/host/device.js');
+    const d = new HostDevice({ threads: 1 });
+    expect(d.kernels.info().threads).to.equal(1);
+    new HostDevice({ threads: 2 });
+    expect(d.kernels.info().threads).to.equal(2);
+    const { InvalidOptions } = await import('../../src/errors/index.js');
+    expect(() => createEngine({ devices: { host: { threads: 0 } } })).to.throw(InvalidOptions).with.property('field', 'devices.host.threads');
+    expect(() => createEngine({ devices: { host: { threads: 5000 } } })).to.throw(InvalidOptions).with.property('field', 'devices.host.threads');
+  });
+});

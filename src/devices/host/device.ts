@@ -43,6 +43,7 @@ export class HostDevice extends JsDevice<HostProgram> {
   constructor(opts: DeviceBaseOptions = {}, kernels: HostKernels = loadHostKernels()) {
     super(opts, { name: 'host', maxContexts: HOST_TARGET.contexts });
     this.kernels = kernels;
+    if (opts.threads !== undefined) kernels.setThreads(opts.threads);
   }
 
   /** Binds a file weight: a quantized matrix mapped in place, anything else read into a buffer. */

@@ -69,7 +69,12 @@ export class Qwen3Model {
     const target = checkModelTarget(opts.target ?? 'cpu');
     const ctx = opts.ctx ?? Math.min(1024, source.config.contextLength);
     if (ctx > source.config.contextLength) throw new InvalidOptions('ctx', `${ctx} positions are more than the model's context length ${source.config.contextLength}`);
-    const owned = opts.engine === undefined ? createEngine(opts.cacheDir === undefined ? {} : { cacheDir: opts.cacheDir }) : undefined;
+    if (opts.engine !== undefined && opts.threads !== undefined) {
+      throw new InvalidOptions('threads', 'an engine given to loadModel keeps its own threads: createEngine({ devices: { host: { threads } } })');
+    }
+    const owned = opts.engine === undefined
+      ? createEngine({ ...(opts.cacheDir === undefined ? {} : { cacheDir: opts.cacheDir }), ...(opts.threads === undefined ? {} : { devices: { host: { threads: opts.threads } } }) })
+      : undefined;
     const runner = new EngineRunner(opts.engine ?? owned!, target, source.weights, opts.deadlineMs);
     return new Qwen3Model(source, ctx, opts.prefillChunk ?? 512, runner, owned);
   }
