@@ -37,6 +37,6 @@ export function saveReport(f: ReportFlags, reports: SweepReports, pass: boolean,
 /** The bar over a sweep's ops, and the callback the sweep tells. */
 export function sweepProgress(f: ReportFlags): { readonly bar: Progress; readonly onProgress: OpProgress } {
   const bar = createProgress(`contracts ${f.target} {bar} {value}/{total} ops | {op} done | {duration_formatted}`, f.json === undefined ? {} : { json: f.json });
-  // Drawn before the first op ends, so a long first op shows the bar too.
+  // Drawn from the first op's end on: the sweep knows its op count, the command does not.
   return { bar, onProgress: (done, total, op) => bar.update(done, total, { op }) };
 }

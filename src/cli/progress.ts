@@ -23,6 +23,8 @@ export interface ProgressOptions {
   readonly stream?: ProgressStream;
   /** The command's stdout (default process.stdout): nothing is drawn when it is not a terminal. */
   readonly stdout?: { readonly isTTY?: boolean };
+  /** Erase the bar when it stops (a status line that gives way to the command's output) instead of leaving it. */
+  readonly clear?: boolean;
 }
 
 /** A bar: `update` starts it on its first call; `stop` ends the line. */
@@ -51,7 +53,7 @@ export function createProgress(format: string, opts: ProgressOptions = {}): Prog
   if (!wantsProgress(opts)) return SILENT;
   // cli-progress only reads isTTY, columns and write of its stream.
   const stream = (opts.stream ?? process.stderr) as NodeJS.WriteStream;
-  const bar = new SingleBar({ format, stream, hideCursor: true, etaBuffer: 50, clearOnComplete: false }, Presets.shades_classic);
+  const bar = new SingleBar({ format, stream, hideCursor: true, etaBuffer: 50, clearOnComplete: opts.clear === true }, Presets.shades_classic);
   let started = false;
   return {
     shown: true,
