@@ -38,5 +38,6 @@ export function saveReport(f: ReportFlags, reports: SweepReports, pass: boolean,
 export function sweepProgress(f: ReportFlags): { readonly bar: Progress; readonly onProgress: OpProgress } {
   const bar = createProgress(`contracts ${f.target} {bar} {value}/{total} ops | {op} done | {duration_formatted}`, f.json === undefined ? {} : { json: f.json });
   // Drawn from the first op's end on: the sweep knows its op count, the command does not.
-  return { bar, onProgress: (done, total, op) => bar.update(done, total, { op }) };
+  // Stopped at the last op, before the sweep's report lines are printed under it.
+  return { bar, onProgress: (done, total, op) => { bar.update(done, total, { op }); if (done === total) bar.stop(); } };
 }
