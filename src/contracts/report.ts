@@ -10,37 +10,13 @@ import { accessSync, constants, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { UsageError } from '../errors/index.js';
 import { writeOutputFile } from '../io/write.js';
-import type { BinadeStat } from '../numerics/binades.js';
 import { BinadeTally } from '../numerics/binades.js';
 import type { ContractReport } from '../devices/xdna2/contractTally.js';
 import type { Npu4ContractReport } from './npu4Tally.js';
 import { reportHtml } from './reportHtml.js';
+import type { ContractReportData, ReportOp } from './reportTypes.js';
 
-/** One op of the report, as the page draws it. */
-export interface ReportOp {
-  readonly op: string;
-  readonly contract: string;
-  readonly pass: boolean;
-  /** What one tally counts: an element (per-element sweeps) or a case (the NPU4's normwise cases). */
-  readonly unit: 'element' | 'case';
-  readonly checked: number;
-  readonly inDomain: number;
-  readonly failures: number;
-  /** The worst in-domain input, as people read it; null when none is in the domain. */
-  readonly worst: { readonly input: string; readonly error: number; readonly bound: number; readonly ratio: number } | null;
-  readonly binades: readonly BinadeStat[];
-  readonly notes: readonly string[];
-}
-
-/** The whole report. */
-export interface ContractReportData {
-  readonly target: string;
-  readonly pass: boolean;
-  /** When the sweep ran (ISO 8601), and how it was asked for (the command line's flags). */
-  readonly generated: string;
-  readonly how: string;
-  readonly ops: readonly ReportOp[];
-}
+export type { ContractReportData, ReportOp } from './reportTypes.js';
 
 /** A target's sweep result: per-element ContractReports or the NPU4's per-case reports. */
 export type SweepReports = readonly ContractReport[] | readonly Npu4ContractReport[];

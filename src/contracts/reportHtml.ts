@@ -9,7 +9,7 @@
  */
 import type { BinadeStat } from '../numerics/binades.js';
 import { binadeOrder } from '../numerics/binades.js';
-import type { ContractReportData, ReportOp } from './report.js';
+import type { ContractReportData, ReportOp } from './reportTypes.js';
 
 const esc = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
