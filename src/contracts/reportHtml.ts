@@ -26,7 +26,7 @@ const RIGHT = 12;
 const TOP = 26;
 const BOTTOM = 44;
 /** Rows kept for ∞ at the top and 0 at the bottom, outside the log scale. */
-const EDGE = 16;
+const EDGE = 24;
 
 /** The log10 span of the y axis: from the smallest nonzero ratio seen (at least 1e-8 down) to 10. */
 function ySpan(bins: readonly BinadeStat[]): { lo: number; hi: number } {
@@ -35,6 +35,13 @@ function ySpan(bins: readonly BinadeStat[]): { lo: number; hi: number } {
     if (b.maxRatio !== null && b.maxRatio > 0 && Number.isFinite(b.maxRatio)) lo = Math.min(lo, Math.floor(Math.log10(b.maxRatio)));
   }
   return { lo: Math.max(lo, -12), hi: 1 };
+}
+
+/** A binade's axis label: the power of two at its end nearest zero. */
+function shortName(b: BinadeStat): string {
+  if (b.exponent === -127) return `${b.sign === '-' ? '-' : ''}subnormal`;
+  if (b.exponent === 128) return `${b.sign}inf, NaN`;
+  return `${b.sign === '-' ? '-' : ''}2^${b.exponent}`;
 }
 
 /** One op's plot, as an SVG element. */
@@ -58,7 +65,8 @@ export function plotSvg(op: ReportOp): string {
   for (let e = lo; e <= hi; e++) {
     const yy = y(10 ** e);
     parts.push(`<line class="${e === 0 ? 'bound' : 'grid'}" x1="${LEFT}" x2="${W - RIGHT}" y1="${yy.toFixed(1)}" y2="${yy.toFixed(1)}"/>`);
-    parts.push(`<text class="tick" x="${LEFT - 4}" y="${(yy + 3).toFixed(1)}" text-anchor="end">${e === 0 ? 'bound' : `1e${e}`}</text>`);
+    // The top line is left unlabelled: the ∞ row sits just above it.
+    if (e < hi) parts.push(`<text class="tick" x="${LEFT - 4}" y="${(yy + 3).toFixed(1)}" text-anchor="end">${e === 0 ? 'bound' : `1e${e}`}</text>`);
   }
   parts.push(`<text class="tick" x="${LEFT - 4}" y="${(TOP + EDGE / 2 + 3).toFixed(1)}" text-anchor="end">∞</text>`);
   parts.push(`<text class="tick" x="${LEFT - 4}" y="${(H - BOTTOM - EDGE / 2 + 3).toFixed(1)}" text-anchor="end">0</text>`);
@@ -70,12 +78,14 @@ export function plotSvg(op: ReportOp): string {
     parts.push(`<line class="stem${bad ? ' bad' : ''}" x1="${cx.toFixed(2)}" x2="${cx.toFixed(2)}" y1="${(H - BOTTOM).toFixed(1)}" y2="${cy.toFixed(1)}"/>`);
     parts.push(`<circle class="point${bad ? ' bad' : ''}" cx="${cx.toFixed(2)}" cy="${cy.toFixed(1)}" r="${Math.min(3, Math.max(1.5, cw / 2)).toFixed(1)}"><title>${esc(b.range)}: worst error ${num(b.maxError)} = ${num(b.maxRatio)} of the bound; ${b.failures} failures of ${b.inDomain} in the domain</title></circle>`);
   }
-  // Labels under the axis: the first and last binade, the middle (around zero), and a few between.
-  const step = Math.max(1, Math.ceil(bins.length / 8));
-  bins.forEach((b, i) => {
-    if (i % step !== 0 && i !== bins.length - 1) return;
-    parts.push(`<text class="tick" x="${(x(b) + cw / 2).toFixed(1)}" y="${H - BOTTOM + 14}" text-anchor="middle">${esc(b.range)}</text>`);
-  });
+  // Labels under the axis, each binade by its lower end, left to right as far apart as they fit.
+  let lastLabel = -Infinity;
+  for (const b of bins) {
+    const cx = x(b) + cw / 2;
+    if (cx - lastLabel < 64) continue;
+    lastLabel = cx;
+    parts.push(`<text class="tick" x="${cx.toFixed(1)}" y="${H - BOTTOM + 14}" text-anchor="middle">${esc(shortName(b))}</text>`);
+  }
   parts.push(`<text class="axis" x="${(LEFT + W - RIGHT) / 2}" y="${H - 8}" text-anchor="middle">binade of the input (${op.unit === 'case' ? 'each case\'s largest |input|' : 'the element\'s largest operand'})</text>`);
   parts.push(`<text class="axis" x="${LEFT}" y="${TOP - 10}">worst error / bound per binade</text>`);
   return `<svg class="plot" data-op="${esc(op.op)}" viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" aria-label="${esc(op.op)}: error against its bound per binade">${parts.join('')}</svg>`;
