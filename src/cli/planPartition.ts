@@ -12,7 +12,7 @@ import type { Limits } from '../ir/limits.js';
 import { checkProgram } from '../ops/validate.js';
 import { partitionProgram, segmentPrograms, type EqnPlacement, type TargetRefusal, type Transfer } from '../planner/partition.js';
 import { programNumerics } from '../targets/numerics.js';
-import type { Target } from '../targets/target.js';
+import type { Target, TargetName } from '../targets/target.js';
 import type { Io } from './output.js';
 import { EXIT, errorJson } from './output.js';
 
@@ -43,18 +43,23 @@ function placementText(p: EqnPlacement): string {
   return `  eqn ${p.eqn} ${p.op}: ${where}${why === '' ? '' : ` (${why})`}`;
 }
 
+/** A segment fits its device when its backend lays it out within its regions' bounds and contexts. */
+export function segmentFit(target: TargetName, sub: CheckedProgram): EngineError | undefined {
+  const layout = backendOf(target).layout(sub, true);
+  if (layout.limit !== undefined) return layout.limit;
+  const c = layout.contexts;
+  return c.max !== null && c.needed > c.max ? new ContextLimit(c.needed, c.max) : undefined;
+}
+
 /** Plans `checked` over `targets` in order of preference, prints the report and returns the exit code. */
 export function planPartitioned(checked: CheckedProgram, targets: readonly Target[], limits: Limits, json: boolean, io: Io): number {
-  const plan = partitionProgram(checked, targets);
+  const plan = partitionProgram(checked, targets, segmentFit);
   const byName = new Map(targets.map((t) => [t.name, t]));
-  const limitsHit: EngineError[] = [];
+  const limitsHit: EngineError[] = [...plan.limits];
   const segments: SegmentReport[] = segmentPrograms(checked, plan).map((sp) => {
     const target = byName.get(sp.segment.target)!;
     const sub = checkProgram(sp.program, limits);
     const layout = backendOf(target.name).layout(sub, true);
-    if (layout.limit !== undefined) limitsHit.push(layout.limit);
-    const c = layout.contexts;
-    if (c.max !== null && c.needed > c.max) limitsHit.push(new ContextLimit(c.needed, c.max));
     return { index: sp.segment.index, target: target.name, eqns: sp.segment.eqns, layout, numericsClass: programNumerics(sub, target).numericsClass };
   });
   const ok = plan.refused.length === 0 && limitsHit.length === 0;

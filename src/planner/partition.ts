@@ -10,6 +10,7 @@ import { UsageError } from '../errors/index.js';
 import type { CheckedProgram } from '../ir/checked.js';
 import type { Arg, Eqn, Program } from '../ir/types.js';
 import { eqnOuts, isLiteral, storageBytes } from '../ir/types.js';
+import { checkProgram } from '../ops/validate.js';
 import { resolveTarget } from '../targets/index.js';
 import type { Target, TargetName } from '../targets/target.js';
 import { admissionOf } from '../targets/target.js';
@@ -61,6 +62,8 @@ export interface PartitionPlan {
   readonly transfers: readonly Transfer[];
   /** The equations no listed target admits, each with every target's refusal. */
   readonly refused: readonly EqnPlacement[];
+  /** Bounds a segment passes that no equation of it can be moved for (ContextLimit). */
+  readonly limits: readonly EngineError[];
 }
 
 /** The targets of a `--target` value: one name, or a comma list in order of preference. */
@@ -75,18 +78,49 @@ export function parseTargetList(spec: string): Target[] {
   return names.map((n) => resolveTarget(n));
 }
 
-/** Plans every equation on the first target that admits it; see the file's doc. */
-export function partitionProgram(checked: CheckedProgram, targets: readonly Target[]): PartitionPlan {
+/**
+ * Whether a segment's program fits its target's device (its regions, its contexts): the compiler's
+ * answer, handed in because the planner sits below the compiler. An error naming an equation (a
+ * RegionLimit's `eqn`, an index into the segment's program) passes that equation on to the next target.
+ */
+export type SegmentFit = (target: TargetName, segment: CheckedProgram) => EngineError | undefined;
+
+/** Plans every equation on the first target that admits it (and, with `fits`, whose device it fits); see the file's doc. */
+export function partitionProgram(checked: CheckedProgram, targets: readonly Target[], fits?: SegmentFit): PartitionPlan {
+  const passed = new Map<number, TargetRefusal[]>();
+  // Each round passes at least one equation on to a later target, so rounds are bounded.
+  for (let round = 0; round <= checked.eqns.length * targets.length; round++) {
+    const plan = placeAll(checked, targets, passed);
+    if (fits === undefined || plan.refused.length > 0) return plan;
+    let moved = false;
+    for (const sp of segmentPrograms(checked, plan)) {
+      const err = fits(sp.segment.target, checkProgram(sp.program));
+      if (err === undefined) continue;
+      const local = (err.fields() as { eqn?: unknown }).eqn;
+      if (typeof local !== 'number' || sp.segment.eqns[local] === undefined) return { ...plan, limits: [...plan.limits, err] };
+      const eqn = sp.segment.eqns[local]!;
+      passed.set(eqn, [...(passed.get(eqn) ?? []), { target: sp.segment.target, error: err }]);
+      moved = true;
+      break;
+    }
+    if (!moved) return plan;
+  }
+  throw new RangeError('partitioning did not settle');
+}
+
+function placeAll(checked: CheckedProgram, targets: readonly Target[], passed: ReadonlyMap<number, readonly TargetRefusal[]>): PartitionPlan {
   const placements: EqnPlacement[] = [];
   const segments: { index: number; target: TargetName; eqns: number[] }[] = [];
   const refused: EqnPlacement[] = [];
   for (const e of checked.eqns) {
     const refusals: TargetRefusal[] = [];
+    const fitRefusals = passed.get(e.index) ?? [];
     let chosen: TargetName | undefined;
     for (const t of targets) {
       const a = admissionOf(t, e);
-      if (a.admitted) { chosen = t.name; break; }
-      refusals.push({ target: t.name, error: refusalError(e, a.refusal) });
+      const unfit = fitRefusals.find((r) => r.target === t.name);
+      if (a.admitted && unfit === undefined) { chosen = t.name; break; }
+      refusals.push(a.admitted ? unfit! : { target: t.name, error: refusalError(e, a.refusal) });
     }
     if (chosen === undefined) {
       const p = { eqn: e.index, op: e.op, refusals };
@@ -103,8 +137,8 @@ export function partitionProgram(checked: CheckedProgram, targets: readonly Targ
     placements.push({ eqn: e.index, op: e.op, target: chosen, segment: seg.index, refusals });
   }
   const names = targets.map((t) => t.name);
-  if (refused.length > 0) return { targets: names, placements, segments: [], transfers: [], refused };
-  return { targets: names, placements, segments, transfers: transfersOf(checked, segments), refused };
+  if (refused.length > 0) return { targets: names, placements, segments: [], transfers: [], refused, limits: [] };
+  return { targets: names, placements, segments, transfers: transfersOf(checked, segments), refused, limits: [] };
 }
 
 /** The segment that defines each equation output. */
@@ -128,7 +162,8 @@ function transfersOf(checked: CheckedProgram, segments: readonly Segment[]): Tra
   };
   const add = (value: string, from: number, to: number, carried?: string) => {
     const k = `${value}\u0000${to}\u0000${carried ?? ''}`;
-    if (from === to || seen.has(k)) return;
+    // A value between two segments of one target never crosses devices (the runner hands it on as it is).
+    if (segments[from]!.target === segments[to]!.target || seen.has(k)) return;
     seen.add(k);
     out.push({ value, from, to, fromTarget: segments[from]!.target, toTarget: segments[to]!.target, bytes: bytesOf(value), ...(carried !== undefined ? { carried } : {}) });
   };
