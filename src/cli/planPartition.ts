@@ -5,14 +5,14 @@
  * Exit 0 when every equation is placed and every segment fits its device, 1 otherwise.
  */
 import { backendOf, type Layout } from '../compiler/index.js';
+import { segmentFit } from '../compiler/fit.js';
 import type { EngineError } from '../errors/index.js';
-import { ContextLimit } from '../errors/index.js';
 import type { CheckedProgram } from '../ir/checked.js';
 import type { Limits } from '../ir/limits.js';
 import { checkProgram } from '../ops/validate.js';
 import { partitionProgram, segmentPrograms, type EqnPlacement, type TargetRefusal, type Transfer } from '../planner/partition.js';
 import { programNumerics } from '../targets/numerics.js';
-import type { Target, TargetName } from '../targets/target.js';
+import type { Target } from '../targets/target.js';
 import type { Io } from './output.js';
 import { EXIT, errorJson } from './output.js';
 
@@ -41,14 +41,6 @@ function placementText(p: EqnPlacement): string {
   const where = p.target === undefined ? 'refused by every target' : `${p.target}, segment ${p.segment}`;
   const why = p.refusals.map(refusalText).join('; ');
   return `  eqn ${p.eqn} ${p.op}: ${where}${why === '' ? '' : ` (${why})`}`;
-}
-
-/** A segment fits its device when its backend lays it out within its regions' bounds and contexts. */
-export function segmentFit(target: TargetName, sub: CheckedProgram): EngineError | undefined {
-  const layout = backendOf(target).layout(sub, true);
-  if (layout.limit !== undefined) return layout.limit;
-  const c = layout.contexts;
-  return c.max !== null && c.needed > c.max ? new ContextLimit(c.needed, c.max) : undefined;
 }
 
 /** Plans `checked` over `targets` in order of preference, prints the report and returns the exit code. */

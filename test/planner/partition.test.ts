@@ -12,25 +12,7 @@ import { tinyQwen3Config } from '../../src/model/qwen3/tiny.js';
 import { expectedShapes, type BoundWeight } from '../../src/model/qwen3/weights.js';
 import { checkProgram } from '../../src/ops/validate.js';
 import { parseTargetList, partitionProgram, segmentPrograms } from '../../src/planner/partition.js';
-
-/** exp on the NPU, matmul on the host, two adds (one into the carried state) on the NPU, a convert on the host. */
-export const SMALL = {
-  format: 'program@1', name: 'small',
-  args: [
-    { name: 'x', role: 'activation', dtype: 'f32', shape: [4, 8] },
-    { name: 'w', role: 'weight', dtype: 'f32', shape: [8, 8] },
-    { name: 'acc', role: 'state', dtype: 'f32', shape: [4, 8] },
-  ],
-  eqns: [
-    { op: 'exp', in: ['x'], out: 'a' },
-    { op: 'matmul', in: ['a', 'w'], out: 'b' },
-    { op: 'add', in: ['b', { lit: 1 }], out: 'c' },
-    { op: 'add', in: ['c', 'acc'], out: 'acc2' },
-    { op: 'convert', in: ['acc2'], out: 'h', dtype: 'f16' },
-  ],
-  results: ['c', 'h'],
-  state: { acc: 'acc2' },
-};
+import { SMALL } from './partitionFixture.js';
 
 function capture(): Io & { outs: string[] } {
   const outs: string[] = [];
