@@ -39,6 +39,7 @@ import { decodeSessionArgs } from '../ir/inputsCodec.js';
 import { inputsJsonOf } from './inputs.js';
 import { snapshot } from './snapshot.js';
 import { checkDeadline } from './options.js';
+import { partitionedJob } from './partitioned.js';
 
 export interface DeviceConfig {
   /** The hardware, its simulator, or the hardware when this machine has it (default 'auto'). */
@@ -298,6 +299,8 @@ export class Engine extends EventEmitter<EngineEvents> {
 
   async #run(job: Job, spec: CheckedJob): Promise<JobResult> {
     checkJsonDepth(spec.programJson, this.#limits);
+    // A list of targets (`xdna2,host`) runs partitioned: one session per segment (partitioned.ts).
+    if (spec.target.includes(',')) return partitionedJob(this, job, spec);
     const planned = await this.#plan(spec.programJson, spec.target);
     const target = planned.plan.target;
     job.stage('planned', { target, regions: planned.units.length });

@@ -20,10 +20,10 @@ import type { TensorMap } from '../ir/values.js';
 import { checkProgram } from '../ops/validate.js';
 import { parseTargetList, partitionProgram, segmentPrograms, type PartitionPlan, type SegmentProgram } from '../planner/partition.js';
 import type { TargetName } from '../targets/target.js';
-import type { DeviceSession } from './deviceSession.js';
-import type { Engine } from './engine.js';
+import type { DeviceSession, SessionSpec } from './deviceSession.js';
+import type { Job, JobResult } from './job.js';
 import { LastN } from './kept.js';
-import { checkJobSpec } from './options.js';
+import { checkJobSpec, type CheckedJob } from './options.js';
 
 /** What runPartitioned takes: a job spec whose target is a comma list in order of preference. */
 export interface PartitionedSpec {
@@ -74,11 +74,35 @@ export function planPartitionedJob(checked: CheckedProgram, target: string): Par
   return plan;
 }
 
+/** What a partitioned run needs of the engine: its sessions (Engine satisfies it). */
+export interface SessionOpener {
+  openSession(spec: SessionSpec): Promise<DeviceSession>;
+}
+
 /** Plans, opens every segment's session and runs every step; see the file's doc. */
-export async function runPartitioned(engine: Engine, spec: PartitionedSpec): Promise<PartitionedResult> {
-  const job = checkJobSpec(spec);
+export function runPartitioned(engine: SessionOpener, spec: PartitionedSpec): Promise<PartitionedResult> {
+  return runChecked(engine, checkJobSpec(spec));
+}
+
+/**
+ * A submitted job whose target is a list: the engine's job stages (`planned`, `step`) and its result,
+ * `target` the first listed target and `partition` the segments and the transfers that ran. Sessions
+ * do not report their cache use, so `cacheHit` is false; `verify` is refused (InvalidOptions) for now.
+ */
+export async function partitionedJob(engine: SessionOpener, job: Job, spec: CheckedJob): Promise<JobResult> {
+  const r = await runChecked(engine, spec, (plan) => { job.stage('planned', { target: plan.targets[0]!, regions: plan.segments.length }); }, (index, results) => { job.stage('step', { index, results }); });
+  return {
+    results: r.results, state: r.state, stepCount: r.stepCount, steps: r.steps, target: r.plan.targets[0]!,
+    simulated: r.segments.some((s) => s.simulated), cacheHit: false,
+    partition: { segments: r.segments, transfers: r.transfers },
+  };
+}
+
+async function runChecked(engine: SessionOpener, job: CheckedJob, onPlan?: (p: PartitionPlan) => void, onStep?: (i: number, r: TensorMap) => void): Promise<PartitionedResult> {
+  if (job.verify) throw new InvalidOptions('verify', 'a partitioned job is not verified yet: compare with the cpu target\'s run');
   const checked = checkProgram(parseProgram(job.programJson));
   const plan = planPartitionedJob(checked, job.target);
+  onPlan?.(plan);
   const inputs = decodeStepInputs(job.inputsJson, checked, job.steps);
   const subs = segmentPrograms(checked, plan);
   const defined = new Map<string, number>();
@@ -117,6 +141,7 @@ export async function runPartitioned(engine: Engine, spec: PartitionedSpec): Pro
       }
       results = Object.fromEntries(checked.program.results.map((r) => [r, values.get(r) ?? acts[r] ?? carried.get(r)!]));
       kept.push(results);
+      onStep?.(i, results);
       for (const [st, next] of stateNext) {
         if (!carried.has(st)) continue;
         carried.set(st, values.get(next) ?? acts[next] ?? carried.get(next) ?? inputs.state[next]!);
@@ -147,7 +172,7 @@ export async function runPartitioned(engine: Engine, spec: PartitionedSpec): Pro
   }
 }
 
-function openSegment(engine: Engine, sp: SegmentProgram, weights: Readonly<Record<string, unknown>>, state: TensorMap, deadlineMs: number | undefined): Promise<DeviceSession> {
+function openSegment(engine: SessionOpener, sp: SegmentProgram, weights: Readonly<Record<string, unknown>>, state: TensorMap, deadlineMs: number | undefined): Promise<DeviceSession> {
   const inputs: Record<string, unknown> = {};
   for (const a of sp.program.args) {
     if (a.role === 'weight') inputs[a.name] = weights[a.name];

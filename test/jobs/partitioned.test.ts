@@ -49,6 +49,23 @@ describe('engine: partitioned programs, one session per segment across devices',
     );
   });
 
+  it('engine.submit with a list of targets runs the same partition as a job: its stages, its transfers', async () => {
+    engine = createEngine({ cacheDir: tmp.dir, workers: 1 });
+    const job = engine.submit({ program: SMALL, target: 'xdna2,host', inputs: smallInputs(2) });
+    const seen: number[] = [];
+    job.on('step', (e) => seen.push(e.index));
+    const r = await job.result;
+    expect(job.stages).to.deep.equal(['planned', 'step', 'step', 'done']);
+    expect(seen).to.deep.equal([0, 1]);
+    expect(r.target).to.equal('xdna2');
+    expect(r.partition!.segments.map((s) => s.target)).to.deep.equal(['xdna2', 'host', 'xdna2', 'host']);
+    expect(r.partition!.transfers.map((t) => t.value)).to.deep.equal(['a', 'b', 'acc2', 'a', 'b', 'acc2']);
+    const alone = await runPartitioned(engine, { program: SMALL, target: 'xdna2,host', inputs: smallInputs(2) });
+    expect(Array.from(r.results['c']!.data)).to.deep.equal(Array.from(alone.results['c']!.data));
+    const v = await engine.submit({ program: SMALL, target: 'xdna2,host', inputs: smallInputs(1), verify: true }).result.then(() => undefined, (x: unknown) => x);
+    expect(v).to.have.property('code', 'InvalidOptions');
+  });
+
   it('a single-target list runs as that target alone: the same values as a job', async () => {
     engine = createEngine({ cacheDir: tmp.dir, workers: 1 });
     const r = await runPartitioned(engine, { program: STEP_PROGRAM, target: 'cpu', inputs: stepInputs(2) });
