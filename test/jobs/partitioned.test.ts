@@ -6,7 +6,7 @@ import { createEngine, type Engine } from '../../src/jobs/engine.js';
 import { runPartitioned } from '../../src/jobs/partitioned.js';
 import { checkProgram } from '../../src/ops/validate.js';
 import { runProgram } from '../../src/oracle/index.js';
-import { SMALL, smallInputs } from '../planner/partitionFixture.js';
+import { CARRY, SMALL, smallInputs } from '../planner/partitionFixture.js';
 import { STEP_PROGRAM, stepExpected, stepInputs, tempDir } from './helpers.js';
 
 const counter = () => new Int32Array(new SharedArrayBuffer(4));
@@ -47,6 +47,19 @@ describe('engine: partitioned programs, one session per segment across devices',
     expect(r.transfers.map((t) => `${t.step}:${t.value}:${t.fromDevice}->${t.toDevice}:${t.bytes}`)).to.deep.equal(
       [0, 1, 2].flatMap((s) => [`${s}:a:xdna2->host:128`, `${s}:b:host->xdna2:128`, `${s}:acc2:xdna2->host:128`]),
     );
+  });
+
+  it('a state read on the NPU and made on the host crosses back before every later step', async () => {
+    engine = createEngine({ cacheDir: tmp.dir, workers: 1 });
+    const inputs = smallInputs(3);
+    const r = await runPartitioned(engine, { program: CARRY, target: 'xdna2,host', inputs, keepSteps: Infinity });
+    const checked = checkProgram(parseProgram(CARRY));
+    const want = runProgram(checked, decodeInputs(inputs, checked));
+    for (const [k, step] of r.steps.entries()) expectClose(step['a']!.data, want[k]!.results['a']!.data, 1e-5, 1e-5, `step ${k} a`);
+    expectClose(r.state['acc']!.data, want[2]!.state['acc']!.data, 1e-5, 1e-5, 'acc');
+    expect(r.transfers.map((t) => `${t.step}:${t.value}:${t.fromDevice}->${t.toDevice}${t.carried ? `:${t.carried}` : ''}`)).to.deep.equal([
+      '0:a:xdna2->host', '1:acc2:host->xdna2:acc', '1:a:xdna2->host', '2:acc2:host->xdna2:acc', '2:a:xdna2->host',
+    ]);
   });
 
   it('engine.submit with a list of targets runs the same partition as a job: its stages, its transfers', async () => {

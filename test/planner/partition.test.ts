@@ -12,7 +12,7 @@ import { tinyQwen3Config } from '../../src/model/qwen3/tiny.js';
 import { expectedShapes, type BoundWeight } from '../../src/model/qwen3/weights.js';
 import { checkProgram } from '../../src/ops/validate.js';
 import { parseTargetList, partitionProgram, segmentPrograms } from '../../src/planner/partition.js';
-import { SMALL } from './partitionFixture.js';
+import { CARRY, SMALL } from './partitionFixture.js';
 
 function capture(): Io & { outs: string[] } {
   const outs: string[] = [];
@@ -52,6 +52,17 @@ describe('planner: partitioned plans over a list of targets', function () {
       [['acc2:activation'], ['h'], {}, ['acc2']],
     ]);
     for (const s of subs) expect(() => checkProgram(s.program)).to.not.throw();
+  });
+
+  it('a state made on another device than the one that reads it is a carried transfer', () => {
+    const checked = checkProgram(parseProgram(CARRY));
+    const plan = partitionProgram(checked, parseTargetList('xdna2,host'));
+    expect(plan.transfers).to.deep.equal([
+      { value: 'a', from: 0, to: 1, fromTarget: 'xdna2', toTarget: 'host', bytes: 128 },
+      { value: 'acc2', from: 1, to: 0, fromTarget: 'host', toTarget: 'xdna2', bytes: 128, carried: 'acc' },
+    ]);
+    const subs = segmentPrograms(checked, plan);
+    expect(subs.map((s) => [s.received, s.program.state])).to.deep.equal([[['acc'], {}], [['a'], {}]]);
   });
 
   it('plan --target xdna2,host prints every placement, segment, transfer; --json the same', () => {

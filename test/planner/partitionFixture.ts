@@ -26,3 +26,19 @@ export function smallInputs(steps: number): Record<string, unknown> {
     x: Array.from({ length: steps }, (_, s) => t([4, 8], (i) => Math.sin(i + 3 * s))),
   };
 }
+
+/** A state read on the NPU (add) whose next value the host makes (matmul): it crosses back every step. */
+export const CARRY = {
+  format: 'program@1', name: 'carry',
+  args: [
+    { name: 'x', role: 'activation', dtype: 'f32', shape: [4, 8] },
+    { name: 'w', role: 'weight', dtype: 'f32', shape: [8, 8] },
+    { name: 'acc', role: 'state', dtype: 'f32', shape: [4, 8] },
+  ],
+  eqns: [
+    { op: 'add', in: ['acc', 'x'], out: 'a' },
+    { op: 'matmul', in: ['a', 'w'], out: 'acc2' },
+  ],
+  results: ['a'],
+  state: { acc: 'acc2' },
+};
