@@ -118,7 +118,7 @@ async function runChecked(engine: SessionOpener, job: CheckedJob, onPlan?: (p: P
   let results: TensorMap = {};
   const ownState: Record<string, Tensor> = {};
   try {
-    for (const sp of subs) sessions.push(await openSegment(engine, sp, inputs.weights, inputs.state, job.deadlineMs));
+    for (const sp of subs) sessions.push(await openSegment(engine, sp, job.inputsJson as Readonly<Record<string, unknown>>, inputs.state, job.deadlineMs));
     for (let i = 0; i < inputs.count; i++) {
       const acts = inputs.step(i);
       const values = new Map<string, Tensor>();
@@ -172,6 +172,7 @@ async function runChecked(engine: SessionOpener, job: CheckedJob, onPlan?: (p: P
   }
 }
 
+// Weights go as the caller's inputs file gave them (a file range binds again on the segment's device).
 function openSegment(engine: SessionOpener, sp: SegmentProgram, weights: Readonly<Record<string, unknown>>, state: TensorMap, deadlineMs: number | undefined): Promise<DeviceSession> {
   const inputs: Record<string, unknown> = {};
   for (const a of sp.program.args) {
