@@ -1,5 +1,5 @@
 /**
- * `npu-offload plan PROGRAM.json --target T [--json]`: every equation admitted (with its contract) or
+ * `npu-offload plan PROGRAM.json --target T[,T2...] [--json]`: every equation admitted (with its contract) or
  * refused (every refusal at once, each as its typed error's code and fields), the regions the program
  * splits into, the hardware contexts they need, and the program's numerics class and tolerances.
  * Exit 0 when the whole program plans, 1 when anything is refused (the report is printed either way).
@@ -17,7 +17,10 @@ import { equationNumerics } from '../targets/numerics.js';
 import { readProgram } from './files.js';
 import { limitsOfFlags, type LimitFlags } from './limits.js';
 import type { CliCommand } from './command.js';
-import { jsonOption, targetOption, withLimitFlags } from './options.js';
+import { jsonOption, withLimitFlags } from './options.js';
+import { Option } from 'commander';
+import { parseTargetList } from '../planner/partition.js';
+import { planPartitioned } from './planPartition.js';
 import type { Io } from './output.js';
 import { EXIT, errorJson } from './output.js';
 
@@ -50,9 +53,12 @@ function regionLine(r: RegionSummary): string {
 
 /** Plans one program file on a target and prints the report; returns the exit code. */
 export function planCommand(file: string, opts: PlanOptions, io: Io): number {
-  const target = resolveTarget(opts.target);
+  const targets = parseTargetList(opts.target);
   const limits = resolveLimits(limitsOfFlags(opts));
   const checked = checkProgram(readProgram(file, limits), limits);
+  // A comma list is planned partitioned (planPartition.ts); one target keeps its all-or-refused report.
+  if (targets.length > 1) return planPartitioned(checked, targets, limits, opts.json === true, io);
+  const target = resolveTarget(opts.target);
   const report = planReport(checked, target);
   const refused: EngineError[] = [...report.refused];
   const { regions, limit, contexts } = backendOf(target.name).layout(checked, refused.length === 0);
@@ -100,7 +106,7 @@ export const plan: CliCommand = {
     withLimitFlags(cli.command('plan'))
       .description('show what a target admits and refuses of a program, its regions and contexts')
       .argument('<program>', 'program JSON file')
-      .addOption(targetOption())
+      .addOption(new Option('--target <targets>', 'target, or a comma list in order of preference (xdna2,host)').makeOptionMandatory())
       .addOption(jsonOption())
       .action(action((f: string, o: PlanOptions) => planCommand(f, o, io)));
   },

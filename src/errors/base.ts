@@ -63,7 +63,9 @@ export interface WireError {
  * How a class's fields cross the wire, in its constructor's parameter order: one generic path
  * (fields() here, fromWire in table.ts) writes and rebuilds every class from this.
  */
-export type WireSpec = Readonly<Record<string, 'number' | 'string' | 'string?'>>;
+// 'string?' may be null; 'string-' is left off the wire when empty (a field added to a code later,
+// so the code's established shape stays exactly as it was wherever the field is not set).
+export type WireSpec = Readonly<Record<string, 'number' | 'string' | 'string?' | 'string-'>>;
 
 /** The base of every typed error of the engine; each class declares `static wire` (a WireSpec). */
 export abstract class EngineError extends Error {
@@ -73,6 +75,7 @@ export abstract class EngineError extends Error {
     const out: Record<string, unknown> = {};
     for (const [k, kind] of Object.entries((this.constructor as unknown as { readonly wire: WireSpec }).wire)) {
       const v = (this as unknown as Record<string, unknown>)[k];
+      if (kind === 'string-' && v === '') continue;
       out[k] = kind === 'number' && typeof v === 'number' ? wireNumber(v) : v;
     }
     return out;

@@ -55,10 +55,11 @@ export class VendorCompilerError extends EngineError {
 
 export class DeadlineExceeded extends EngineError {
   readonly code = 'DeadlineExceeded' as const;
-  constructor(readonly deadlineMs: number) {
-    super(`the run missed its deadline of ${deadlineMs} ms; the device is poisoned`);
+  /** `device`: the device that missed it, where a job runs on more than one ('' otherwise). */
+  constructor(readonly deadlineMs: number, readonly device = '') {
+    super(`the run ${device === '' ? '' : `on ${device} `}missed its deadline of ${deadlineMs} ms; the device is poisoned`);
   }
-  static readonly wire = { deadlineMs: 'number' } as const;
+  static readonly wire = { deadlineMs: 'number', device: 'string-' } as const;
 }
 
 export class DevicePoisoned extends EngineError {

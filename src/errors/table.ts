@@ -38,6 +38,7 @@ function decode(kind: WireSpec[string], v: unknown): unknown {
     return v === 'inf' ? Infinity : v === '-inf' ? -Infinity : v === '-0' ? -0 : NaN;
   }
   if (kind === 'string?' && v === null) return null;
+  if (kind === 'string-' && v === undefined) return '';
   return typeof v === 'string' ? v : String(v);
 }
 

@@ -40,6 +40,7 @@ import { inputsJsonOf } from './inputs.js';
 import { snapshot } from './snapshot.js';
 import { checkDeadline } from './options.js';
 import { hitRate, JobLedger, type EngineStatus } from './status.js';
+import { partitionedJob } from './partitioned.js';
 
 export interface DeviceConfig {
   /** The hardware, its simulator, or the hardware when this machine has it (default 'auto'). */
@@ -310,6 +311,8 @@ export class Engine extends EventEmitter<EngineEvents> {
 
   async #run(job: Job, spec: CheckedJob): Promise<JobResult> {
     checkJsonDepth(spec.programJson, this.#limits);
+    // A list of targets (`xdna2,host`) runs partitioned: one session per segment (partitioned.ts).
+    if (spec.target.includes(',')) return partitionedJob(this, job, spec);
     const planned = await this.#plan(spec.programJson, spec.target);
     const target = planned.plan.target;
     job.stage('planned', { target, regions: planned.units.length });

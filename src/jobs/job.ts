@@ -50,6 +50,11 @@ export interface JobResult {
   readonly simulated: boolean;
   readonly cacheHit: boolean;
   readonly verification?: Verification;
+  /** A job whose target is a list (src/jobs/partitioned.ts): its segments' devices and the transfers that ran. */
+  readonly partition?: {
+    readonly segments: readonly { readonly index: number; readonly target: TargetName; readonly device: string; readonly simulated: boolean }[];
+    readonly transfers: readonly { readonly step: number; readonly value: string; readonly from: number; readonly to: number; readonly fromDevice: TargetName; readonly toDevice: TargetName; readonly bytes: number; readonly carried?: string }[];
+  };
 }
 
 export interface JobEvents {

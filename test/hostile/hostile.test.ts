@@ -20,6 +20,7 @@ import { cases as farmCases } from './farmCases.js';
 import { cases as filesCases } from './filesCases.js';
 import { cases as hosttCases } from './hosttCases.js';
 import { cases as limitsCases } from './limitsCases.js';
+import { cases as partitionCases } from './partitionCases.js';
 import { cases as quantCases } from './quantCases.js';
 import { cases as qwenCases } from './qwenCases.js';
 import { cases as reportCases } from './reportCases.js';
@@ -30,6 +31,7 @@ const TABLES: Readonly<Record<string, readonly HostileCase[]>> = {
   files: filesCases, cache: cacheCases, limits: limitsCases, engine: engineCases, embed: embedCases, tokenize: tokCases, farm: farmCases,
   quant: quantCases, qwen: qwenCases, host: hosttCases, sweep: sweepCases,
   report: reportCases,
+  partition: partitionCases,
 };
 
 const BIN = fileURLToPath(new URL('../../src/cli/bin.js', import.meta.url));
