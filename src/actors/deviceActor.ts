@@ -216,9 +216,9 @@ export function deviceApi(opts: DeviceActorOptions) {
     state(session: number): TensorMap {
       return openSession(session).readState();
     },
-    /** Zeroes a session's state, or sets it to another open session's (a KV cache handed over in place). */
-    setState(session: number, from: number | 'zero'): void {
-      openSession(session).setState(from === 'zero' ? 'zero' : openSession(from));
+    /** Zeroes a session's state, sets it to another open session's (a KV cache handed over in place), or to tensors. */
+    setState(session: number, from: number | 'zero' | TensorMap): void {
+      openSession(session).setState(typeof from === 'number' ? openSession(from) : from);
     },
     close,
     live() {

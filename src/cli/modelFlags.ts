@@ -16,6 +16,7 @@ export interface ModelFlags {
   readonly target: string;
   readonly ctx?: number;
   readonly threads?: number;
+  readonly prefillTarget?: string;
   readonly cacheDir?: string;
   readonly prompt?: string;
   readonly promptIds?: number[];
@@ -45,6 +46,7 @@ export function withModelFlags(c: Command): Command {
     .addOption(new Option('--target <target>', 'where the programs run').choices([...TARGET_NAMES, 'host']).default('cpu'))
     .addOption(new Option('--ctx <n>', 'positions the KV cache holds (default 1024, at most the model\'s context)').argParser(intArg('--ctx')))
     .addOption(new Option('--threads <n>', 'threads of a target that takes a count (host)').argParser(intArg('--threads')))
+    .addOption(new Option('--prefill-target <targets>', 'where prompts are prefilled, a target or a list (npu4,host); the KV cache is handed to --target'))
     .addOption(new Option('--cache-dir <dir>', 'blob cache directory'))
     .addOption(new Option('--prompt <text>', 'the prompt as text'))
     .addOption(new Option('--prompt-ids <ids>', 'the prompt as token ids, 1,2,3').argParser(idsArg))
@@ -87,6 +89,7 @@ export function modelOf(path: string, f: ModelFlags): Promise<Qwen3Model> {
     target: f.target,
     ...(f.ctx !== undefined ? { ctx: f.ctx } : {}),
     ...(f.threads !== undefined ? { threads: f.threads } : {}),
+    ...(f.prefillTarget !== undefined ? { prefillTarget: f.prefillTarget } : {}),
     ...(f.cacheDir !== undefined ? { cacheDir: f.cacheDir } : {}),
   });
 }

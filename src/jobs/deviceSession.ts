@@ -80,6 +80,15 @@ export class DeviceSession {
     return this.device.call('setState', [this.#id(), 'zero'], { deadlineMs: this.deadlineMs });
   }
 
+  /**
+   * Sets the carried state to these tensors (one per state arg, of its dtype and shape): a state made
+   * on another device (a prefill's KV cache) handed to this one. InvalidInput names a missing or
+   * mistyped one, and nothing is written then.
+   */
+  loadState(state: TensorMap): Promise<void> {
+    return this.device.call('setState', [this.#id(), state], { deadlineMs: this.deadlineMs });
+  }
+
   /** Sets the carried state to another session's (same device, same state args), copied on the device. */
   takeStateFrom(other: DeviceSession): Promise<void> {
     if (other.device !== this.device) {

@@ -123,11 +123,19 @@ export class Session {
   }
 
   /**
-   * Sets the carried state: zeroed, or copied from another session's on the same device (the same
+   * Sets the carried state: zeroed, given as tensors (each state arg's, of its type), or copied from
+   * another session's on the same device (the same
    * state args, names, dtypes and shapes: the prefill program's KV cache handed to the decode
    * program's), without the bytes leaving the device's process.
    */
-  setState(from: Session | 'zero'): void {
+  setState(from: Session | 'zero' | TensorMap): void {
+    if (from !== 'zero' && !(from instanceof Session)) {
+      // Tensors from elsewhere (another device's state): every one checked before any is written.
+      const bytes = [...this.stateHomes].map(([arg, h]) => [h, tensorToBytes(checkTensor(`/${arg}`, { ...h, value: arg }, from[arg]))] as const);
+      for (const [h, b] of bytes) writeTo(this.device, h.at, b);
+      this.stateUnchecked = true;
+      return;
+    }
     for (const [arg, h] of this.stateHomes) {
       if (from === 'zero') { writeTo(this.device, h.at, new Uint8Array(h.bytes)); continue; }
       const src = from.stateHomes.get(arg);

@@ -9,12 +9,19 @@
  *   - prefill: the prompt in one prefill step against the reference's prefill and against the target's
  *     own token-by-token decode of it (cosine and argmax);
  *   - repeat: the short run again after another request, byte-identical ids and text;
- *   - speed: the 64-position run's decode tok/s at least minDecodeTokS.
+ *   - speed: the 64-position run's decode tok/s at least minDecodeTokS;
+ *   - handoff (with a prefill target): the KV cache the prefill target hands over within the loosest
+ *     numerics class of its targets of the reference's (normwise: a prefill is a chain of ops), and greedy tokens after it equal to the decode
+ *     target's alone wherever that run's top-two margin exceeds HANDOFF_MARGIN.
  */
 import { InvalidOptions } from '../../errors/index.js';
 import { cosineSimilarity } from '../../numerics/measures.js';
 import type { Tensor } from '../../ir/tensor.js';
 import { zeroCache } from './generate.js';
+import { compareTensor } from '../../numerics/compare.js';
+import { CLASS_TOLERANCES, toleranceFor } from '../../numerics/classes.js';
+import type { TensorMap } from '../../ir/values.js';
+import { loosest } from './runner.js';
 import type { Qwen3Model } from './model.js';
 import { argmax } from './sampler.js';
 
@@ -34,7 +41,7 @@ export interface GateOptions {
 
 /** One phase's verdict. */
 export interface GatePhase {
-  readonly phase: 'greedy' | 'teacher-forced' | '64-position' | 'prefill' | 'repeat' | 'speed';
+  readonly phase: 'greedy' | 'teacher-forced' | '64-position' | 'prefill' | 'repeat' | 'speed' | 'handoff';
   readonly pass: boolean;
   readonly detail: string;
 }
@@ -143,5 +150,61 @@ export async function runGate(model: Qwen3Model, o: GateOptions = {}): Promise<G
 
   const rate = long.timings.decodeTokS;
   phases.push({ phase: 'speed', pass: rate >= floor, detail: `${rate.toFixed(2)} decode tok/s over ${long.timings.decodeSteps} steps (floor ${floor})` });
+  if (model.prefillTarget !== undefined) phases.push(await handoffPhase(model, ref, prompt, steps));
   return { target: model.runner.name, promptTokens: prompt.length, decodeTokS: rate, phases, pass: phases.every((p) => p.pass) };
+}
+
+/** The least top-two logit margin at which a token after a handoff must be the decode target's own. */
+export const HANDOFF_MARGIN = 0.05;
+
+/** The KV cache a runner's cursor holds after prefilling `prompt`. */
+async function cacheAfter(m: Qwen3Model, prompt: readonly number[]): Promise<TensorMap> {
+  const c = await m.runner.begin(() => zeroCache(m.config, m.ctx));
+  try {
+    await c.step(m.program(prompt.length), prompt, prompt.map((_, i) => i));
+    return await c.state();
+  } finally {
+    await c.close();
+  }
+}
+
+/** The handoff phase (see the file's doc). */
+async function handoffPhase(model: Qwen3Model, ref: Qwen3Model, prompt: readonly number[], steps: number): Promise<GatePhase> {
+  const cls = loosest(model.prefillTarget!);
+  const [got, want] = [await cacheAfter(model, prompt), await cacheAfter(ref, prompt)];
+  // A whole prefill is a chain of per-op contracts, not one op: under the Contract class the cache is
+  // compared normwise at the class's relative bound; NarrowStorage is normwise already.
+  const tol = cls === 'Contract' ? { kind: 'normwise', rel: CLASS_TOLERANCES.Contract.f32.rel } as const : toleranceFor(cls, 'f32');
+  let worst: string | null = null;
+  for (const [k, w] of Object.entries(want)) {
+    const c = compareTensor(got[k]!, w, tol);
+    if (!c.pass && worst === null) worst = `${k} ${c.reason ?? 'outside the class'}`;
+  }
+  const alone = await model.decodeTargetOnly().complete({ promptIds: prompt, maxTokens: steps, logits: true, ...GREEDY });
+  const after = await model.complete({ promptIds: prompt, maxTokens: steps, ...GREEDY });
+  let decisive = 0;
+  let differs = -1;
+  for (const [k, id] of alone.ids.entries()) {
+    if (after.ids[k] === id) { if (margin(alone.logits![k]!.data) > HANDOFF_MARGIN) decisive++; continue; }
+    // After a token differs the two runs see different contexts: only a clear margin makes it a failure.
+    if (margin(alone.logits![k]!.data) > HANDOFF_MARGIN) differs = k;
+    break;
+  }
+  const pass = worst === null && differs < 0;
+  return {
+    phase: 'handoff', pass,
+    detail: `prefill on ${model.prefillTarget} (${cls}): KV cache ${worst === null ? `within ${cls} of the reference` : `outside ${cls}: ${worst}`}; ` +
+      (differs >= 0 ? `token ${differs} differs from ${model.runner.name} alone at a clear margin` : `${decisive} of ${alone.ids.length} tokens decisive, all equal to ${model.runner.name} alone`),
+  };
+}
+
+/** The gap between the largest and second largest logit. */
+function margin(l: ArrayLike<number>): number {
+  let a = -Infinity;
+  let b = -Infinity;
+  for (let i = 0; i < l.length; i++) {
+    const v = l[i]!;
+    if (v > a) { b = a; a = v; } else if (v > b) b = v;
+  }
+  return a - b;
 }

@@ -29,6 +29,11 @@ export interface LoadModelOptions {
   readonly engine?: Engine;
   /** The blob cache directory of the engine made here. */
   readonly cacheDir?: string;
+  /**
+   * Where prompts are prefilled, when not on `target`: a target or a list of them in order of preference
+   * (`npu4,host`: a partitioned program). Its KV cache is handed to `target`'s decode session.
+   */
+  readonly prefillTarget?: string;
   /** A step's deadline in ms (default none: a large model's prefill on the cpu target takes minutes). */
   readonly deadlineMs?: number;
 }
@@ -50,6 +55,15 @@ function positiveInt(v: unknown, field: string): void {
 export function checkModelTarget(target: string): string {
   if (isTargetName(target)) return target;
   throw new InvalidOptions('target', `no such target ${JSON.stringify(target)} (the targets: ${TARGET_NAMES.join(', ')})`);
+}
+
+/** A target or a comma list of them, each one of the engine's; else a typed refusal naming `field`. */
+export function checkTargetList(list: unknown, field: string): string {
+  if (typeof list !== 'string' || list === '') throw new InvalidOptions(field, `a target or a comma list of targets, not ${JSON.stringify(list)}`);
+  for (const t of list.split(',')) {
+    if (!isTargetName(t)) throw new InvalidOptions(field, `no such target ${JSON.stringify(t)} (the targets: ${TARGET_NAMES.join(', ')})`);
+  }
+  return list;
 }
 
 /** A loaded Qwen3. */
@@ -75,7 +89,8 @@ export class Qwen3Model {
     const owned = opts.engine === undefined
       ? createEngine({ ...(opts.cacheDir === undefined ? {} : { cacheDir: opts.cacheDir }), ...(opts.threads === undefined ? {} : { devices: { host: { threads: opts.threads } } }) })
       : undefined;
-    const runner = new EngineRunner(opts.engine ?? owned!, target, source.weights, opts.deadlineMs);
+    const prefill = opts.prefillTarget === undefined ? undefined : checkTargetList(opts.prefillTarget, 'prefillTarget');
+    const runner = new EngineRunner(opts.engine ?? owned!, target, source.weights, opts.deadlineMs, prefill);
     return new Qwen3Model(source, ctx, opts.prefillChunk ?? 512, runner, owned);
   }
 
@@ -94,6 +109,18 @@ export class Qwen3Model {
   /** The same model (same programs, same weights) on the oracle in fp64 mode, in this thread. */
   reference(): Qwen3Model {
     return new Qwen3Model(this.source, this.ctx, this.prefillChunk, new ReferenceRunner(this.source.weights));
+  }
+
+  /** Where this model's prompts are prefilled when not on its target (loadModel's prefillTarget). */
+  get prefillTarget(): string | undefined {
+    return this.runner instanceof EngineRunner ? this.runner.prefillTarget : undefined;
+  }
+
+  /** The same model on the same engine and target with every step there (no prefill target). */
+  decodeTargetOnly(): Qwen3Model {
+    if (!(this.runner instanceof EngineRunner) || this.runner.prefillTarget === undefined) return this;
+    const r = this.runner;
+    return new Qwen3Model(this.source, this.ctx, this.prefillChunk, new EngineRunner(r.engine, r.target, this.source.weights, r.deadlineMs));
   }
 
   /** The program of `tokens` tokens (1: decode) at this model's context. */

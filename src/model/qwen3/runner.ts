@@ -5,6 +5,9 @@
  * take the same programs and the same weights (byte ranges of the model's file).
  */
 import { InvalidOptions } from '../../errors/index.js';
+import { NUMERICS_CLASSES, type NumericsClass } from '../../numerics/classes.js';
+import { TARGETS } from '../../targets/index.js';
+import { isTargetName } from '../../targets/target.js';
 import type { Engine } from '../../jobs/engine.js';
 import type { DeviceSession } from '../../jobs/deviceSession.js';
 import type { FileWeight } from '../../ir/fileWeight.js';
@@ -73,9 +76,14 @@ export class HeldCursor implements CacheCursor {
 class SessionCursor implements CacheCursor {
   readonly #sessions = new Map<string, DeviceSession>();
   #holder: DeviceSession | null = null;
+  // A cache made on the prefill target (as tensors), until a session of the decode target takes it.
+  #held: TensorMap | null = null;
   #failed = false;
 
-  constructor(private readonly runner: EngineRunner) {}
+  constructor(private readonly runner: EngineRunner, private readonly zero: () => TensorMap) {}
+
+  /** The numerics class of the prefill's target(s) when a prefill ran elsewhere, else null. */
+  prefillNumerics: NumericsClass | null = null;
 
   async step(program: Program, ids: readonly number[], positions: readonly number[]): Promise<Tensor> {
     try {
@@ -87,6 +95,16 @@ class SessionCursor implements CacheCursor {
   }
 
   async #step(program: Program, ids: readonly number[], positions: readonly number[]): Promise<Tensor> {
+    const prefillTarget = this.runner.prefillTarget;
+    if (prefillTarget !== undefined && ids.length > 1) {
+      // The prompt runs as jobs on the prefill target, its KV cache handed along as tensors.
+      const state = this.#held ?? (this.#holder !== null ? await this.#holder.state() : this.zero());
+      const out = await this.runner.stepOn(prefillTarget, program, { ids, positions, state });
+      this.#held = out.state;
+      this.#holder = null;
+      this.prefillNumerics = loosest(prefillTarget);
+      return out.logits;
+    }
     let s = this.#sessions.get(program.name);
     let zeroed = false;
     if (s === undefined) {
@@ -94,6 +112,11 @@ class SessionCursor implements CacheCursor {
       s = got.session;
       zeroed = !got.reused;
       this.#sessions.set(program.name, s);
+    }
+    if (this.#held !== null) {
+      await s.loadState(this.#held);
+      this.#held = null;
+      this.#holder = s;
     }
     if (this.#holder !== s) {
       if (this.#holder !== null) await s.takeStateFrom(this.#holder);
@@ -111,6 +134,7 @@ class SessionCursor implements CacheCursor {
   }
 
   state(): Promise<TensorMap> {
+    if (this.#held !== null) return Promise.resolve(this.#held);
     return this.#holder === null ? Promise.reject(new InvalidOptions('cache', 'no step has run yet')) : this.#holder.state();
   }
 
@@ -122,6 +146,17 @@ class SessionCursor implements CacheCursor {
     if (this.#failed) await Promise.all(all.map(([, x]) => x.close()));
     else await this.runner.giveBack(all);
   }
+}
+
+/** The loosest numerics class among a target list's targets (npu4's NarrowStorage over the others' contracts). */
+export function loosest(targets: string): NumericsClass {
+  let worst: NumericsClass = 'Exact';
+  for (const t of targets.split(',')) {
+    const n = isTargetName(t) ? TARGETS[t].numerics : undefined;
+    const cls: NumericsClass = n === undefined ? 'NarrowStorage' : n.kind === 'class' ? n.numericsClass : 'Contract';
+    if (NUMERICS_CLASSES.indexOf(cls) > NUMERICS_CLASSES.indexOf(worst)) worst = cls;
+  }
+  return worst;
 }
 
 /** How many programs' sessions a runner keeps between generations (the decode program's and one prefill's). */
@@ -149,14 +184,19 @@ export class EngineRunner implements StepRunner {
   // Sessions kept between generations, by program name, least recently given back first.
   readonly #idle = new Map<string, DeviceSession>();
 
-  constructor(readonly engine: Engine, readonly target: string, weights: ModelWeights, readonly deadlineMs = Infinity) {
+  constructor(readonly engine: Engine, readonly target: string, weights: ModelWeights, readonly deadlineMs = Infinity, readonly prefillTarget?: string) {
     this.name = `engine:${target}`;
     this.#weights = weightInputs(weights);
   }
 
   async step(program: Program, input: StepInput): Promise<StepResult> {
+    return this.stepOn(this.target, program, input);
+  }
+
+  /** One step as a job on `target` (a target or a list of them), the KV cache handed in and back. */
+  async stepOn(target: string, program: Program, input: StepInput): Promise<StepResult> {
     const job = this.engine.submit({
-      program: this.#jsonOf(program) as object, target: this.target, steps: 1, keepSteps: 0, deadlineMs: this.deadlineMs,
+      program: this.#jsonOf(program) as object, target, steps: 1, keepSteps: 0, deadlineMs: this.deadlineMs,
       inputs: { ...this.#weights, ...input.state, ...activations(input) },
     });
     const r = await job.result;
@@ -164,8 +204,8 @@ export class EngineRunner implements StepRunner {
   }
 
   /** A generation over device sessions: its KV cache stays on the device. */
-  begin(): Promise<CacheCursor> {
-    return Promise.resolve(new SessionCursor(this));
+  begin(zero: () => TensorMap): Promise<CacheCursor> {
+    return Promise.resolve(new SessionCursor(this, zero));
   }
 
   /**
