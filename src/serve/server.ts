@@ -32,6 +32,8 @@ export interface Server {
   readonly holder: ModelHolder;
   /** Resolves when the model has loaded (or failed to). */
   readonly loaded: Promise<void>;
+  /** Requests accepted and not yet answered (the running one and those waiting). */
+  readonly inFlight: number;
   /** Listens; resolves with the URL (`http://host:port`). */
   listen(port: number, host: string): Promise<string>;
   /** Stops taking requests, cancels the waiting ones, lets the running one finish, closes the model. */
@@ -113,6 +115,7 @@ export function createServer(o: ServerOptions): Server {
   const loaded = holder.load();
   return {
     app, holder, loaded,
+    get inFlight() { return inFlight; },
     async listen(port, host) { return app.listen({ port, host }); },
     async close() {
       closing = true;
