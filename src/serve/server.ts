@@ -84,6 +84,7 @@ export function createServer(o: ServerOptions): Server {
     try { r = parseBody(req.body, kind); } catch (e) { return send(reply, failureOf(e)); }
     if (r.model !== o.modelId) return send(reply, failure(404, 'invalid_request_error', 'model_not_found', `no model ${JSON.stringify(r.model)} here (this server serves ${JSON.stringify(o.modelId)})`, 'model'));
     if (closing) return send(reply, failure(503, 'server_error', 'ShuttingDown', 'the server is shutting down'));
+    if (holder.state === 'failed') return send(reply, failure(503, 'server_error', 'ModelFailed', `the model failed to load: ${failureOf(holder.error).body.error.message}`));
     if (holder.state !== 'ready') return send(reply, failure(503, 'server_error', 'ModelLoading', 'the model is loading; try again when /v1/health answers 200'));
     if (inFlight > maxQueue) return send(reply, failure(429, 'rate_limit_error', 'QueueFull', `${inFlight - 1} requests are waiting behind the running one, the most this server holds (--max-queue ${maxQueue})`));
     inFlight++;
