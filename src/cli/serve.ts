@@ -67,7 +67,13 @@ export async function serveCommand(path: string | undefined, f: ServeFlags, io: 
   io.out(url);
   io.out(`curl ${url}/v1/chat/completions -H 'content-type: application/json'${f.apiKey !== undefined ? " -H 'authorization: Bearer KEY'" : ''} -d '{"model":"${id}","messages":[{"role":"user","content":"Hello"}],"max_tokens":32}'`);
   await server.loaded;
-  if (server.holder.state === 'ready') io.err(`model ${id} ready`);
+  // A model that cannot open at all is the user's to fix: refuse it, typed, rather than serve 503 for ever.
+  if (server.holder.state !== 'ready') {
+    const e = server.holder.error;
+    await server.close();
+    throw e;
+  }
+  io.err(`model ${id} ready`);
   const signalled = new Promise<void>((resolve) => {
     const on = (s: string) => { io.err(`${s}: finishing the running request and stopping`); resolve(); };
     process.once('SIGINT', () => on('SIGINT'));
