@@ -14,6 +14,7 @@ import { loadTokenizer } from '../model/tokenizer/load.js';
 import type { Tokenizer } from '../model/tokenizer/types.js';
 import type { Registry, RouteOptions, RouteSession, ServeRoute } from './addons.js';
 import type { ServedModel } from './model.js';
+import { repacked, REPACK_TARGETS } from './repack.js';
 
 /** The model_types the built-in path serves. */
 export const BUILT_IN_TYPES: readonly string[] = ['qwen3'];
@@ -56,6 +57,9 @@ export async function resolveModel(path: string, load: LoadModelOptions & { read
     if (!BUILT_IN_TYPES.includes(type)) throw new InvalidInput(join(path, 'config.json'), `model_type ${JSON.stringify(type)}: its route is not part of this build (the built-in path serves ${BUILT_IN_TYPES.join(', ')}; an add-on may add it with --addon)`);
   }
   const { npuOpts: _n, ...opts } = load;
+  if (!isDir && REPACK_TARGETS.includes(load.target ?? 'host')) {
+    return { id, route: 'repack', open: () => loadModel(repacked(path, log, load.cacheDir === undefined ? undefined : join(load.cacheDir, 'q4nx')), opts) };
+  }
   return { id, route: 'built-in', open: () => loadModel(path, opts) };
 }
 
