@@ -45,11 +45,11 @@ export interface ServeRoute {
   open(dir: string, options: RouteOptions): Promise<RouteSession>;
 }
 
-/** A CLI subcommand an add-on adds: its name, description and body (arguments in, exit code out). */
+/** A CLI subcommand an add-on adds (`npu-offload addon PKG NAME ARGS...`): arguments and output lines in, exit code out. */
 export interface AddonCommand {
   readonly name: string;
   readonly description: string;
-  run(args: readonly string[]): Promise<number>;
+  run(args: readonly string[], out: (line: string) => void): Promise<number>;
 }
 
 /** What `register` receives. */

@@ -56,3 +56,21 @@ describe('cli: serve', function () {
     expect(text.length).to.be.greaterThan(0);
   });
 });
+
+describe('cli: addon', function () {
+  this.timeout(60_000);
+  const ADDON = fileURLToPath(new URL('../serve/fixtures/addon.js', import.meta.url));
+  const run = (args: string[]) => new Promise<{ code: number | null; stdout: string }>((resolve) => {
+    const p = spawn(process.execPath, [BIN, 'addon', ADDON, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    p.stdout.on('data', (b: Buffer) => { stdout += b.toString(); });
+    p.on('close', (code) => resolve({ code, stdout }));
+  });
+
+  it('lists an add-on\'s routes and commands, runs a command with its arguments, and refuses an unknown one', async () => {
+    expect((await run([])).stdout).to.equal('route qwen3 (optional)\nroute echo\ncommand echo-info: prints its arguments\n');
+    expect(await run(['echo-info', 'a', 'b'])).to.deep.equal({ code: 0, stdout: 'echo-info a b\n' });
+    expect((await run(['echo-info'])).code).to.equal(1);
+    expect((await run(['nope'])).code).to.equal(2);
+  });
+});
