@@ -1,7 +1,9 @@
 import { expect } from 'chai';
 import OpenAI from 'openai';
 import { startServer, tinyModel } from './helpers.js';
-import type { Server } from '../../src/serve/server.js';
+import { createServer, type Server } from '../../src/serve/server.js';
+import { loadModel } from '../../src/model/qwen3/model.js';
+import type { ServedModel } from '../../src/serve/model.js';
 
 const HI = [{ role: 'user' as const, content: 'hello there' }];
 
@@ -77,19 +79,47 @@ describe('serve: the OpenAI endpoints through the official client', function () 
     expect(((await raw.json()) as { error: { type: string } }).error.type).to.equal('invalid_request_error');
   });
 
-  it('a client that aborts mid-stream frees the server: the next request is served, and greedy text repeats', async () => {
+  it('a client that aborts mid-stream frees the server: its generation stops, the next request is served, and greedy text repeats', async () => {
     const req = { model: 'tiny', prompt: 'abc', max_tokens: 8, temperature: 0 };
     const first = (await s.client.completions.create(req)).choices[0]!.text;
-    const ac = new AbortController();
-    const stream = await s.client.completions.create({ model: 'tiny', prompt: 'zz', max_tokens: 50, temperature: 0, stream: true }, { signal: ac.signal });
-    let chunks = 0;
+    // A second server whose generations pause after their 2nd token until the test lets them go on.
+    let release!: () => void;
+    const paused = new Promise<void>((r) => { release = r; });
+    let made = 0;
+    let ended = false;
+    const inner = await loadModel(model.path, { target: 'host', ctx: 64 });
+    const server = createServer({
+      modelId: 'tiny',
+      open: async (): Promise<ServedModel> => ({
+        async *generate(r) {
+          const it = inner.generate(r);
+          try {
+            for (;;) { const n = await it.next(); if (n.done === true) return n.value; if (++made > 2) await paused; yield n.value; }
+          } finally { ended = true; await it.return(undefined as never); }
+        },
+        close: () => inner.close(),
+      }),
+    });
     try {
-      for await (const _ of stream) { if (++chunks === 2) ac.abort(); }
-    } catch (e) {
-      expect((e as Error).name).to.match(/Abort/);
-    }
-    expect(chunks).to.equal(2);
-    const again = await s.client.completions.create(req);
-    expect(again.choices[0]!.text).to.equal(first);
+      const url = await server.listen(0, '127.0.0.1');
+      await server.loaded;
+      const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'x', maxRetries: 0 });
+      const ac = new AbortController();
+      const stream = await client.completions.create({ model: 'tiny', prompt: 'zz', max_tokens: 50, temperature: 0, stream: true }, { signal: ac.signal });
+      let chunks = 0;
+      try {
+        for await (const _ of stream) { if (++chunks === 2) ac.abort(); }
+      } catch (e) {
+        expect((e as Error).name).to.match(/Abort/);
+      }
+      // Let the server see the closed socket before the paused token goes on (a settle, not a timing check).
+      await new Promise((r) => setTimeout(r, 200));
+      release();
+      const again = await client.completions.create(req);
+      expect(again.choices[0]!.text).to.equal(first);
+      expect(ended).to.equal(true);
+      // The aborted generation stopped at the token after the client left: 3 made, then the next request's 8.
+      expect(made).to.equal(3 + 8);
+    } finally { await server.close(); }
   });
 });
