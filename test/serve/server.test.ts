@@ -53,6 +53,19 @@ describe('serve: the OpenAI endpoints through the official client', function () 
     expect(text).to.equal(r.choices[0]!.text);
   });
 
+  it('max_completion_tokens, a seeded sampled request (the same text twice) and repetition_penalty reach the model', async () => {
+    const r = await s.client.chat.completions.create({ model: 'tiny', messages: HI, max_completion_tokens: 3 });
+    expect(r.usage!.completion_tokens).to.equal(3);
+    const sampled = { model: 'tiny', prompt: 'abc', max_tokens: 10, temperature: 1.5, top_p: 0.95, seed: 7 };
+    const [a, b] = [await s.client.completions.create(sampled), await s.client.completions.create(sampled)];
+    expect(a.choices[0]!.text).to.equal(b.choices[0]!.text);
+    const greedy = (await s.client.completions.create({ model: 'tiny', prompt: 'abc', max_tokens: 10, temperature: 0 })).choices[0]!.text;
+    expect(a.choices[0]!.text).to.not.equal(greedy);
+    const plain = await s.client.completions.create({ model: 'tiny', prompt: 'abc', max_tokens: 20, temperature: 0, repetition_penalty: 1 } as never);
+    const heavy = await s.client.completions.create({ model: 'tiny', prompt: 'abc', max_tokens: 20, temperature: 0, repetition_penalty: 3 } as never);
+    expect((plain as { choices: { text: string }[] }).choices[0]!.text).to.not.equal((heavy as { choices: { text: string }[] }).choices[0]!.text);
+  });
+
   it('stop ends the text before the stop string, with finish_reason stop', async () => {
     const r = await s.client.completions.create({ model: 'tiny', prompt: 'abc', max_tokens: 20, temperature: 0 });
     const text = r.choices[0]!.text;
