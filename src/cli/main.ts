@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
+import { addon } from './addon.js';
 import { cache } from './cache.js';
 import { actionOf, type CliCommand } from './command.js';
 import { contracts } from './contracts.js';
@@ -20,12 +21,13 @@ import { plan } from './plan.js';
 import { q4nx } from './q4nx.js';
 import { run } from './run.js';
 import { seal } from './seal.js';
+import { serve } from './serve.js';
 import { tokenize } from './tokenize.js';
 import { validate } from './validate.js';
 import { EXIT, processIo, reportError, type Io } from './output.js';
 
 /** Every command, in the order `--help` lists them; a new command is one file and one entry here. */
-const COMMANDS: readonly CliCommand[] = [validate, run, plan, matrix, contracts, farm, farmWorker, cache, gguf, q4nx, seal, tokenize, generate, gate, demo];
+const COMMANDS: readonly CliCommand[] = [validate, run, plan, matrix, contracts, farm, farmWorker, cache, gguf, q4nx, seal, tokenize, generate, gate, serve, addon, demo];
 
 function version(): string {
   const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };

@@ -24,6 +24,7 @@ import { cases as partitionCases } from './partitionCases.js';
 import { cases as quantCases } from './quantCases.js';
 import { cases as qwenCases } from './qwenCases.js';
 import { cases as reportCases } from './reportCases.js';
+import { cases as serveCases } from './serveCases.js';
 import { cases as sweepCases } from './sweepCases.js';
 import { cases as tokCases } from './tokCases.js';
 
@@ -32,6 +33,7 @@ const TABLES: Readonly<Record<string, readonly HostileCase[]>> = {
   quant: quantCases, qwen: qwenCases, host: hosttCases, sweep: sweepCases,
   report: reportCases,
   partition: partitionCases,
+  serve: serveCases,
 };
 
 const BIN = fileURLToPath(new URL('../../src/cli/bin.js', import.meta.url));

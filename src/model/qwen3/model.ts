@@ -14,6 +14,7 @@ import { generateIds, type DecodeRequest, type GeneratedToken, type GenerationCo
 import { buildProgram } from './program.js';
 import { EngineRunner, ReferenceRunner, type StepRunner } from './runner.js';
 import { openModelSource, type ModelSource } from './source.js';
+import { loadTokenizer } from '../tokenizer/load.js';
 
 /** Options of loadModel. */
 export interface LoadModelOptions {
@@ -34,6 +35,8 @@ export interface LoadModelOptions {
    * (`npu4,host`: a partitioned program). Its KV cache is handed to `target`'s decode session.
    */
   readonly prefillTarget?: string;
+  /** A tokenizer.json or a directory holding one, used over the model's own tokenizer. */
+  readonly tokenizer?: string;
   /** A step's deadline in ms (default none: a large model's prefill on the cpu target takes minutes). */
   readonly deadlineMs?: number;
 }
@@ -182,5 +185,6 @@ export class Qwen3Model {
 export async function loadModel(path: string, options: LoadModelOptions = {}): Promise<Qwen3Model> {
   // The options are checked before the file is opened, so a bad flag costs no read.
   checkModelTarget(options.target ?? 'cpu');
-  return Qwen3Model.create(openModelSource(path), options);
+  const source = openModelSource(path);
+  return Qwen3Model.create(options.tokenizer === undefined ? source : { ...source, tokenizer: loadTokenizer(options.tokenizer) }, options);
 }

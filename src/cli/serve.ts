@@ -1,0 +1,106 @@
+/**
+ * `npu-offload serve [MODEL]`: the OpenAI-compatible server (src/serve/) over a GGUF file or a model
+ * directory, or with --demo the built-in demo model (random weights, Qwen3's tokenizer). It prints the
+ * URL and a curl line, and on SIGINT or SIGTERM stops taking requests, lets the running one finish,
+ * and exits 0.
+ */
+import { InvalidArgumentError, Option } from 'commander';
+import { UsageError } from '../errors/index.js';
+import { Registry, loadAddon } from '../serve/addons.js';
+import { demoModel } from '../serve/demo.js';
+import { resolveModel } from '../serve/open.js';
+import { createServer } from '../serve/server.js';
+import { TARGET_NAMES } from '../targets/target.js';
+import type { CliCommand } from './command.js';
+import { intArg } from './options.js';
+import { EXIT, type Io } from './output.js';
+
+/** The flags of `serve`. */
+export interface ServeFlags {
+  readonly model?: string;
+  readonly demo?: boolean;
+  readonly port: number;
+  readonly host: string;
+  readonly target: string;
+  readonly threads?: number;
+  readonly ctx?: number;
+  readonly maxQueue: number;
+  readonly apiKey?: string;
+  readonly addon?: string[];
+  readonly npuOpt?: Record<string, string>;
+  readonly cacheDir?: string;
+}
+
+function portArg(v: string): number {
+  const n = Number(v);
+  if (v.trim() === '' || !Number.isSafeInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError(`--port must be a port from 0 to 65535, got ${JSON.stringify(v)}`);
+  return n;
+}
+
+function npuOptArg(v: string, prev: Record<string, string> = {}): Record<string, string> {
+  const at = v.indexOf('=');
+  if (at <= 0) throw new InvalidArgumentError(`--npu-opt takes KEY=VALUE, got ${JSON.stringify(v)}`);
+  return { ...prev, [v.slice(0, at)]: v.slice(at + 1) };
+}
+
+/** Runs `serve` until a signal (or `stop`, for tests) ends it; returns the exit code. */
+export async function serveCommand(path: string | undefined, f: ServeFlags, io: Io, stop?: Promise<void>): Promise<number> {
+  const given = f.model ?? path;
+  if (given === undefined && f.demo !== true) throw new UsageError('serve needs a MODEL (a GGUF file or a model directory), --model PATH, or --demo');
+  const registry = new Registry();
+  for (const a of f.addon ?? []) await loadAddon(a, registry);
+  const demo = given === undefined ? demoModel(f.cacheDir) : undefined;
+  const load = {
+    target: f.target,
+    ...(f.ctx !== undefined ? { ctx: f.ctx } : {}),
+    ...(f.threads !== undefined ? { threads: f.threads } : {}),
+    ...(f.cacheDir !== undefined ? { cacheDir: f.cacheDir } : {}),
+    ...(demo !== undefined ? { tokenizer: demo.tokenizer, ctx: f.ctx ?? 1024 } : {}),
+    npuOpts: f.npuOpt ?? {},
+  };
+  const resolved = await resolveModel(given ?? demo!.path, load, registry, io.err);
+  const id = demo !== undefined ? 'qwen3-demo' : resolved.id;
+  const server = createServer({ modelId: id, open: resolved.open, maxQueue: f.maxQueue, ...(f.apiKey !== undefined ? { apiKey: f.apiKey } : {}), log: io.err });
+  const url = await server.listen(f.port, f.host);
+  if (demo !== undefined) io.err('serving the demo model: Qwen3\'s architecture and tokenizer with RANDOM weights (its text is nonsense); serve a real model with --model PATH');
+  io.err(`model ${id} (${resolved.route} route, target ${f.target}) loading; ${url}/v1/health answers 200 when it is ready`);
+  io.out(url);
+  io.out(`curl ${url}/v1/chat/completions -H 'content-type: application/json'${f.apiKey !== undefined ? " -H 'authorization: Bearer KEY'" : ''} -d '{"model":"${id}","messages":[{"role":"user","content":"Hello"}],"max_tokens":32}'`);
+  await server.loaded;
+  // A model that cannot open at all is the user's to fix: refuse it, typed, rather than serve 503 for ever.
+  if (server.holder.state !== 'ready') {
+    const e = server.holder.error;
+    await server.close();
+    throw e;
+  }
+  io.err(`model ${id} ready`);
+  const signalled = new Promise<void>((resolve) => {
+    const on = (s: string) => { io.err(`${s}: finishing the running request and stopping`); resolve(); };
+    process.once('SIGINT', () => on('SIGINT'));
+    process.once('SIGTERM', () => on('SIGTERM'));
+  });
+  await (stop === undefined ? signalled : Promise.race([signalled, stop]));
+  await server.close();
+  return EXIT.ok;
+}
+
+/** `npu-offload serve`. */
+export const serve: CliCommand = {
+  register(cli, { io, action }) {
+    cli.command('serve').description('serve a model over an OpenAI-compatible HTTP API (docs/SERVE.md)')
+      .argument('[model]', 'a GGUF file or a model directory')
+      .addOption(new Option('--model <path>', 'the model to serve (as the argument; npm start -- --model PATH)'))
+      .addOption(new Option('--demo', 'serve the built-in demo model (random weights) when no model is named'))
+      .addOption(new Option('--port <n>', 'the port (0: any free one)').argParser(portArg).default(8000))
+      .addOption(new Option('--host <host>', 'the address to listen on').default('127.0.0.1'))
+      .addOption(new Option('--target <target>', 'where the model runs').choices([...TARGET_NAMES]).default('host'))
+      .addOption(new Option('--threads <n>', 'threads of the host target').argParser(intArg('--threads')))
+      .addOption(new Option('--ctx <n>', 'positions the KV cache holds').argParser(intArg('--ctx')))
+      .addOption(new Option('--max-queue <n>', 'requests that may wait behind the running one; one more gets 429').argParser(intArg('--max-queue')).default(16))
+      .addOption(new Option('--api-key <key>', 'require Authorization: Bearer KEY'))
+      .addOption(new Option('--addon <pkg...>', 'load an add-on (package name or path) that adds routes'))
+      .addOption(new Option('--npu-opt <key=value>', 'an option for an add-on route (repeatable)').argParser(npuOptArg))
+      .addOption(new Option('--cache-dir <dir>', 'blob cache directory (and where the demo model is written)'))
+      .action(action((path: string | undefined, f: ServeFlags) => serveCommand(path, f, io)));
+  },
+};

@@ -1,0 +1,67 @@
+/**
+ * The one model a server serves, held through its loads: `loading` (health 503) until open resolves,
+ * then `ready`; a generation whose device failed (a missed deadline, a crash) closes it and opens it
+ * again, so the next request finds a fresh actor. One generation runs at a time (one KV cache).
+ */
+import { EngineError } from '../errors/index.js';
+import type { GenerateRequest } from '../model/qwen3/model.js';
+import type { GeneratedToken, GenerationResult } from '../model/qwen3/generate.js';
+
+/** What the server needs of a model: the built-in Qwen3Model, or an add-on route's session. */
+export interface ServedModel {
+  generate(r: GenerateRequest): AsyncGenerator<GeneratedToken, GenerationResult, void>;
+  close(): Promise<void>;
+}
+
+/** The codes after which the model's device is not to be trusted: reload it. */
+const RELOAD_CODES: ReadonlySet<string> = new Set(['DeadlineExceeded', 'DevicePoisoned', 'ActorCrashed', 'ActorDown']);
+
+/** Whether a failure of a generation calls for a reload of its model. */
+export function needsReload(e: unknown): boolean {
+  return e instanceof EngineError && RELOAD_CODES.has(e.code);
+}
+
+/** The served model and its state. */
+export class ModelHolder {
+  #model: ServedModel | undefined;
+  #loading: Promise<void> | undefined;
+  #error: unknown;
+
+  constructor(readonly id: string, private readonly open: () => Promise<ServedModel>, private readonly log: (line: string) => void) {}
+
+  get state(): 'loading' | 'ready' | 'failed' {
+    return this.#model !== undefined ? 'ready' : this.#loading !== undefined ? 'loading' : 'failed';
+  }
+
+  /** Why the last load failed. */
+  get error(): unknown { return this.#error; }
+
+  /** Loads (or reloads) the model; resolves once it is ready or failed. */
+  load(): Promise<void> {
+    if (this.#loading !== undefined) return this.#loading;
+    const old = this.#model;
+    this.#model = undefined;
+    this.#loading = (async () => {
+      try {
+        await old?.close().catch(() => undefined);
+        this.#model = await this.open();
+        this.#error = undefined;
+      } catch (e) {
+        this.#error = e;
+        this.log(`the model ${this.id} failed to load: ${e instanceof Error ? e.message : String(e)}`);
+      } finally {
+        this.#loading = undefined;
+      }
+    })();
+    return this.#loading;
+  }
+
+  /** The ready model (the caller checks `state` first). */
+  get model(): ServedModel | undefined { return this.#model; }
+
+  async close(): Promise<void> {
+    await this.#loading;
+    await this.#model?.close();
+    this.#model = undefined;
+  }
+}

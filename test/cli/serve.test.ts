@@ -1,0 +1,76 @@
+import { expect } from 'chai';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { tinyModel } from '../serve/helpers.js';
+
+const BIN = fileURLToPath(new URL('../../src/cli/bin.js', import.meta.url));
+
+/** Starts `serve ARGS`, waits for its URL on stdout, gives it to `use`, then SIGTERMs it; resolves with its exit and stderr. */
+function serveOnce(args: string[], use: (url: string) => Promise<void>): Promise<{ code: number | null; stderr: string; stdout: string }> {
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, [BIN, 'serve', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    let used = false;
+    const ready = () => {
+      if (used || !stderr.includes(' ready\n') || !stdout.includes('\n')) return;
+      used = true;
+      use(stdout.split('\n')[0]!).then(() => p.kill('SIGTERM'), (e: unknown) => { p.kill('SIGKILL'); reject(e); });
+    };
+    p.stderr.on('data', (b: Buffer) => { stderr += b.toString(); ready(); });
+    p.stdout.on('data', (b: Buffer) => { stdout += b.toString(); ready(); });
+    p.on('close', (code) => resolve({ code, stderr, stdout }));
+  });
+}
+
+describe('cli: serve', function () {
+  this.timeout(120_000);
+  let model: ReturnType<typeof tinyModel>;
+  before(() => { model = tinyModel(); });
+  after(() => model.remove());
+
+  it('serves MODEL, prints its URL and a curl line, and exits 0 on SIGTERM', async () => {
+    let answer: unknown;
+    const r = await serveOnce([model.path, '--ctx', '64'], async (url) => {
+      const res = await fetch(`${url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'tiny', prompt: 'ab', max_tokens: 3 }) });
+      answer = await res.json();
+    });
+    expect(r.code).to.equal(0);
+    expect(r.stdout).to.match(/^http:\/\/127\.0\.0\.1:\d+\ncurl http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions /);
+    expect((answer as { usage: { completion_tokens: number } }).usage.completion_tokens).to.equal(3);
+    expect(r.stderr).to.include('SIGTERM');
+  });
+
+  it('--demo serves the demo model with Qwen3\'s tokenizer and says its weights are random', async () => {
+    let text = '';
+    const r = await serveOnce(['--demo', '--cache-dir', join(model.dir, 'cache'), '--ctx', '64'], async (url) => {
+      const res = await fetch(`${url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'qwen3-demo', messages: [{ role: 'user', content: 'Hello' }], max_tokens: 4 }) });
+      const body = (await res.json()) as { usage: { prompt_tokens: number }; choices: { message: { content: string } }[] };
+      // Qwen3's chat template around "Hello": a handful of tokens, not a byte per character.
+      expect(body.usage.prompt_tokens).to.be.within(5, 12);
+      text = body.choices[0]!.message.content;
+    });
+    expect(r.code).to.equal(0);
+    expect(r.stderr).to.include('RANDOM weights');
+    expect(text.length).to.be.greaterThan(0);
+  });
+});
+
+describe('cli: addon', function () {
+  this.timeout(60_000);
+  const ADDON = fileURLToPath(new URL('../serve/fixtures/addon.js', import.meta.url));
+  const run = (args: string[]) => new Promise<{ code: number | null; stdout: string }>((resolve) => {
+    const p = spawn(process.execPath, [BIN, 'addon', ADDON, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    p.stdout.on('data', (b: Buffer) => { stdout += b.toString(); });
+    p.on('close', (code) => resolve({ code, stdout }));
+  });
+
+  it('lists an add-on\'s routes and commands, runs a command with its arguments, and refuses an unknown one', async () => {
+    expect((await run([])).stdout).to.equal('route qwen3 (optional)\nroute echo\ncommand echo-info: prints its arguments\n');
+    expect(await run(['echo-info', 'a', 'b'])).to.deep.equal({ code: 0, stdout: 'echo-info a b\n' });
+    expect((await run(['echo-info'])).code).to.equal(1);
+    expect((await run(['nope'])).code).to.equal(2);
+  });
+});

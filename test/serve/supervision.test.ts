@@ -1,0 +1,112 @@
+import { expect } from 'chai';
+import OpenAI from 'openai';
+import { createEngine, type Engine } from '../../src/jobs/engine.js';
+import { loadModel } from '../../src/model/qwen3/model.js';
+import { createServer } from '../../src/serve/server.js';
+import type { ServedModel } from '../../src/serve/model.js';
+import { startServer, tinyModel } from './helpers.js';
+
+const REQ = { model: 'tiny', prompt: 'abc', max_tokens: 6, temperature: 0 };
+
+describe('serve: keys, the queue, loading and a missed deadline', function () {
+  this.timeout(60_000);
+  let model: ReturnType<typeof tinyModel>;
+  before(() => { model = tinyModel(); });
+  after(() => model.remove());
+
+  it('with --api-key a wrong key is 401 and the right one is served', async () => {
+    const s = await startServer(model.path, { apiKey: 'sesame' });
+    try {
+      const wrong = new OpenAI({ baseURL: `${s.url}/v1`, apiKey: 'guess', maxRetries: 0 });
+      const e = await wrong.models.list().catch((x: unknown) => x);
+      expect(e).to.be.instanceOf(OpenAI.AuthenticationError);
+      expect((await s.client.completions.create(REQ)).usage!.completion_tokens).to.equal(6);
+    } finally { await s.server.close(); }
+  });
+
+  it('past --max-queue waiting requests a request gets 429; the running and waiting ones are served', async () => {
+    // Each token of the running generation waits for the test's go, so the queue's state is known.
+    let go!: () => void;
+    let tokenGate = new Promise<void>((r) => { go = r; });
+    const server = createServer({
+      modelId: 'tiny', maxQueue: 1,
+      open: async (): Promise<ServedModel> => {
+        const m = await loadModel(model.path, { target: 'host', ctx: 64 });
+        return {
+          async *generate(r) { const it = m.generate(r); for (;;) { const n = await it.next(); if (n.done === true) return n.value; await tokenGate; yield n.value; } },
+          close: () => m.close(),
+        };
+      },
+    });
+    try {
+      const url = await server.listen(0, '127.0.0.1');
+      await server.loaded;
+      const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'x', maxRetries: 0 });
+      const running = client.completions.create(REQ);
+      const waiting = client.completions.create(REQ);
+      while (server.inFlight < 2) await new Promise((r) => setImmediate(r));
+      const full = await client.completions.create(REQ).catch((x: unknown) => x);
+      expect(full).to.be.instanceOf(OpenAI.RateLimitError);
+      expect((full as InstanceType<typeof OpenAI.RateLimitError>).code).to.equal('QueueFull');
+      go();
+      tokenGate = Promise.resolve();
+      expect((await running).usage!.completion_tokens).to.equal(6);
+      expect((await waiting).usage!.completion_tokens).to.equal(6);
+    } finally { await server.close(); }
+  });
+
+  it('health answers 503 while the model loads, and requests 503 too; 200 once loaded', async () => {
+    const m = tinyModel();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => { release = r; });
+    const server = createServer({ modelId: 'tiny', open: async (): Promise<ServedModel> => { await gate; return loadModel(m.path, { target: 'host', ctx: 64 }); } });
+    try {
+      const url = await server.listen(0, '127.0.0.1');
+      const h = await fetch(`${url}/v1/health`);
+      expect(h.status).to.equal(503);
+      const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'x', maxRetries: 0 });
+      const e = await client.completions.create(REQ).catch((x: unknown) => x);
+      expect((e as InstanceType<typeof OpenAI.APIError>).status).to.equal(503);
+      release();
+      await server.loaded;
+      expect((await fetch(`${url}/v1/health`)).status).to.equal(200);
+      expect((await client.completions.create(REQ)).usage!.completion_tokens).to.equal(6);
+    } finally { await server.close(); m.remove(); }
+  });
+
+  it('a step that misses its deadline fails that request with a typed 500, the model reloads and serves the next', async () => {
+    // The 3rd step on the host device hangs: the first request's prefill and decode steps run, the second request's prefill hangs.
+    const counter = new Int32Array(new SharedArrayBuffer(4));
+    // Each load makes its own engine, as the server's default path does; the first one's hangs.
+    let opens = 0;
+    let reloadMay!: () => void;
+    const reloadGate = new Promise<void>((r) => { reloadMay = r; });
+    const server = createServer({
+      modelId: 'tiny',
+      open: async (): Promise<ServedModel> => {
+        if (++opens === 2) await reloadGate;
+        const engine: Engine = createEngine({ devices: { host: { plan: { counter, hang: [8] } } } });
+        const m = await loadModel(model.path, { target: 'host', ctx: 64, engine, deadlineMs: 2000 });
+        return { generate: (r) => m.generate(r), close: async () => { await m.close(); await engine.close(); } };
+      },
+    });
+    try {
+      const url = await server.listen(0, '127.0.0.1');
+      await server.loaded;
+      const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'x', maxRetries: 0 });
+      const first = await client.completions.create(REQ);
+      expect(first.usage!.completion_tokens).to.equal(6);
+      const e = await client.completions.create(REQ).catch((x: unknown) => x);
+      expect((e as InstanceType<typeof OpenAI.APIError>).status).to.equal(500);
+      expect((e as InstanceType<typeof OpenAI.APIError>).code).to.equal('DeadlineExceeded');
+      // The reload began when the request failed; health is 503 until it is done.
+      expect(server.holder.state).to.equal('loading');
+      expect((await fetch(`${url}/v1/health`)).status).to.equal(503);
+      reloadMay();
+      await server.holder.load();
+      const r = await client.completions.create(REQ);
+      expect(r.choices[0]!.text).to.equal(first.choices[0]!.text);
+      expect(opens).to.equal(2);
+    } finally { await server.close(); }
+  });
+});
