@@ -54,6 +54,8 @@ export interface HostContractReport {
   readonly elements: number;
   readonly inDomain: number;
   readonly failures: number;
+  /** Failures by program (the op's variants: `matmul q4_0`, ...), every program listed. */
+  readonly programFailures: Readonly<Record<string, number>>;
   readonly worst: HostWorst | null;
   /** The first failure, when there is one: what a reader needs to reproduce it. */
   readonly firstFailure: HostWorst | null;
@@ -120,8 +122,10 @@ class Tally {
   failures = 0;
   worst: HostWorst | null = null;
   first: HostWorst | null = null;
+  byProgram: Record<string, number> = {};
 
   judge(p: HostProgram, got: readonly StepOutput[], w32: readonly StepOutput[], w64: readonly StepOutput[]): void {
+    this.byProgram[p.name] ??= 0;
     for (const [c, step] of got.entries()) {
       for (const name of p.checked.program.results) {
         const g = step.results[name]!.data;
@@ -147,6 +151,7 @@ class Tally {
     const at: HostWorst = { error, bound: limit, ratio: limit > 0 ? error / limit : Infinity, program: p.name, got, want: bound === 'exact' ? want32 : want64 };
     if (!ok) {
       this.failures++;
+      this.byProgram[p.name]!++;
       this.first ??= at;
     }
     if (this.worst === null || !(at.ratio <= this.worst.ratio)) this.worst = at;
@@ -154,7 +159,7 @@ class Tally {
 
   report(op: string, contract: string, programs: readonly string[]): HostContractReport {
     return {
-      op, contract, programs, elements: this.elements, inDomain: this.inDomain, failures: this.failures,
+      op, contract, programs, elements: this.elements, inDomain: this.inDomain, failures: this.failures, programFailures: this.byProgram,
       worst: this.worst, firstFailure: this.first, pass: this.failures === 0,
     };
   }

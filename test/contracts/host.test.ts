@@ -7,6 +7,7 @@ import { withKernelFault } from '../../src/contracts/faultyDevice.js';
 import { HostDevice } from '../../src/devices/host/device.js';
 import { loadHostKernels } from '../../src/devices/host/native.js';
 import { HOST_ADMISSION } from '../../src/targets/host/index.js';
+import { QUANT_DTYPES } from '../../src/ir/types.js';
 
 const BIN = fileURLToPath(new URL('../../src/cli/bin.js', import.meta.url));
 
@@ -85,10 +86,23 @@ describe('host contracts: every admitted op on the native kernels against the or
     }
   });
 
-  it('negative control: a q4_0 matmul that loses one 32-element block of each dot product fails', async () => {
-    // What dropping the block would leave: the device's result minus a block's share, modelled as
-    // 32/512 of the result (the weights are random, so a block's share is of that order).
-    const device = () => withKernelFault(new HostDevice(), { graph: 'host-contract-matmul-q4_0', fault: (x) => Math.fround(x * (1 - 32 / 512)) });
+  it('negative control: a matmul that drops one block of each weight row in the addon fails for every quantized dtype, and passes once reset', async () => {
+    const k = loadHostKernels();
+    k.setDropBlockFault(true);
+    let faulted: HostContractReport[];
+    try {
+      faulted = await runHostContracts({ target: 'host', op: 'matmul', bulk: 1024 });
+    } finally {
+      k.setDropBlockFault(false);
+    }
+    expect(faulted[0]!.pass).to.equal(false);
+    for (const dtype of QUANT_DTYPES) expect(faulted[0]!.programFailures[`matmul ${dtype}`], dtype).to.be.greaterThan(10);
+    const again = await runHostContracts({ target: 'host', op: 'matmul', bulk: 1024 });
+    expect(again[0]!.pass).to.equal(true);
+  });
+
+  it('negative control through a device wrapper: a q4_0 matmul scaled by 1 - 2^-10 fails the dot-product bound', async () => {
+    const device = () => withKernelFault(new HostDevice(), { graph: 'host-contract-matmul-q4_0', fault: (x) => Math.fround(x * (1 - 2 ** -10)) });
     const r = await runHostContracts({ target: 'host', op: 'matmul', bulk: 1024, device });
     expect(r[0]!.pass).to.equal(false);
     expect(r[0]!.firstFailure!.program).to.equal('matmul q4_0');

@@ -23,11 +23,13 @@ import { cases as limitsCases } from './limitsCases.js';
 import { cases as quantCases } from './quantCases.js';
 import { cases as qwenCases } from './qwenCases.js';
 import { cases as sweepCases } from './sweepCases.js';
+import { cases as hostcCases } from './hostcCases.js';
 import { cases as tokCases } from './tokCases.js';
 
 const TABLES: Readonly<Record<string, readonly HostileCase[]>> = {
   files: filesCases, cache: cacheCases, limits: limitsCases, engine: engineCases, embed: embedCases, tokenize: tokCases, farm: farmCases,
   quant: quantCases, qwen: qwenCases, host: hosttCases, sweep: sweepCases,
+  hostContracts: hostcCases,
 };
 
 const BIN = fileURLToPath(new URL('../../src/cli/bin.js', import.meta.url));

@@ -58,6 +58,7 @@ interface HostAddon {
   runList(arena: Uint8Array, list: Float64Array, weights?: readonly HostWeight[]): void;
   streamRead(bytes: Uint8Array, passes: number): { seconds: number; checksum: number };
   setUnaryFault(op: number, ulps: number): void;
+  setDropBlockFault(on: boolean): void;
   readonly HostWeight: new (spec: NativeSpec) => HostWeight;
 }
 
@@ -99,6 +100,15 @@ export class HostKernels {
    */
   setUnaryFault(op: UnaryOp | null, ulps = 0): void {
     this.addon.setUnaryFault(op === null ? -1 : UNARY_OPS.indexOf(op), ulps);
+  }
+
+  /**
+   * Test only, the host contract sweep's other negative control: a matmul by a weight (every
+   * quantized dtype) drops the first block of each weight row, process-wide, until cleared. Off by default.
+   * @internal
+   */
+  setDropBlockFault(on: boolean): void {
+    this.addon.setDropBlockFault(on);
   }
 
   /** Resizes the pool (1 to 1024 lanes, the calling thread being one). */
