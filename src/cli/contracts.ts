@@ -164,7 +164,7 @@ export async function contractsCommand(opts: ContractsOptions, io: Io): Promise<
   }
 }
 
-/** `contracts --target xdna2|npu4`. */
+/** `contracts --target xdna2|npu4|host`. */
 export const contracts: CliCommand = {
   register(cli, { io, action }) {
     cli.command('contracts')
