@@ -1,9 +1,10 @@
 /**
- * `npu-offload contracts --target xdna2|npu4 [--op OP] [--workers N] [--json]`: runs every op the
+ * `npu-offload contracts --target xdna2|npu4|host [--op OP] [--workers N] [--json]`: runs every op the
  * target admits, compiled by its backend, on its simulated device over edge inputs and a random bulk,
  * and reports per op the worst error against its contract and whether it passes. The XDNA2 has a
  * contract per op (src/devices/xdna2/contracts.ts says what is compared with what); the NPU4 has one
- * narrowing contract, a normwise bound on each narrowed graph (src/contracts/npu4.ts).
+ * narrowing contract, a normwise bound on each narrowed graph (src/contracts/npu4.ts); the host target has
+ * a contract per op (src/targets/host/contracts.ts), checked on the real native kernels (src/contracts/host.ts).
  *
  * The device replays on this thread while the oracle's references are computed in parallel by a pool
  * of oracle workers (src/workers/oracle.worker.ts), which is destroyed before the command returns, so
@@ -15,6 +16,8 @@ import { runNpu4Contracts } from '../contracts/npu4.js';
 import type { Npu4ContractReport } from '../contracts/npu4.js';
 import type { ReferenceOracle } from '../contracts/reference.js';
 import { runXdna2Contracts } from '../contracts/xdna2.js';
+import { runHostContracts } from '../contracts/host.js';
+import type { HostContractReport } from '../contracts/host.js';
 import { TARGET_NAMES, isTargetName, type TargetName } from '../targets/target.js';
 import type { ContractReport } from '../contracts/xdna2.js';
 import { UsageError } from '../errors/index.js';
@@ -104,17 +107,39 @@ function xdna2Report(reports: readonly ContractReport[], opts: ContractsOptions,
   return pass;
 }
 
+function hostLine(r: HostContractReport): string {
+  const w = r.worst === null ? 'every element bit for bit the oracle\'s' : `worst error ${num(r.worst.error)} = ${num(r.worst.ratio)} of its bound ${num(r.worst.bound)} (${r.worst.program})`;
+  return `${r.pass ? 'pass' : 'FAIL'}  ${r.op.padEnd(20)} ${r.contract}; ${w}; ${r.inDomain}/${r.elements} in domain, ${r.failures} failures`;
+}
+
+/** The host report. */
+function hostReport(reports: readonly HostContractReport[], opts: ContractsOptions, io: Io): boolean {
+  const pass = reports.every((r) => r.pass);
+  if (opts.json) io.out(JSON.stringify({ target: opts.target, simulated: false, pass, reports }));
+  else {
+    io.out(`contracts of host on this machine's CPU, each op compiled by the host backend and run by the native kernels (${reports.length} op${reports.length === 1 ? '' : 's'}):`);
+    for (const r of reports) {
+      io.out(`  ${hostLine(r)}`);
+      const f = r.firstFailure;
+      if (f !== null) io.out(`        first failure in ${f.program}: got ${num(f.got)}, the oracle ${num(f.want)}, error ${num(f.error)} > ${num(f.bound)}`);
+    }
+    io.out(pass ? 'every op is within its contract' : `${reports.filter((r) => !r.pass).length} op(s) break their contract`);
+  }
+  saveReport(opts, reports, pass, io);
+  return pass;
+}
+
 type Common = Omit<Parameters<typeof runXdna2Contracts>[0], 'target'>;
 
 /**
- * Each target's contract sweep and its report, or null where there is none yet: the cpu target is the
- * oracle itself, and the host target's per-op contracts are not written (docs/HOST.md states its bounds).
+ * Each target's contract sweep and its report, or null where there is none: the cpu target is the
+ * oracle itself.
  */
 const SWEEPS = {
   cpu: null,
   xdna2: async (c: Common, opts: ContractsOptions, io: Io) => xdna2Report(await runXdna2Contracts({ target: 'xdna2', ...c }), opts, io),
   npu4: async (c: Common, opts: ContractsOptions, io: Io) => npu4Report(await runNpu4Contracts({ target: 'npu4', ...c }), opts, io),
-  host: null,
+  host: async (c: Common, opts: ContractsOptions, io: Io) => hostReport(await runHostContracts({ target: 'host', ...c }), opts, io),
 } as const satisfies Record<TargetName, ((c: Common, opts: ContractsOptions, io: Io) => Promise<boolean>) | null>;
 
 /** The targets whose contracts this command verifies. */
@@ -151,7 +176,7 @@ export async function contractsCommand(opts: ContractsOptions, io: Io): Promise<
   }
 }
 
-/** `contracts --target xdna2|npu4`. */
+/** `contracts --target xdna2|npu4|host`. */
 export const contracts: CliCommand = {
   register(cli, { io, action }) {
     cli.command('contracts')

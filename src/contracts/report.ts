@@ -6,6 +6,7 @@
  * normwise error, so each case counts once, in the binade of its largest |input| (CaseReport.scale).
  * The page itself is reportHtml.ts.
  */
+import type { HostContractReport } from './host.js';
 import { accessSync, constants, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { UsageError } from '../errors/index.js';
@@ -19,7 +20,7 @@ import type { ContractReportData, ReportOp } from './reportTypes.js';
 export type { ContractReportData, ReportOp } from './reportTypes.js';
 
 /** A target's sweep result: per-element ContractReports or the NPU4's per-case reports. */
-export type SweepReports = readonly ContractReport[] | readonly Npu4ContractReport[];
+export type SweepReports = readonly ContractReport[] | readonly Npu4ContractReport[] | readonly HostContractReport[];
 
 function num(v: number): string {
   if (Object.is(v, -0)) return '-0';
@@ -55,9 +56,24 @@ export function npu4Op(r: Npu4ContractReport, bound: number): ReportOp {
   };
 }
 
+/** A host op: per element, plotted by the binade of the reference result (its inputs vary by program). */
+export function hostOp(r: HostContractReport): ReportOp {
+  const w = r.worst;
+  return {
+    op: r.op, contract: r.contract, pass: r.pass, unit: 'element', checked: r.elements, inDomain: r.inDomain, failures: r.failures,
+    worst: w === null ? null : { input: `${w.program}: got ${num(w.got)}, the reference ${num(w.want)}`, error: w.error, bound: w.bound, ratio: w.ratio },
+    binades: r.binades,
+    notes: ['plotted by the binade of the reference result'],
+  };
+}
+
 /** The report's ops from a sweep's result, whichever kind it is. */
 export function reportOps(reports: SweepReports, normwiseBound?: number): ReportOp[] {
-  return reports.map((r) => ('caseReports' in r ? npu4Op(r, normwiseBound ?? (r.worst !== null && r.worst.ratio > 0 ? r.worst.error / r.worst.ratio : 1)) : elementOp(r)));
+  return (reports as readonly (ContractReport | Npu4ContractReport | HostContractReport)[]).map((r) => {
+    if ('caseReports' in r) return npu4Op(r, normwiseBound ?? (r.worst !== null && r.worst.ratio > 0 ? r.worst.error / r.worst.ratio : 1));
+    if ('programFailures' in r) return hostOp(r);
+    return elementOp(r);
+  });
 }
 
 /** Refuses, before a sweep starts, a report path whose directory is missing or not writable. */

@@ -26,6 +26,7 @@ import { cases as qwenCases } from './qwenCases.js';
 import { cases as reportCases } from './reportCases.js';
 import { cases as serveCases } from './serveCases.js';
 import { cases as sweepCases } from './sweepCases.js';
+import { cases as hostcCases } from './hostcCases.js';
 import { cases as tokCases } from './tokCases.js';
 
 const TABLES: Readonly<Record<string, readonly HostileCase[]>> = {
@@ -34,6 +35,7 @@ const TABLES: Readonly<Record<string, readonly HostileCase[]>> = {
   report: reportCases,
   partition: partitionCases,
   serve: serveCases,
+  hostContracts: hostcCases,
 };
 
 const BIN = fileURLToPath(new URL('../../src/cli/bin.js', import.meta.url));

@@ -4,6 +4,7 @@ import { checkProgram } from '../../src/ops/validate.js';
 import { HOST_ADMISSION, HOST_NUMERICS, HOST_QUANTIZED } from '../../src/targets/host/index.js';
 import { CPU_TARGET, admissionOf } from '../../src/targets/index.js';
 import type { Admission, Target } from '../../src/targets/target.js';
+import { programNumerics } from '../../src/targets/numerics.js';
 
 // The host record before it has a name in TARGET_NAMES: the CPU's record with the host's tables.
 const HOST = { ...CPU_TARGET, admission: HOST_ADMISSION, numerics: HOST_NUMERICS, quantizedWeights: HOST_QUANTIZED } as Target;
@@ -37,9 +38,33 @@ describe('targets/host', () => {
     ]);
   });
 
-  it('publishes the Contract class and states the dot-product bound', () => {
-    expect(HOST_NUMERICS.numericsClass).to.equal('Contract');
-    expect(HOST_NUMERICS.perEquation).to.contain('γ(K+2)');
+  it('publishes a contract per op and states the dot-product bound', () => {
+    expect(HOST_NUMERICS.kind).to.equal('contracts');
+    const p = program('dot');
+    p.results(p.matmul(p.activation('x', 'f32', [2, 8]), p.weight('w', 'f32', [8, 3])));
+    const a = HOST.admission.matmul(checkProgram(p.build()).eqns[0]!);
+    expect(a.admitted && a.contract?.note).to.contain('γ(K+2)');
     expect(HOST_QUANTIZED).to.include.members(['q4_0', 'q4_k', 'q6_k', 'q4nx_q41']);
+  });
+});
+
+describe('targets/host: run --verify judges each result by the per-op contracts', () => {
+  it('propagates: exact ops exact, a unary within 1 ulp, a matmul relative to its K terms, an RMSNorm derived', () => {
+    const p = program('verify');
+    const x = p.activation('x', 'f32', [2, 64]);
+    const moved = p.named('moved').transpose(p.add(x, x), [1, 0]);
+    const e = p.named('e').exp(x);
+    const m = p.named('m').matmul(x, p.weight('w', 'f32', [64, 16]));
+    const [n] = p.rowKernel([x, p.weight('g', 'f32', [64])], (b, v, g) => [b.mul(b.div(v, b.sqrt(b.add(b.div(b.reduceSum(b.mul(v, v)), 64), 1e-6))), g)]);
+    p.results(moved, e, m, p.named('n').add(n!, 0));
+    const r = programNumerics(checkProgram(p.build()), HOST);
+    expect(r.numericsClass).to.equal('Contract');
+    expect(r.tolerance['moved']).to.deep.equal({ kind: 'exact' });
+    expect(r.tolerance['e']).to.deep.equal({ kind: 'absrel', abs: 2 ** -149, rel: 2 ** -23 });
+    expect(r.tolerance['m']).to.deep.equal({ kind: 'absrel', abs: 0, rel: 1.5 * 2 ** -23 * 64 });
+    const rn = r.tolerance['n'] as { kind: string; rel: number };
+    // Derived from the body's steps (a sum of 64 squares at 2u a term, halved by the sqrt, then a few u): below the old class's rel 1e-5.
+    expect(rn.kind).to.equal('absrel');
+    expect(rn.rel).to.be.greaterThan(32 * 2 ** -24).and.lessThan(5e-6);
   });
 });

@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { IndexOutOfRange, IntegerDivideByZero, InvalidInput, InvalidOptions, NoDevice } from '../../errors/index.js';
 import { encodeKernels, hostWeightBytes, weightTypeId, type HostWeightType, type KernelCall } from '../../compiler/host/kernelList.js';
 import { NATIVE_BUILD_DIR } from '../native.js';
+import { UNARY_OPS, type UnaryOp } from '../../ops/elementwise.js';
 
 /** The SIMD paths, narrowest first. */
 export const HOST_ISAS = ['scalar', 'avx2', 'avx512'] as const;
@@ -56,6 +57,8 @@ interface HostAddon {
   setThreads(n: number): number;
   runList(arena: Uint8Array, list: Float64Array, weights?: readonly HostWeight[]): void;
   streamRead(bytes: Uint8Array, passes: number): { seconds: number; checksum: number };
+  setUnaryFault(op: number, ulps: number): void;
+  setDropBlockFault(on: boolean): void;
   readonly HostWeight: new (spec: NativeSpec) => HostWeight;
 }
 
@@ -88,6 +91,24 @@ export class HostKernels {
   /** Forces a SIMD path; InvalidOptions when this CPU lacks it. */
   setIsa(isa: HostIsa): HostIsa {
     return this.addon.setIsa(isa);
+  }
+
+  /**
+   * Test only, the host contract sweep's negative control: every result of the unary kernel `op` comes
+   * back `ulps` ulps too high, process-wide, until it is called again with null. Never on by default.
+   * @internal
+   */
+  setUnaryFault(op: UnaryOp | null, ulps = 0): void {
+    this.addon.setUnaryFault(op === null ? -1 : UNARY_OPS.indexOf(op), ulps);
+  }
+
+  /**
+   * Test only, the host contract sweep's other negative control: a matmul by a weight (every
+   * quantized dtype) drops the first block of each weight row, process-wide, until cleared. Off by default.
+   * @internal
+   */
+  setDropBlockFault(on: boolean): void {
+    this.addon.setDropBlockFault(on);
   }
 
   /** Resizes the pool (1 to 1024 lanes, the calling thread being one). */

@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "list.h"
+#include "matmul.h"
+#include "ops.h"
 #include "state.h"
 #include "weight.h"
 
@@ -60,6 +62,25 @@ Napi::Value setThreads(const Napi::CallbackInfo& info) {
   HostState& s = state(env);
   if (s.pool->size() != int(n)) s.pool = std::make_unique<Pool>(int(n));
   return Napi::Number::New(env, n);
+}
+
+// Test only: setUnaryFault(op, ulps) (ops.h); op -1 clears it.
+Napi::Value setUnaryFaultJs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 2 || !info[0].IsNumber() || !info[1].IsNumber()) throw Napi::TypeError::New(env, "setUnaryFault(op, ulps) takes two numbers");
+  const int op = info[0].As<Napi::Number>().Int32Value();
+  const int ulps = info[1].As<Napi::Number>().Int32Value();
+  if (op < -1 || op >= U_COUNT || ulps < 0 || ulps > 1000) throw Napi::RangeError::New(env, "setUnaryFault: op is -1 or a unary op code, ulps 0 to 1000");
+  setUnaryFault(op, ulps);
+  return env.Undefined();
+}
+
+// Test only: setDropBlockFault(on) (matmul.h).
+Napi::Value setDropBlockFaultJs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsBoolean()) throw Napi::TypeError::New(env, "setDropBlockFault(on) takes a boolean");
+  setDropBlockFault(info[0].As<Napi::Boolean>().Value());
+  return env.Undefined();
 }
 
 // The bytes of a Uint8Array argument (over an ArrayBuffer or a SharedArrayBuffer).
@@ -143,6 +164,8 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   exports.Set("setIsa", Napi::Function::New<setIsa>(env, "setIsa"));
   exports.Set("setThreads", Napi::Function::New<setThreads>(env, "setThreads"));
   exports.Set("runList", Napi::Function::New<runListJs>(env, "runList"));
+  exports.Set("setUnaryFault", Napi::Function::New<setUnaryFaultJs>(env, "setUnaryFault"));
+  exports.Set("setDropBlockFault", Napi::Function::New<setDropBlockFaultJs>(env, "setDropBlockFault"));
   exports.Set("streamRead", Napi::Function::New<streamRead>(env, "streamRead"));
   exports.Set("HostWeight", weight);
   return exports;

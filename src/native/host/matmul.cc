@@ -1,5 +1,8 @@
 #include "matmul.h"
 
+#include <algorithm>
+#include <atomic>
+#include <string>
 #include <vector>
 
 #include "dequant.h"
@@ -17,9 +20,34 @@ constexpr int64_t PANEL_ROWS = 12;
 
 int64_t roundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
+std::atomic<bool> dropBlock{false};
+
+void matmulWeightOf(const Ctx& c, const float* x, int64_t T, const WeightView& w, float* y);
+
 }  // namespace
 
+void setDropBlockFault(bool on) { dropBlock = on; }
+
 void matmulWeight(const Ctx& c, const float* x, int64_t T, const WeightView& w, float* y) {
+  uint64_t bytes = 0;
+  std::string why;
+  if (!dropBlock.load(std::memory_order_relaxed) || !weightBytes(w.type, w.k, w.n, &bytes, &why)) return matmulWeightOf(c, x, T, w, y);
+  // The fault: a copy of the weight with its first block zeroed in every row (a q4nx tile holds one
+  // block of 32 rows), which is what a kernel that skipped that block would compute.
+  std::vector<uint8_t> copy(w.data, w.data + bytes);
+  if (w.type == W_Q4NX_Q41) {
+    std::fill_n(copy.begin(), Q4NX_TILE_BYTES, uint8_t(0));
+  } else {
+    for (int64_t r = 0; r < w.n; r++) std::fill_n(copy.begin() + r * int64_t(w.rowBytes), wtypeInfo(w.type).blockBytes, uint8_t(0));
+  }
+  WeightView v = w;
+  v.data = copy.data();
+  matmulWeightOf(c, x, T, v, y);
+}
+
+namespace {
+
+void matmulWeightOf(const Ctx& c, const float* x, int64_t T, const WeightView& w, float* y) {
   const IsaKernels& k = *c.k;
   if (T < PANEL_ROWS) {
     const GemvFn f = k.gemv[w.type];
@@ -46,6 +74,8 @@ void matmulWeight(const Ctx& c, const float* x, int64_t T, const WeightView& w, 
     }
   });
 }
+
+}  // namespace
 
 void matmulF32(const Ctx& c, const float* a, const float* b, float* out, int64_t batch, int64_t M, int64_t K, int64_t N) {
   const IsaKernels& k = *c.k;

@@ -12,6 +12,9 @@ namespace host {
 
 // y [T, N] = x [T, K] times w, whose rows are the N outputs (wtypes.h).
 void matmulWeight(const Ctx& c, const float* x, int64_t T, const WeightView& w, float* y);
+// Test only (the contract sweep's negative control): matmulWeight drops the first block of every
+// weight row (zeroes it in a copy). Off by default; process-wide, so a test sets it and clears it.
+void setDropBlockFault(bool on);
 
 // The op table's f32 matmul: c [batch, M, N] = a [batch, M, K] x b [batch, K, N], all row-major.
 void matmulF32(const Ctx& c, const float* a, const float* b, float* out, int64_t batch, int64_t M, int64_t K, int64_t N);

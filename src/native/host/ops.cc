@@ -1,5 +1,6 @@
 #include "ops.h"
 
+#include <atomic>
 #include <cmath>
 #include <cstring>
 
@@ -121,11 +122,26 @@ int dtypeBytes(int d) {
   return 0;
 }
 
+namespace {
+std::atomic<int> faultOp{-1};
+std::atomic<int> faultUlps{0};
+}  // namespace
+
+void setUnaryFault(int op, int ulps) {
+  faultUlps = ulps;
+  faultOp = op;
+}
+
 void unaryF32(const Ctx& c, int op, const float* x, float* y, int64_t n) {
   overRows(c, n, 16, [&](int64_t b, int64_t e) {
-    if (op == U_EXP) return c.k->expRow(x + b, 0.f, y + b, e - b);
-    if (op == U_LOGISTIC) return c.k->logisticRow(x + b, y + b, e - b);
-    for (int64_t i = b; i < e; i++) y[i] = unaryOne(op, x[i]);
+    if (op == U_EXP) c.k->expRow(x + b, 0.f, y + b, e - b);
+    else if (op == U_LOGISTIC) c.k->logisticRow(x + b, y + b, e - b);
+    else for (int64_t i = b; i < e; i++) y[i] = unaryOne(op, x[i]);
+    if (faultOp.load(std::memory_order_relaxed) != op) return;
+    const int k = faultUlps.load(std::memory_order_relaxed);
+    for (int64_t i = b; i < e; i++) {
+      for (int j = 0; j < k; j++) y[i] = std::nextafter(y[i], INFINITY);
+    }
   });
 }
 

@@ -28,6 +28,9 @@ struct Ctx {
 };
 
 void unaryF32(const Ctx& c, int op, const float* x, float* y, int64_t n);
+// Test only (the contract sweep's negative control): every result of unary op `op` moved `ulps` ulps
+// up; op -1 (the default) is no fault. Process-wide, so a test sets it and resets it after.
+void setUnaryFault(int op, int ulps);
 // A scalar operand (aScalar/bScalar) is read at index 0 for every element.
 void binaryF32(const Ctx& c, int op, const float* a, bool aScalar, const float* b, bool bScalar, void* y, int64_t n);
 void binaryI32(const Ctx& c, int op, const int32_t* a, bool aScalar, const int32_t* b, bool bScalar, void* y, int64_t n);

@@ -8,9 +8,11 @@
 import type { CheckedEqn } from '../../ir/checked.js';
 import { QUANT_DTYPES, isQuantized, numel } from '../../ir/types.js';
 import type { AnyDType } from '../../ir/types.js';
-import { CLASS_TOLERANCES } from '../../numerics/classes.js';
 import type { OpName } from '../../ops/rule.js';
-import { ADMIT, refuse } from '../target.js';
+import { ADMIT, admit, refuse } from '../target.js';
+import { HOST_OP_CONTRACTS, HOST_STEP_CONTRACTS } from './verify.js';
+import { deriveRowBound } from '../rowBounds.js';
+import type { RowBody } from '../../ir/types.js';
 import { rmsnormOf } from './rmsnorm.js';
 import { rowBodyOf } from './rowBody.js';
 import type { AdmissionRule, AdmissionTable, NumericsPolicy, Target } from '../target.js';
@@ -106,7 +108,24 @@ function binaryShaped(op: OpName): AdmissionRule {
 
 const unary = (op: OpName) => onlyDtypes(op, ['f32']);
 
-export const HOST_ADMISSION = {
+/** `rule` with `contract` attached to what it admits (the per-op contract run --verify propagates). */
+function contracted(op: keyof typeof HOST_OP_CONTRACTS, rule: AdmissionRule): AdmissionRule {
+  return (e) => {
+    const a = rule(e);
+    if (!a.admitted) return a;
+    if (op === 'row_kernel') {
+      const x = e.ins[0]!;
+      const b = deriveRowBound(e.eqn.attrs['body'] as RowBody, x.shape[x.shape.length - 1] ?? 1, HOST_STEP_CONTRACTS);
+      const C = x.shape[x.shape.length - 1] ?? 1;
+      // A body the derivation does not cover is the RMSNorm kernel: (γ(C)/2 + 5u) (docs/HOST.md).
+      const rel = b.ok ? b.rel : (1.01 * C / 2 + 5) * 2 ** -24;
+      return admit({ error: { kind: 'rel', rel }, domain: { kind: 'row-steps' }, note: b.ok ? `derived from ${b.steps.length} steps` : 'the RMSNorm kernel\'s bound' });
+    }
+    return admit(HOST_OP_CONTRACTS[op]);
+  };
+}
+
+const ROWS = {
   add: binaryShaped('add'), sub: binaryShaped('sub'), mul: binaryShaped('mul'), div: binaryShaped('div'),
   max: binaryShaped('max'), min: binaryShaped('min'), ge: binaryShaped('ge'),
   neg: unary('neg'), recip: unary('recip'), exp: unary('exp'), log: unary('log'), tanh: unary('tanh'),
@@ -118,20 +137,18 @@ export const HOST_ADMISSION = {
   // The addon's iota kernel writes f32 (exact below 2^24) and i32 indices.
   iota: (e) => (e.outs[0]!.dtype === 'f32' || e.outs[0]!.dtype === 'i32' ? ADMIT : refuse(`host.iota.${e.outs[0]!.dtype}`)),
   row_kernel: rowKernel,
+} satisfies Record<Exclude<OpName, 'all_reduce'>, AdmissionRule>;
+
+export const HOST_ADMISSION = {
+  ...(Object.fromEntries(Object.entries(ROWS).map(([op, rule]) => [op, contracted(op as keyof typeof ROWS, rule)])) as typeof ROWS),
   all_reduce: () => refuse('collective.all_reduce'),
 } satisfies AdmissionTable;
 
 /**
- * The Contract class: the kernels compute in f32 in another summation order than the oracle's f64.
- * docs/HOST.md derives each bound; the tolerance is the class's f32 absrel (abs 2e-6 + rel 1e-5).
+ * Per-op contracts (src/targets/host/verify.ts, docs/HOST.md "Contracts"), propagated through each
+ * program to a tolerance per result, as on the XDNA2; row kernels' bounds derived from the step contracts.
  */
-export const HOST_NUMERICS = {
-  kind: 'class',
-  numericsClass: 'Contract',
-  tolerances: CLASS_TOLERANCES.Contract,
-  perEquation: 'f32 kernels (docs/HOST.md): a dot product of length K within γ(K+2)·Σ|x·w|, unary ops 1 ulp, the rest exact',
-  premise: 'u = 2^-24 and γ(n) = nu/(1-nu); dot products short enough (K of a few hundred, or sums without heavy cancellation) that γ(K+2)·Σ|x·w| stays within abs 2e-6 + rel 1e-5 of the result',
-} as const satisfies NumericsPolicy;
+export const HOST_NUMERICS = { kind: 'contracts', stepContracts: HOST_STEP_CONTRACTS } as const satisfies NumericsPolicy;
 
 /** Every quantized weight dtype: the addon reads each in place, byte for byte as in its file. */
 export const HOST_QUANTIZED = QUANT_DTYPES;

@@ -1,0 +1,173 @@
+/**
+ * What the host contract sweep runs, per op the host target admits: small programs named
+ * `host-contract-<op>[-<variant>]`, the chunks of inputs that drive them (hostCases.ts), and the bound
+ * each result element is judged by (src/targets/host/contracts.ts).
+ */
+import type { ProgramBuilder, Value } from '../ops/builder.js';
+import { program } from '../ops/builder.js';
+import type { CheckedProgram } from '../ir/checked.js';
+import { programToJson } from '../ir/codec.js';
+import { quantTensor, tensor } from '../ir/tensor.js';
+import type { QuantTensor, Tensor } from '../ir/tensor.js';
+import { QUANT_DTYPES } from '../ir/types.js';
+import type { QuantDType } from '../ir/types.js';
+import { dequantize } from '../numerics/dequant.js';
+import { quantBytes as quantSize } from '../numerics/quant.js';
+import { checkProgram } from '../ops/validate.js';
+import type { TensorMap, WeightMap } from '../oracle/types.js';
+import type { HostContract } from '../targets/host/contracts.js';
+import { HOST_CONTRACTS, gamma } from '../targets/host/contracts.js';
+import type { F32Source } from './hostCases.js';
+import { EDGE_VALUES, edgePairs, f32Source, fill, quantBytes } from './hostCases.js';
+
+/** The allowed error of one result element, or 'exact' (the oracle's rounded result bit for bit), or null outside the domain. */
+export type ElementBound = number | 'exact' | null;
+
+/** One program of the sweep: its chunks and the bound of each result element (element `i` of chunk `c`). */
+export interface HostProgram {
+  readonly name: string;
+  readonly checked: CheckedProgram;
+  readonly json: object;
+  readonly weights: WeightMap;
+  readonly chunks: readonly TensorMap[];
+  readonly bound: (c: number, i: number, want64: number) => ElementBound;
+}
+
+export type HostContractOp = Exclude<keyof typeof HOST_CONTRACTS, never>;
+
+/** Every op the sweep verifies: every row of the host target's admission table but all_reduce. */
+export const HOST_CONTRACT_OPS = Object.keys(HOST_CONTRACTS) as HostContractOp[];
+
+const COLS = 256;
+const F32_MAX = 3.4028234663852886e38;
+/** γ·Σ, or null (outside the domain) where the magnitudes' sum overflows f32 and a partial sum may too. */
+const within = (g: number, mag: number): ElementBound => (mag <= F32_MAX ? g * mag : null);
+const ulpOf = (x: number): number => {
+  const a = Math.abs(Math.fround(x));
+  if (!Number.isFinite(a)) return Infinity;
+  return a < 2 ** -126 ? 2 ** -149 : 2 ** (Math.floor(Math.log2(a)) - 23);
+};
+
+function built(name: string, body: (p: ProgramBuilder) => Value[]): { checked: CheckedProgram; json: object } {
+  const p = program(`host-contract-${name}`);
+  p.results(...body(p));
+  const checked = checkProgram(p.build());
+  return { checked, json: programToJson(checked.program) };
+}
+
+/** Chunks of [rows, 256] over `columns` (each column an argument's values), padded with ones. */
+function chunked(names: readonly string[], columns: readonly (readonly number[])[], rows: number): TensorMap[] {
+  const per = rows * COLS;
+  const n = Math.max(...columns.map((c) => c.length));
+  const out: TensorMap[] = [];
+  for (let at = 0; at < n; at += per) {
+    const m: Record<string, Tensor> = {};
+    names.forEach((name, k) => {
+      const d = new Float64Array(per).fill(1);
+      for (let i = 0; i < per && at + i < n; i++) d[i] = columns[k]![at + i]!;
+      m[name] = tensor('f32', [rows, COLS], d);
+    });
+    out.push(m);
+  }
+  return out;
+}
+
+const value = (chunks: readonly TensorMap[], name: string) => (c: number, i: number) => chunks[c]![name]!.data[i]!;
+
+/** A unary or binary elementwise op over the edges (pairs of edges for binary) and `bulk` random values. */
+function elementwise(op: HostContractOp, r: F32Source, bulk: number): HostProgram[] {
+  const contract: HostContract = HOST_CONTRACTS[op];
+  const two = ['add', 'sub', 'mul', 'div', 'max', 'min', 'ge'].includes(op);
+  const rows = 64;
+  if (two) {
+    const [ea, eb] = edgePairs();
+    const a = fill(ea.length + bulk, r, ea);
+    const b = fill(eb.length + bulk, r, eb);
+    const chunks = chunked(['a', 'b'], [a, b], rows);
+    const { checked, json } = built(op, (p) => {
+      const x = p.activation('a', 'f32', [rows, COLS]);
+      const y = p.activation('b', 'f32', [rows, COLS]);
+      return [(p.named('y') as unknown as Record<string, (u: Value, v: Value) => Value>)[op]!.call(p.named('y'), x, y)];
+    });
+    return [{ name: op, checked, json, weights: {}, chunks, bound: () => 'exact' }];
+  }
+  const x = fill(EDGE_VALUES.length + bulk, r, EDGE_VALUES);
+  const chunks = chunked(['x'], [x], rows);
+  const { checked, json } = built(op, (p) => {
+    const v = p.activation('x', 'f32', [rows, COLS]);
+    return [(p.named('y') as unknown as Record<string, (u: Value) => Value>)[op]!.call(p.named('y'), v)];
+  });
+  const xs = value(chunks, 'x');
+  const bound = (c: number, i: number, want: number): ElementBound => {
+    if (contract.kind !== 'ulps') return 'exact';
+    const v = xs(c, i);
+    if (!Number.isNaN(v) && !(v >= contract.lo && v <= contract.hi)) return null;
+    return contract.ulps * ulpOf(want);
+  };
+  return [{ name: op, checked, json, weights: {}, chunks, bound }];
+}
+
+/** A quantized weight [n, k] of random blocks, and its exact dequantization. */
+function randomQuant(dtype: QuantDType, n: number, k: number, r: F32Source): { t: QuantTensor; deq: Float64Array } {
+  const t = quantTensor(dtype, [n, k], quantBytes(quantSize(dtype, [n, k]), r.u));
+  return { t, deq: dequantize(t) };
+}
+
+/** matmul: f32 [T, K] x [K, N] with K off the SIMD width, and f32 x every quantized dtype ([N, K], K = 512). */
+function matmul(r: F32Source, bulk: number): HostProgram[] {
+  const out: HostProgram[] = [];
+  const steps = Math.max(1, Math.ceil(bulk / 4096));
+  const dot = (x: Tensor, w: ArrayLike<number>, T: number, K: number, N: number, wAt: (k: number, n: number) => number) => {
+    const mags = new Float64Array(T * N);
+    for (let t = 0; t < T; t++) for (let n = 0; n < N; n++) {
+      let s = 0;
+      for (let k = 0; k < K; k++) s += Math.abs(x.data[t * K + k]! * w[wAt(k, n)]!);
+      mags[t * N + n] = s;
+    }
+    return mags;
+  };
+  const act = (T: number, K: number, c: number) => tensor('f32', [T, K], fill(T * K, c === 0 ? () => Math.fround(r.u() * 2 - 1) : r, c === 0 ? [0, -0, 2 ** -149, 65504, -1e20, 1e-30] : []).map((v) => (Number.isFinite(v) && Math.abs(v) < 1e15 ? v : Math.fround(r.u() - 0.5))));
+  {
+    const [T, K, N] = [8, 67, 19];
+    const w = tensor('f32', [K, N], fill(K * N, () => Math.fround(r.u() * 2 - 1)));
+    const chunks = Array.from({ length: steps }, (_, c) => ({ x: act(T, K, c) }));
+    const mags = chunks.map((ch) => dot(ch.x, w.data, T, K, N, (k, n) => k * N + n));
+    const { checked, json } = built('matmul-f32', (p) => [p.named('y').matmul(p.activation('x', 'f32', [T, K]), p.weight('w', 'f32', [K, N]))]);
+    out.push({ name: 'matmul f32', checked, json, weights: { w }, chunks, bound: (c, i) => within(gamma(K + 2), mags[c]![i]!) });
+  }
+  for (const dtype of QUANT_DTYPES) {
+    const [T, K, N] = [3, 512, 32];
+    const { t, deq } = randomQuant(dtype, N, K, r);
+    const chunks = Array.from({ length: steps }, (_, c) => ({ x: act(T, K, c) }));
+    const mags = chunks.map((ch) => dot(ch.x, deq, T, K, N, (k, n) => n * K + k));
+    const { checked, json } = built(`matmul-${dtype}`, (p) => [p.named('y').matmul(p.activation('x', 'f32', [T, K]), p.weight('w', dtype, [N, K]))]);
+    out.push({ name: `matmul ${dtype}`, checked, json, weights: { w: t }, chunks, bound: (c, i) => within(gamma(K + 2), mags[c]![i]!) });
+  }
+  return out;
+}
+
+/** reduce_sum and reduce_max over the last axis of [16, 256] rows. */
+function reduction(op: 'reduce_sum' | 'reduce_max', r: F32Source, bulk: number): HostProgram[] {
+  const rows = 16;
+  const x = fill(EDGE_VALUES.length + bulk, r, op === 'reduce_max' ? EDGE_VALUES : EDGE_VALUES.filter((v) => Number.isFinite(v)));
+  const chunks = chunked(['x'], [x], rows);
+  const { checked, json } = built(op, (p) => {
+    const v = p.activation('x', 'f32', [rows, COLS]);
+    return [op === 'reduce_sum' ? p.named('y').reduceSum(v, [1]) : p.named('y').reduceMax(v, [1])];
+  });
+  const sums = chunks.map((ch) => Array.from({ length: rows }, (_, row) => {
+    let s = 0;
+    for (let j = 0; j < COLS; j++) s += Math.abs(ch['x']!.data[row * COLS + j]!);
+    return s;
+  }));
+  return [{ name: op, checked, json, weights: {}, chunks, bound: op === 'reduce_max' ? () => 'exact' : (c, i) => within(gamma(COLS), sums[c]![i]!) }];
+}
+
+/** The arithmetic ops' programs: elementwise, matmul and the reductions. */
+export function hostArithmetic(op: HostContractOp, r: F32Source, bulk: number): HostProgram[] {
+  if (op === 'matmul') return matmul(r, bulk);
+  if (op === 'reduce_sum' || op === 'reduce_max') return reduction(op, r, bulk);
+  return elementwise(op, r, bulk);
+}
+
+export { chunked, built, randomQuant };

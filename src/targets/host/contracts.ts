@@ -1,0 +1,74 @@
+/**
+ * The host target's numerical contract, per op (docs/HOST.md, "Contracts"): what each native kernel
+ * promises against the CPU oracle, which computes every equation in f64 (quantized weights dequantized
+ * exactly) and rounds each result to its dtype once. `contracts --target host` checks every row over
+ * edge inputs and a random bulk (src/contracts/host.ts).
+ *
+ * The addon evaluates each unary function as the oracle does, in f64 from the f32 operand through libm,
+ * and rounds once (src/native/host/ops.cc unaryOne), on every ISA path: measured over the sweep, every
+ * result is the oracle's rounded result bit for bit (0 ulp from it). What is promised is 1 ulp of the
+ * exact value: 0.5 for the final rounding, and a margin for libm's last f64 bit against V8's, which can
+ * flip a rounding that lies on a tie to f64 precision. The dot-product and sum bounds are the textbook
+ * ones (Higham, §3.1) for any order of summation, so they hold for the kernels' blocked partial sums and
+ * their SIMD lanes; they are promised where Σ|x·w| (Σ|x|) is finite in f32, so no partial sum overflows.
+ */
+import type { OpName } from '../../ops/rule.js';
+
+/** u, the unit roundoff of f32. */
+export const F32_U = 2 ** -24;
+
+/** γ(n) = n·u / (1 - n·u): the relative bound of n roundings in sequence (Higham, §3.1). */
+export function gamma(n: number): number {
+  return (n * F32_U) / (1 - n * F32_U);
+}
+
+/** One op's contract: how far from the oracle a result may be, and over which inputs it is promised. */
+export type HostContract =
+  /** Bit for bit the oracle's rounded result (NaN for NaN, the sign of zero included). */
+  | { readonly kind: 'exact'; readonly why: string }
+  /** Correctly rounded f32: again the oracle's rounded result bit for bit (its error is <= 0.5 ulp). */
+  | { readonly kind: 'rounded' }
+  /** Within `ulps` units in the last place of the f32 result, of the exact (f64) value. */
+  | { readonly kind: 'ulps'; readonly ulps: number; readonly domain: string; readonly lo: number; readonly hi: number }
+  /** A dot product of length K: |got - exact| <= γ(K+2)·Σ|x·w| (w as exactly dequantized), where Σ|x·w| is finite in f32. */
+  | { readonly kind: 'dot' }
+  /** A sum of C terms: |got - exact| <= γ(C)·Σ|x|, where Σ|x| is finite in f32. */
+  | { readonly kind: 'sum' }
+  /** A row kernel: |got - exact| <= rel·|exact| + abs, rel and abs derived from the body (hostRows in contracts). */
+  | { readonly kind: 'row'; readonly derivation: string };
+
+const EXACT_MOVE = { kind: 'exact', why: 'data movement copies bytes' } as const;
+const ROUNDED = { kind: 'rounded' } as const;
+
+/** A unary function's measured bound, over [lo, hi] (outside it the result is not promised). */
+const ulps = (n: number, lo = -Infinity, hi = Infinity, domain = 'every f32 (measured: 0 ulp from the oracle\'s rounded result)'): HostContract => ({ kind: 'ulps', ulps: n, domain, lo, hi });
+
+/** Every op the host target admits, and its contract (all_reduce is refused, so it has none). */
+export const HOST_CONTRACTS = {
+  add: ROUNDED, sub: ROUNDED, mul: ROUNDED, div: ROUNDED, max: EXACT_MOVE, min: EXACT_MOVE,
+  ge: { kind: 'exact', why: 'a compare' },
+  neg: { kind: 'exact', why: 'a sign flip' }, abs: { kind: 'exact', why: 'a sign clear' },
+  recip: ROUNDED, sqrt: ROUNDED,
+  rsqrt: ulps(1), exp: ulps(1), log: ulps(1), tanh: ulps(1), erf: ulps(1), logistic: ulps(1), sin: ulps(1), cos: ulps(1),
+  convert: { kind: 'exact', why: 'f32 to f16/bf16 rounds to nearest even as the oracle does; a quantized weight dequantizes exactly' },
+  reduce_sum: { kind: 'sum' },
+  reduce_max: { kind: 'exact', why: 'a compare and select' },
+  matmul: { kind: 'dot' },
+  gather: { kind: 'exact', why: 'a quantized row dequantizes exactly in f32' },
+  reshape: EXACT_MOVE, transpose: EXACT_MOVE, broadcast: EXACT_MOVE, slice: EXACT_MOVE, concat: EXACT_MOVE,
+  dynamic_update_slice: EXACT_MOVE,
+  iota: { kind: 'exact', why: 'integers below 2^24' },
+  row_kernel: { kind: 'row', derivation: 'RMSNorm: |err| <= (γ(C)/2 + 5u)·|y|; a composed softmax body: |err| <= (γ(C) + (max - min + 5)·u)·|y| (docs/HOST.md)' },
+} as const satisfies Readonly<Record<Exclude<OpName, 'all_reduce'>, HostContract>>;
+
+/** Words for a contract, as the report and docs/HOST.md print it. */
+export function describeHostContract(c: HostContract): string {
+  switch (c.kind) {
+    case 'exact': return `exact (${c.why})`;
+    case 'rounded': return 'correctly rounded f32 (<= 0.5 ulp; the oracle\'s rounded result bit for bit)';
+    case 'ulps': return `<= ${c.ulps} ulp of the exact value, ${c.domain}`;
+    case 'dot': return '|err| <= γ(K+2)·Σ|x·w| (w dequantized exactly; where Σ|x·w| < 2^128)';
+    case 'sum': return '|err| <= γ(C)·Σ|x| (where Σ|x| < 2^128)';
+    case 'row': return c.derivation;
+  }
+}

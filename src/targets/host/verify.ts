@@ -1,0 +1,35 @@
+/**
+ * The host contracts (contracts.ts) in the vocabulary `run --verify` propagates (src/targets/contract.ts,
+ * propagate.ts), against the oracle's rounded f32 results. Correctly rounded and exact ops are exact
+ * there; a unary function (≤ 1 ulp of the exact value) is within 2^-23 of its result relatively, or the
+ * least subnormal; a sum and a dot product are relative to their terms' magnitudes (perTerm·n of them,
+ * n the row's length: γ(n) < 1.01·n·u for n < 2^17, and 2u·n covers γ(K+2) for K >= 2), which is
+ * relative to the result only where the terms do not cancel (the premise propagate.ts records).
+ */
+import { F32_EPS } from '../contract.js';
+import type { OpContract } from '../contract.js';
+import type { OpName } from '../../ops/rule.js';
+import type { StepContracts } from '../rowBounds.js';
+
+const EXACT: OpContract = { error: { kind: 'exact' }, domain: { kind: 'any' } };
+const UNARY: OpContract = { error: { kind: 'absrel', abs: 2 ** -149, rel: F32_EPS }, domain: { kind: 'any' }, note: '<= 1 ulp of the exact value' };
+const SUM: OpContract = { error: { kind: 'sum-magnitude', perTerm: F32_EPS }, domain: { kind: 'finite-result' }, note: 'γ(C)·Σ|x|' };
+const DOT: OpContract = { error: { kind: 'sum-magnitude', perTerm: 1.5 * F32_EPS }, domain: { kind: 'finite-result' }, note: 'γ(K+2)·Σ|x·w|' };
+
+/** Each admitted op's contract for run --verify (row kernels: derived per body, see index.ts). */
+export const HOST_OP_CONTRACTS = {
+  add: EXACT, sub: EXACT, mul: EXACT, div: EXACT, max: EXACT, min: EXACT, ge: EXACT,
+  neg: EXACT, abs: EXACT, recip: EXACT, sqrt: EXACT,
+  rsqrt: UNARY, exp: UNARY, log: UNARY, tanh: UNARY, erf: UNARY, logistic: UNARY, sin: UNARY, cos: UNARY,
+  convert: EXACT, reduce_sum: SUM, reduce_max: EXACT, matmul: DOT, gather: EXACT,
+  reshape: EXACT, transpose: EXACT, broadcast: EXACT, slice: EXACT, concat: EXACT, dynamic_update_slice: EXACT, iota: EXACT,
+  row_kernel: { error: { kind: 'rel', rel: 8 * F32_EPS }, domain: { kind: 'row-steps' } },
+} as const satisfies Readonly<Record<Exclude<OpName, 'all_reduce'>, OpContract>>;
+
+/** The steps a host row kernel's bound is derived from: f32 steps, each correctly rounded. */
+export const HOST_STEP_CONTRACTS: StepContracts = {
+  add: F32_EPS / 2,
+  sumPerTerm: F32_EPS,
+  sqrt: F32_EPS / 2,
+  reround: F32_EPS,
+};
