@@ -26,6 +26,9 @@ import { intOption, jsonOption, targetOption } from './options.js';
 import { contractsExhaustiveCommand } from './contractsExhaustive.js';
 import type { Io } from './output.js';
 import { EXIT } from './output.js';
+import { saveReport, sweepProgress } from './contractsReport.js';
+import { checkReportPath } from '../contracts/report.js';
+import { NPU4_CONTRACT } from '../targets/npu4/index.js';
 
 export interface ContractsOptions {
   readonly target: string;
@@ -42,6 +45,8 @@ export interface ContractsOptions {
   /** --exhaustive, binary ops: fixed values of the other operand, and the swept operand. */
   readonly fixed?: number;
   readonly operand?: string;
+  /** Write the HTML report here (contractsReport.ts). */
+  readonly report?: string;
 }
 
 /** Default oracle workers: the device keeps the main thread, two workers keep up with it. */
@@ -79,6 +84,7 @@ function npu4Report(reports: readonly Npu4ContractReport[], opts: ContractsOptio
     }
     io.out(pass ? 'every op is within the narrowing contract' : `${reports.filter((r) => !r.pass).length} op(s) break the narrowing contract`);
   }
+  saveReport(opts, reports, pass, io, NPU4_CONTRACT.normwise);
   return pass;
 }
 
@@ -94,6 +100,7 @@ function xdna2Report(reports: readonly ContractReport[], opts: ContractsOptions,
     }
     io.out(pass ? 'every op is within its contract' : `${reports.filter((r) => !r.pass).length} op(s) break their contract`);
   }
+  saveReport(opts, reports, pass, io);
   return pass;
 }
 
@@ -115,7 +122,9 @@ export const CONTRACT_TARGETS = TARGET_NAMES.filter((t) => SWEEPS[t] !== null);
 
 /** Verifies a target's contracts, the references on an oracle pool; resolves 0 when every op passes, 1 when one fails. */
 export async function contractsCommand(opts: ContractsOptions, io: Io): Promise<number> {
+  if (opts.exhaustive === true && opts.report !== undefined) throw new UsageError('--report is written from the edge and bulk sweep; an --exhaustive sweep has none yet (drop --report or --exhaustive)');
   if (opts.exhaustive === true) return contractsExhaustiveCommand(opts, io);
+  if (opts.report !== undefined) checkReportPath(opts.report);
   if (opts.fixed !== undefined || opts.operand !== undefined) throw new UsageError('--fixed and --operand belong to --exhaustive');
   const sweep = isTargetName(opts.target) ? SWEEPS[opts.target] : null;
   if (sweep === null) throw new UsageError(`contracts are verified for --target ${CONTRACT_TARGETS.join(' or ')} only, got ${JSON.stringify(opts.target)}`);
@@ -125,8 +134,9 @@ export async function contractsCommand(opts: ContractsOptions, io: Io): Promise<
     name: 'oracle', entry: new URL('../workers/oracle.worker.js', import.meta.url), workers, restart: { max: 2, windowMs: 60_000 },
   });
   const oracle: ReferenceOracle = (task) => pool.run(task, { deadlineMs: REFERENCE_DEADLINE_MS });
+  const progress = sweepProgress(opts);
   const common = {
-    oracle,
+    oracle, onProgress: progress.onProgress,
     ...(opts.op !== undefined ? { op: opts.op } : {}),
     ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
     ...(opts.bulk !== undefined ? { bulk: opts.bulk } : {}),
@@ -135,6 +145,7 @@ export async function contractsCommand(opts: ContractsOptions, io: Io): Promise<
     const pass = await sweep(common, opts, io);
     return pass ? EXIT.ok : EXIT.refused;
   } finally {
+    progress.bar.stop();
     // No worker may outlive the command: a live thread would keep the process from exiting.
     await pool.destroy();
   }
@@ -153,6 +164,7 @@ export const contracts: CliCommand = {
       .option('--exhaustive', 'sweep every input of --op (every f32, every FP16 on npu4); binary ops: one operand against fixed values of the other')
       .addOption(intOption('--fixed <n>', 'with --exhaustive, binary ops: fixed values of the other operand (default 256: the edges, then random)'))
       .option('--operand <a|b>', 'with --exhaustive, binary ops: the swept operand (default a)')
+      .option('--report <file.html>', 'also write a self-contained HTML page: per op, error against its bound per binade of the input, the worst input and the verdict')
       .addOption(jsonOption())
       .action(action((o: ContractsOptions) => contractsCommand(o, io)));
   },

@@ -5,13 +5,13 @@
  * first thousand, and the count), the binades they fall in and the cross-check of the references.
  * A progress bar goes to stderr when both stdout and stderr are terminals and --json is not given.
  */
-import { Presets, SingleBar } from 'cli-progress';
 import type { ExhaustiveReport, SweptElement } from '../contracts/exhaustive.js';
 import { runExhaustive } from '../contracts/exhaustive.js';
 import { UsageError } from '../errors/index.js';
 import type { Io } from './output.js';
 import { EXIT } from './output.js';
 import { checkWorkers } from './limits.js';
+import { createProgress } from './progress.js';
 
 export interface ExhaustiveCliOptions {
   readonly target: string;
@@ -71,18 +71,11 @@ function lines(r: ExhaustiveReport): string[] {
   return out;
 }
 
-/** A bar over inputs on stderr, or null. */
-function progressBar(show: boolean, op: string): { update: (done: number, total: number) => void; stop: () => void } | null {
-  if (!show) return null;
-  const bar = new SingleBar({ format: `sweep ${op} {bar} {percentage}% | {m}/{totalM} M inputs | eta {eta_formatted}`, stream: process.stderr, hideCursor: true, etaBuffer: 50 }, Presets.shades_classic);
-  let started = false;
-  return {
-    update: (done, total) => {
-      const payload = { m: (done / 1e6).toFixed(0), totalM: (total / 1e6).toFixed(0) };
-      if (!started) { bar.start(total, done, payload); started = true; } else bar.update(done, payload);
-    },
-    stop: () => { if (started) bar.stop(); },
-  };
+/** A bar over inputs on stderr (src/cli/progress.ts), or null. */
+function progressBar(opts: ExhaustiveCliOptions, op: string): { update: (done: number, total: number) => void; stop: () => void } | null {
+  const bar = createProgress(`sweep ${op} {bar} {percentage}% | {m}/{totalM} M inputs | eta {eta_formatted}`, opts);
+  if (!bar.shown) return null;
+  return { update: (done, total) => bar.update(done, total, { m: (done / 1e6).toFixed(0), totalM: (total / 1e6).toFixed(0) }), stop: () => bar.stop() };
 }
 
 /** Runs the sweep; resolves 0 when the op passes, 1 when it does not. */
@@ -93,8 +86,7 @@ export async function contractsExhaustiveCommand(opts: ExhaustiveCliOptions, io:
   if (opts.operand !== undefined && opts.operand !== 'a' && opts.operand !== 'b') throw new UsageError(`--operand is a or b, got ${JSON.stringify(opts.operand)}`);
   // The machine's bound on threads, as the other commands' --workers have.
   if (opts.workers !== undefined) checkWorkers(opts.workers, 1);
-  const show = opts.progress ?? (!opts.json && process.stdout.isTTY === true && process.stderr.isTTY === true);
-  const bar = progressBar(show, opts.op);
+  const bar = progressBar(opts, opts.op);
   let report: ExhaustiveReport;
   try {
     report = await runExhaustive({

@@ -2,7 +2,9 @@
  * `npu-offload generate MODEL`: text from a Qwen3 (a GGUF or a model directory) run through the engine.
  * Without --json the text streams to stdout as it is made and a summary goes to stderr; with --json one
  * object: `{ ids, text, prompt_tokens, finish_reason, timings: { prefill_tok_s, decode_tok_s } }`, and
- * with --logits each generated step's logits as f32 wire tensors (`logits: [...]`).
+ * with --logits each generated step's logits as f32 wire tensors (`logits: [...]`). On a terminal a
+ * line on stderr shows the model loading (the programs compiled, the weights loaded and the prompt's
+ * prefill, all before the first token) until the first token comes (src/cli/progress.ts).
  */
 import { Option } from 'commander';
 import { encodeTensor } from '../ir/tensorCodec.js';
@@ -10,6 +12,7 @@ import type { CliCommand } from './command.js';
 import { intArg, jsonOption } from './options.js';
 import { EXIT, type Io } from './output.js';
 import { modelOf, numberArg, promptOf, withModelFlags, type ModelFlags } from './modelFlags.js';
+import { createProgress } from './progress.js';
 
 /** The flags of `generate`. */
 export interface GenerateFlags extends ModelFlags {
@@ -37,12 +40,22 @@ export async function generateCommand(path: string, f: GenerateFlags, io: Io): P
     ...(f.stop !== undefined ? { stop: f.stop } : {}),
     logits: f.logits === true,
   };
-  const model = await modelOf(path, f);
+  // No count of work is known before the first step ends: the bar stands still and the time runs.
+  const loading = createProgress(`loading the model on ${f.target}: compiling, loading the weights, prefill {bar} | {duration_formatted}`, { clear: true, ...(f.json === undefined ? {} : { json: f.json }) });
+  loading.update(0, 1);
+  let model;
+  try {
+    model = await modelOf(path, f);
+  } catch (e) {
+    loading.stop();
+    throw e;
+  }
   try {
     const it = model.generate(request);
     let streamed = '';
     for (;;) {
       const n = await it.next();
+      loading.stop();
       if (n.done === true) {
         const r = n.value;
         const rest = r.text.slice(streamed.length);
@@ -66,6 +79,7 @@ export async function generateCommand(path: string, f: GenerateFlags, io: Io): P
       }
     }
   } finally {
+    loading.stop();
     await model.close();
   }
 }

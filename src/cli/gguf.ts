@@ -7,7 +7,6 @@
  * Malformed files and missing paths are thrown as typed errors for the caller's reporter.
  */
 import type { Command } from 'commander';
-import { SingleBar, Presets } from 'cli-progress';
 import { InvalidInput, messageOf, UsageError } from '../errors/index.js';
 import { openGguf } from '../model/gguf/reader.js';
 import { scanDeclaredScales } from '../model/gguf/scaleGuard.js';
@@ -23,6 +22,7 @@ import { escapeControl } from '../io/escape.js';
 import { wantsJson, type CliCommand, type CliContext } from './command.js';
 import { readText } from './files.js';
 import { jsonOption } from './options.js';
+import { createProgress } from './progress.js';
 import { EXIT, type Io } from './output.js';
 
 /** The flags of `gguf info`. */
@@ -117,7 +117,7 @@ export interface GgufPackOptions {
   readonly cache?: boolean;
   readonly force?: boolean;
   readonly json?: boolean;
-  /** Show the progress bar (default: when stderr is a terminal and not --json). */
+  /** Show the progress bar (default: when stdout and stderr are terminals and not --json). */
   readonly progress?: boolean;
 }
 
@@ -129,27 +129,21 @@ export interface GgufCheckStampOptions { readonly gguf?: string; readonly json?:
 
 const MB = 2 ** 20;
 
-/** A cli-progress bar over source bytes on stderr, or null when it is not wanted. */
-function progressBar(label: string, show: boolean): { onProgress: (p: PackProgress) => void; stop: () => void } | null {
-  if (!show) return null;
-  const bar = new SingleBar({ format: `${label} {bar} {percentage}% | {mb}/{totalMb} MB | {index}/{count} {tensor}`, stream: process.stderr, hideCursor: true }, Presets.shades_classic);
-  let started = false;
+/** A bar over source bytes on stderr (src/cli/progress.ts), or null when it is not wanted. */
+function progressBar(label: string, opts: { json?: boolean; progress?: boolean }): { onProgress: (p: PackProgress) => void; stop: () => void } | null {
+  const bar = createProgress(`${label} {bar} {percentage}% | {mb}/{totalMb} MB | {index}/{count} {tensor}`, opts);
+  if (!bar.shown) return null;
   return {
-    onProgress: (p) => {
-      const payload = { mb: (p.doneBytes / MB).toFixed(1), totalMb: (p.totalBytes / MB).toFixed(1), index: p.tensorIndex + 1, count: p.tensorCount, tensor: escapeControl(p.tensor) };
-      if (!started) { bar.start(p.totalBytes, p.doneBytes, payload); started = true; } else bar.update(p.doneBytes, payload);
-    },
-    stop: () => { if (started) bar.stop(); },
+    onProgress: (p) => bar.update(p.doneBytes, p.totalBytes, { mb: (p.doneBytes / MB).toFixed(1), totalMb: (p.totalBytes / MB).toFixed(1), index: p.tensorIndex + 1, count: p.tensorCount, tensor: escapeControl(p.tensor) }),
+    stop: () => bar.stop(),
   };
 }
-
-const wantBar = (o: { json?: boolean; progress?: boolean }): boolean => o.progress ?? (!o.json && process.stderr.isTTY === true);
 
 /** Packs a qwen3 GGUF into OUTDIR, or into its cache slot with --cache; exit 1 on a refusal. */
 export function ggufPackCommand(path: string, outDir: string | undefined, opts: GgufPackOptions, io: Io): number {
   if ((outDir === undefined) === (opts.cache !== true)) throw new UsageError('gguf pack needs an output directory or --cache, not both');
   if (opts.cache !== true && opts.tokenizer === undefined) throw new UsageError('gguf pack OUTDIR needs --tokenizer DIR (the directory holding tokenizer.json)');
-  const bar = progressBar('pack', wantBar(opts));
+  const bar = progressBar('pack', opts);
   const progress = bar === null ? {} : { onProgress: bar.onProgress };
   const tok = opts.tokenizer === undefined ? {} : { tokenizer: opts.tokenizer };
   try {
@@ -179,7 +173,7 @@ export function ggufPackCommand(path: string, outDir: string | undefined, opts: 
 export function ggufVerifyCommand(path: string, dir: string, opts: GgufVerifyOptions, io: Io): number {
   const minCosine = opts.minCosine === undefined ? DEFAULT_MIN_COSINE : Number(opts.minCosine);
   if (!(minCosine >= -1 && minCosine <= 1)) throw new UsageError(`--min-cosine must be a number in [-1, 1], got ${String(opts.minCosine)}`);
-  const bar = progressBar('verify', wantBar(opts));
+  const bar = progressBar('verify', opts);
   let report;
   try {
     report = verifyPack(path, dir, { minCosine, ...(bar === null ? {} : { onProgress: bar.onProgress }) });

@@ -5,6 +5,7 @@
  */
 import { bitsOf, fromBits } from '../devices/xdna2/f32.js';
 import { f16ToBits } from '../numerics/float16.js';
+import { binadeName } from '../numerics/binades.js';
 import type { NativeElement } from './nativeSweep.js';
 
 /** The most failing inputs a report lists; the rest are counted. */
@@ -98,13 +99,7 @@ export interface ChunkPart {
 }
 
 /** The name of binade index `i` (pattern >>> 23). */
-export function binadeOf(i: number): BinadeFailures['range'] {
-  const e = (i & 0xff) - 127;
-  const neg = i >= 256;
-  if (e === -127) return `${neg ? '-' : ''}subnormals`;
-  if (e === 128) return neg ? '-inf and NaN' : '+inf and NaN';
-  return neg ? `(-2^${e + 1}, -2^${e}]` : `[2^${e}, 2^${e + 1})`;
-}
+export const binadeOf: (i: number) => BinadeFailures['range'] = binadeName;
 
 /** Folds chunks, in input order, into a report's counts. */
 export class ExhaustiveTally {

@@ -29,7 +29,7 @@ import type { ContractCase, Npu4ContractOp } from './npu4Ops.js';
 import { NPU4_CONTRACT_CASES, NPU4_CONTRACT_OPS } from './npu4Ops.js';
 import type { CaseReport, CaseRun, Npu4ContractReport } from './npu4Tally.js';
 import { isRangeRefusal, judgeCase, narrowedInputs, opReport } from './npu4Tally.js';
-import type { ReferenceOracle } from './reference.js';
+import type { OpProgress, ReferenceOracle } from './reference.js';
 import { inThreadOracle, pipelined, references } from './reference.js';
 import { Npu4SimDevice } from '../devices/npu4/simDevice.js';
 import { bulkRounds, checkBulk } from './bulk.js';
@@ -49,6 +49,8 @@ export interface Npu4ContractOptions {
   readonly device?: () => Device;
   /** Computes the references (default: in the calling thread); the CLI passes its oracle pool. */
   readonly oracle?: ReferenceOracle;
+  /** Told after each op (the CLI's progress bar). */
+  readonly onProgress?: OpProgress;
 }
 
 /** Replays one case on the device (through its program's session) and joins the oracle's two runs of it. */
@@ -97,7 +99,7 @@ export async function runNpu4Contracts(opts: Npu4ContractOptions): Promise<Npu4C
       }
     }
     return opReport(op, NPU4_CONTRACT_CASES[op].group, run.contract.normwise, run.contract.maxMagnitude, judged);
-  });
+  }, 2, opts.onProgress);
 }
 
 const isBulk = (c: ContractCase) => /^bulk(#|$)/.test(c.name);

@@ -35,6 +35,8 @@ export interface CaseReport {
   /** Elements that differ from the F32 oracle itself (exact cases): where narrowing moved the answer. */
   readonly vsF32: number;
   readonly inDomain: boolean;
+  /** The case's largest |input| (NaN when an input is NaN): the binade the report plots it in. */
+  readonly scale: number;
   /** Why the case is outside the domain, or what the session refused. */
   readonly why?: string;
 }
@@ -130,7 +132,17 @@ export function judgeCase(run: CaseRun, bound: number, max: number): CaseReport 
     if (c.check === 'exact') mismatches = elements;
     why = why === undefined ? `the session refused it: ${got.refused}` : `${why}; the session refused it: ${got.refused}`;
   }
-  return { name: c.name, check: c.check, elements, error, ideal, mismatches, vsF32, inDomain, ...(why !== undefined ? { why } : {}) };
+  return { name: c.name, check: c.check, elements, error, ideal, mismatches, vsF32, inDomain, scale: scaleOf(c.inputs), ...(why !== undefined ? { why } : {}) };
+}
+
+/** The largest magnitude among a case's float inputs, NaN when one is NaN. */
+function scaleOf(inputs: TensorMap): number {
+  let m = 0;
+  for (const t of Object.values(inputs)) {
+    if (!isFloat(t.dtype)) continue;
+    for (const x of t.data) m = Number.isNaN(x) ? NaN : Math.max(m, Math.abs(x));
+  }
+  return m;
 }
 
 /** True for the session's typed refusals of an out-of-range F32 value (the case's verdict, not a crash). */

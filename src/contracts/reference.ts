@@ -45,17 +45,21 @@ export function references(oracle: ReferenceOracle, programJson: unknown, weight
   return joined;
 }
 
+/** Told after each op of a sweep: ops done, of the total, and the op just done. */
+export type OpProgress = (done: number, total: number, op: string) => void;
+
 /**
  * Runs `consume` over `items` in order, `prepare` running `ahead` items early, so the references of the
  * next ops are being computed on the pool while the device runs this one. Preparing everything at once
  * would hold every op's cases in memory (the NPU4's are tens of megabytes each).
  */
-export async function pipelined<T, P, R>(items: readonly T[], prepare: (item: T) => P, consume: (prepared: P, item: T) => Promise<R>, ahead = 2): Promise<R[]> {
+export async function pipelined<T, P, R>(items: readonly T[], prepare: (item: T) => P, consume: (prepared: P, item: T) => Promise<R>, ahead = 2, onDone?: OpProgress): Promise<R[]> {
   const ready: P[] = [];
   const out: R[] = [];
   for (let i = 0; i < items.length; i++) {
     while (ready.length <= ahead && i + ready.length < items.length) ready.push(prepare(items[i + ready.length]!));
     out.push(await consume(ready.shift()!, items[i]!));
+    onDone?.(i + 1, items.length, String(items[i]));
   }
   return out;
 }

@@ -28,7 +28,7 @@ import { bulkRounds, checkBulk } from './bulk.js';
 import { CONTRACT_DEADLINE_MS, openSession } from './deviceSession.js';
 import type { RawIo } from './rawIo.js';
 import { withRawIo } from './rawIo.js';
-import type { ReferenceOracle } from './reference.js';
+import type { OpProgress, ReferenceOracle } from './reference.js';
 import { inThreadOracle, pipelined, references, stepsPerTask } from './reference.js';
 import type { ContractProgram, DeviceChunk } from './xdna2Ops.js';
 import { planOp } from './xdna2Ops.js';
@@ -48,6 +48,8 @@ export interface Xdna2ContractOptions {
   readonly math?: CoreMath;
   /** Computes the references (default: in the calling thread); the CLI passes its oracle pool. */
   readonly oracle?: ReferenceOracle;
+  /** Told after each op (the CLI's progress bar). */
+  readonly onProgress?: OpProgress;
 }
 
 /** Runs every admitted op (or `op`) through the XDNA2 backend onto the simulated device and checks it against its contract. */
@@ -82,7 +84,7 @@ export async function runXdna2Contracts(opts: Xdna2ContractOptions): Promise<Con
       if (k + 1 < rounds.length) cur = round(op, r, k + 1);
     }
     return tally.report();
-  });
+  }, 2, opts.onProgress);
 }
 
 function tallyOf(op: ContractOp): ContractTally {

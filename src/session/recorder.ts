@@ -6,7 +6,7 @@
  * artifact that produced it.
  */
 import { InvalidInput, NarrowingRangeUpload } from '../errors/index.js';
-import type { WiredArg, Wiring } from '../compiler/wiring.js';
+import { stateBinding, type WiredArg, type Wiring } from '../compiler/wiring.js';
 import { heldToBytes, tensorToBytes } from '../ir/bytes.js';
 import { isFileWeight, readFileWeight, type FileWeight } from '../ir/fileWeight.js';
 import { isQuantTensor, type HeldTensor } from '../ir/tensor.js';
@@ -52,7 +52,12 @@ export class Recorder {
   private readonly acts: ReadonlySet<string>;
   private readonly max: number | undefined;
 
+  // With one stage nothing reads a state's old value after that stage writes the new one, so the
+  // state's next value can be written straight into its home (carried in place, no copy per step).
+  private readonly inPlace: boolean;
+
   constructor(private readonly device: Device, stages: readonly Stage[], private readonly init: SessionInit, private readonly resident?: ResidentWeights) {
+    this.inPlace = stages.length === 1;
     this.acts = new Set(init.activations);
     this.max = device.narrowing?.maxMagnitude;
     for (const s of stages) for (const w of s.wiring) if (!this.types.has(w.value)) this.types.set(w.value, { dtype: w.dtype, shape: w.shape });
@@ -180,7 +185,7 @@ export class Recorder {
         bindings[w.binding] = (own ?? from).at;
       } else {
         // An output with no place of its own writes its value's home (a state written in place).
-        const to = own ?? this.home.get(w.value) ?? this.ownBuffer(w.value, w);
+        const to = own ?? this.home.get(w.value) ?? this.stateHomeFor(w) ?? this.ownBuffer(w.value, w);
         bindings[w.binding] = to.at;
         if (w.dtype === 'f32') written.push({ ...to, value: w.value });
         // A value is written once (SSA), so a second output of it (a result that is also a state's
@@ -191,6 +196,13 @@ export class Recorder {
     const run: Command = { kind: 'run', loaded: s.loaded, bindings };
     this.commands.push(run);
     this.outputs.set(run, written);
+  }
+
+  // The arg's home for the output binding of a state's next value, when it is carried in place.
+  private stateHomeFor(w: WiredArg): Placement | undefined {
+    if (!this.inPlace) return undefined;
+    const arg = Object.keys(this.init.stateNext).find((a) => this.init.stateNext[a] === w.value && w.binding === stateBinding(a));
+    return arg === undefined ? undefined : this.home.get(arg);
   }
 
   /** Each state takes its next value, then results and state are read back. */

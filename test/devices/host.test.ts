@@ -139,12 +139,26 @@ describe('devices/host: the host target through the engine', function () {
     expect(Array.from(Object.values(host.results)[0]!.data.slice(5, 8))).to.deep.equal([0, 0, 0]);
   });
 
+  it('gathers rows of an f32 or f16 table in the arena as the oracle does, and refuses an index past the table', async () => {
+    const p = program('rows-of');
+    const i = p.activation('i', 'i32', [3]);
+    const t = p.weight('t', 'f32', [4, 3]);
+    const h = p.weight('h', 'f16', [4, 2]);
+    p.results(p.gather(t, i, 0), p.gather(h, i, 0));
+    const inputs = (idx: number[]) => ({ i: tensor('i32', [3], idx), t: tensor('f32', [4, 3], seq(12, (k) => k / 2)), h: tensor('f16', [4, 2], seq(8, (k) => k - 3)) });
+    const r = await engine.submit({ program: p.build(), target: 'host', inputs: inputs([3, 0, 3]) }).result;
+    const [a, b] = Object.values(r.results);
+    expect(Array.from(a!.data)).to.deep.equal([4.5, 5, 5.5, 0, 0.5, 1, 4.5, 5, 5.5]);
+    expect([b!.dtype, ...Array.from(b!.data)]).to.deep.equal(['f16', 3, 4, -3, -2, 3, 4]);
+    const e = await rejectsWith(engine.submit({ program: p.build(), target: 'host', inputs: inputs([0, 4, 1]) }).result, 'IndexOutOfRange');
+    expect(e.toWire()).to.deep.include({ index: 4, extent: 4 });
+  });
+
   it('refuses an op it has no kernel for with a host capability', async () => {
     const p = program('no');
-    const x = p.activation('x', 'i32', [2]);
-    const t = p.weight('t', 'f32', [4, 3]);
-    p.results(p.gather(t, x, 0));
-    const e = await rejectsWith(engine.submit({ program: p.build(), target: 'host', inputs: { x: tensor('i32', [2], [0, 1]), t: tensor('f32', [4, 3], seq(12, (i) => i)) } }).result, 'CapabilityMissing');
-    expect(e.toWire()).to.deep.include({ capability: 'host.gather.f32' });
+    const x = p.activation('x', 'f32', [2, 3]);
+    p.results(p.reduceSum(x, [0]));
+    const e = await rejectsWith(engine.submit({ program: p.build(), target: 'host', inputs: { x: tensor('f32', [2, 3], seq(6, (k) => k)) } }).result, 'CapabilityMissing');
+    expect(e.toWire()).to.deep.include({ capability: 'host.reduce_sum.axes' });
   });
 });

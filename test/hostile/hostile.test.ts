@@ -22,12 +22,14 @@ import { cases as hosttCases } from './hosttCases.js';
 import { cases as limitsCases } from './limitsCases.js';
 import { cases as quantCases } from './quantCases.js';
 import { cases as qwenCases } from './qwenCases.js';
+import { cases as reportCases } from './reportCases.js';
 import { cases as sweepCases } from './sweepCases.js';
 import { cases as tokCases } from './tokCases.js';
 
 const TABLES: Readonly<Record<string, readonly HostileCase[]>> = {
   files: filesCases, cache: cacheCases, limits: limitsCases, engine: engineCases, embed: embedCases, tokenize: tokCases, farm: farmCases,
   quant: quantCases, qwen: qwenCases, host: hosttCases, sweep: sweepCases,
+  report: reportCases,
 };
 
 const BIN = fileURLToPath(new URL('../../src/cli/bin.js', import.meta.url));

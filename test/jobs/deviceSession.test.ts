@@ -20,6 +20,20 @@ function carry(name: string, k: number) {
   return p.build();
 }
 
+/** A KV-cache-like state: row `pos` of cache [4, 3] is set to `row` each step; y = the row sums of the cache after it. */
+function cacheProgram(name: string) {
+  const p = program(name);
+  const cache = p.state('cache', 'f32', [4, 3]);
+  const row = p.activation('row', 'f32', [1, 3]);
+  const pos = p.activation('pos', 'i32', []);
+  const next = p.dynamicUpdateSlice(cache, row, [pos, 0]);
+  p.carry(cache, next);
+  p.results(p.named('y').reduceSum(next, [1]));
+  return p.build();
+}
+
+const rowAt = (pos: number, ...v: number[]) => ({ row: tensor('f32', [1, 3], v), pos: tensor('i32', [], [pos]) });
+
 const x = (...v: number[]) => ({ x: tensor('f32', [3], v) });
 const data = (t: { data: ArrayLike<number> } | undefined) => Array.from(t!.data);
 
@@ -56,6 +70,22 @@ for (const target of ['cpu', 'host'] as const) {
       expect(data((await second.step(x(1, 1, 1))).results['y'])).to.deep.equal([5, 7, 9]);
       // The first session's state is its own: the handover copied it.
       expect(data((await first.state())['acc'])).to.deep.equal([2, 3, 4]);
+    });
+
+    it('a cache updated in place: each step sees the rows before it; reading, zeroing and handing over see the latest cache', async () => {
+      const s = await engine.openSession({ program: cacheProgram('k1'), target, zeroState: true });
+      expect(data((await s.step(rowAt(0, 1, 1, 1))).results['y'])).to.deep.equal([3, 0, 0, 0]);
+      expect(data((await s.step(rowAt(2, 2, 2, 2))).results['y'])).to.deep.equal([3, 0, 6, 0]);
+      expect(data((await s.state())['cache'])).to.deep.equal([1, 1, 1, 0, 0, 0, 2, 2, 2, 0, 0, 0]);
+      expect(data((await s.step(rowAt(1, 1, 2, 3), { state: true })).state!['cache'])).to.deep.equal([1, 1, 1, 1, 2, 3, 2, 2, 2, 0, 0, 0]);
+      const other = await engine.openSession({ program: cacheProgram('k2'), target, zeroState: true });
+      await other.takeStateFrom(s);
+      expect(data((await other.step(rowAt(3, 5, 5, 5))).results['y'])).to.deep.equal([3, 6, 6, 15]);
+      // The session handed from keeps its own cache; zeroing it starts again from nothing.
+      expect(data((await s.step(rowAt(3, 1, 0, 0))).results['y'])).to.deep.equal([3, 6, 6, 1]);
+      await s.zeroState();
+      expect(data((await s.step(rowAt(0, 0, 0, 1))).results['y'])).to.deep.equal([1, 0, 0, 0]);
+      expect(data((await other.state())['cache'])).to.deep.equal([1, 1, 1, 1, 2, 3, 2, 2, 2, 5, 5, 5]);
     });
 
     it('refuses an activation at open, a missing state without zeroState, and a state of another shape', async () => {

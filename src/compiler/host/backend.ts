@@ -15,7 +15,7 @@ import { frame, unframe } from '../frame.js';
 import { wholeProgramWiring } from '../wiring.js';
 import { lowerHost, type HostLowered } from './lower.js';
 
-export const HOST_COMPILER = { name: 'host-kernels', version: '1' } as const;
+export const HOST_COMPILER = { name: 'host-kernels', version: '3' } as const;
 export const HOST_ARTIFACT_MAGIC = 'NPUOHST1';
 export const HOST_ARTIFACT_VERSION = 1;
 

@@ -84,6 +84,8 @@ export interface KernelArgs {
    * transpose, slice, broadcast (stride 0), concat; elements of 1, 2, 4 or 8 bytes.
    */
   copy_strided: { x: number; y: number; elem: number; dims: readonly number[]; xStrides: readonly number[]; yStrides: readonly number[] };
+  /** y [count, row] = rows idx (i32 [count]) of a table x [rows, row] in the arena, rowBytes each, byte for byte. */
+  gather_rows: { x: number; idx: number; y: number; count: number; rows: number; rowBytes: number };
   /** y[i] = (i / stride) % dim, as f32 or i32: each element's index along one dimension. */
   iota: { y: number; i32: boolean; n: number; dim: number; stride: number };
 }
@@ -97,7 +99,7 @@ export type KernelCall = { [O in KernelOp]: { readonly op: O; readonly eqn?: num
 export const KERNEL_OPS = [
   'matmul_w', 'matmul', 'rmsnorm', 'softmax', 'row_sum', 'row_max', 'exp_sub', 'row_scale', 'rope',
   'gather', 'dequant', 'update', 'unary', 'binary', 'binary_i32', 'convert', 'copy', 'matmul_bt',
-  'copy_strided', 'iota',
+  'copy_strided', 'iota', 'gather_rows',
 ] as const satisfies readonly KernelOp[];
 
 const flag = (b: boolean | undefined): number => (b ? 1 : 0);
@@ -137,6 +139,7 @@ const ENCODE: { readonly [O in KernelOp]: (a: KernelArgs[O]) => number[] } = {
     return [a.x, a.y, a.elem, r, ...pad(a.dims, 1), ...pad(a.xStrides, 0), ...pad(a.yStrides, 0)];
   },
   iota: (a) => [a.y, flag(a.i32), a.n, a.dim, a.stride],
+  gather_rows: (a) => [a.x, a.idx, a.y, a.count, a.rows, a.rowBytes],
 };
 
 /** The kernel list of `calls`, as the addon's runList reads it. */

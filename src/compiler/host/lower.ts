@@ -13,6 +13,7 @@ import { rmsnormOf } from '../../targets/host/rmsnorm.js';
 import { rowBodyOf } from '../../targets/host/rowBody.js';
 import { lowerRowBody, type RowBodySlots } from './rowKernel.js';
 import { lowerMovement } from './movement.js';
+import { ArenaPlan } from './arena.js';
 import { encodeKernels, type HostWeightType, type KernelCall } from './kernelList.js';
 
 /** A host program: its arena's size, the slot of every named value, its weight table and its kernels. */
@@ -26,16 +27,18 @@ export interface HostLowered {
   readonly list: Float64Array;
 }
 
-const ALIGN = 64;
-
-/** Lowers `checked`; CapabilityMissing for an equation no kernel here computes. */
+/**
+ * Lowers `checked`; CapabilityMissing for an equation no kernel here computes. Args, constants,
+ * results and states' next values keep their slots for the whole step; any other value's slot (and an
+ * equation's scratch) is handed out again once its last reader has run (arena.ts).
+ */
 export function lowerHost(checked: CheckedProgram): HostLowered {
-  let top = 0;
+  const arena = new ArenaPlan();
   const slots: Record<string, number> = {};
   const constants: [number, 'f32' | 'i32', number][] = [];
   const weights: { name: string; type: HostWeightType; k: number; n: number }[] = [];
   const weightIndex = new Map<string, number>();
-  const place = (bytes: number): number => { const at = top; top += Math.ceil(Math.max(bytes, 1) / ALIGN) * ALIGN; return at; };
+  const place = (bytes: number): number => arena.alloc(bytes);
   for (const a of checked.program.args) {
     if (isQuantized(a.dtype)) {
       weightIndex.set(a.name, weights.length);
@@ -45,13 +48,31 @@ export function lowerHost(checked: CheckedProgram): HostLowered {
     }
   }
   const calls: KernelCall[] = [];
+  const inPlace = inPlaceUpdates(checked);
+  const lastRead = new Map<string, number>();
+  for (const e of checked.eqns) for (const o of e.eqn.in) if (!isLiteral(o)) lastRead.set(o, e.index);
+  const kept = new Set<string>([...checked.program.args.map((a) => a.name), ...checked.program.results, ...Object.values(checked.program.state)]);
+  // Which values share a slot (an update in place writes its operand's): a slot is freed with its last holder.
+  const holders = new Map<number, number>();
+  const free = (v: string): void => {
+    if (kept.has(v) || slots[v] === undefined) return;
+    const at = slots[v]!;
+    const left = (holders.get(at) ?? 1) - 1;
+    holders.set(at, left);
+    if (left === 0) arena.release(at);
+  };
   for (const e of checked.eqns) {
     const outs = Array.isArray(e.eqn.out) ? (e.eqn.out as string[]) : [e.eqn.out as string];
-    outs.forEach((o, k) => { slots[o] = place(storageBytes(e.outs[k]!.dtype, e.outs[k]!.shape)); });
+    outs.forEach((o, k) => {
+      slots[o] = inPlace.has(e.index) ? slots[e.eqn.in[0] as string]! : place(storageBytes(e.outs[k]!.dtype, e.outs[k]!.shape));
+      holders.set(slots[o]!, (holders.get(slots[o]!) ?? 0) + 1);
+    });
+    const scratch: number[] = [];
+    const temp = (bytes: number): number => { const at = place(bytes); scratch.push(at); return at; };
     const operand = (k: number): number => {
       const o = e.eqn.in[k]!;
       if (!isLiteral(o)) return slots[o]!;
-      const at = place(4);
+      const at = arena.alloc(4, true);
       constants.push([at, e.ins[k]!.dtype === 'i32' ? 'i32' : 'f32', o.lit]);
       return at;
     };
@@ -60,12 +81,38 @@ export function lowerHost(checked: CheckedProgram): HostLowered {
       return isLiteral(o) ? undefined : weightIndex.get(o);
     };
     const io: RowBodySlots = {
-      at: operand, out: (k) => slots[outs[k]!]!, place,
-      literal: (v) => { const at = place(4); constants.push([at, 'f32', v]); return at; },
+      at: operand, out: (k) => slots[outs[k]!]!, place: temp,
+      literal: (v) => { const at = arena.alloc(4, true); constants.push([at, 'f32', v]); return at; },
     };
     calls.push(...lowerEqn(e, io, weight));
+    // Freed only now, so an equation's output never shares bytes with its own inputs or scratch.
+    for (const at of scratch) arena.release(at);
+    for (const o of new Set(e.eqn.in)) if (!isLiteral(o) && lastRead.get(o) === e.index) free(o);
+    for (const o of outs) if (!lastRead.has(o)) free(o);
   }
-  return { arenaBytes: top, slots, constants, weights, list: encodeKernels(calls) };
+  return { arenaBytes: arena.bytes, slots, constants, weights, list: encodeKernels(calls) };
+}
+
+/**
+ * The dynamic_update_slice equations that may write into their operand's slot: the operand is a state
+ * arg whose next value is this update's result and that nothing reads afterwards (a KV cache written
+ * at one position). Its slot then holds the next state after the step, and the host device carries it
+ * there without a copy (src/devices/host/device.ts).
+ */
+function inPlaceUpdates(checked: CheckedProgram): Set<number> {
+  const lastRead = new Map<string, number>();
+  for (const e of checked.eqns) for (const o of e.eqn.in) if (!isLiteral(o)) lastRead.set(o, e.index);
+  const late = new Set<string>(checked.program.results);
+  const found = new Set<number>();
+  for (const e of checked.eqns) {
+    if (e.op !== 'dynamic_update_slice' || e.ins[0]!.shape.length === 0) continue;
+    const x = e.eqn.in[0] as string;
+    if (checked.program.state[x] !== e.eqn.out || late.has(x) || lastRead.get(x) !== e.index) continue;
+    // Its other operands must not be the state itself (an update of the cache by the cache).
+    if (e.eqn.in.slice(1).some((o) => o === x)) continue;
+    found.add(e.index);
+  }
+  return found;
 }
 
 function refused(e: CheckedEqn, what: string = e.op): never {
@@ -118,8 +165,10 @@ function lowerEqn(e: CheckedEqn, io: RowBodySlots, weight: (k: number) => number
     }
     case 'gather': {
       const w = weight(0);
-      if (w === undefined) return refused(e, 'gather.f32');
-      return [{ op: 'gather', eqn, w, idx: at(1), y, count: n(e.ins[1]!) }];
+      if (w !== undefined) return [{ op: 'gather', eqn, w, idx: at(1), y, count: n(e.ins[1]!) }];
+      // A table in the arena (an f32, f16 or bf16 weight, or a computed value): rows copied by index.
+      const rowBytes = storageBytes(x.dtype, x.shape.slice(1));
+      return [{ op: 'gather_rows', eqn, x: at(0), idx: at(1), y, count: n(e.ins[1]!), rows: x.shape[0]!, rowBytes }];
     }
     case 'row_kernel': {
       const r = rmsnormOf(e);
@@ -134,7 +183,8 @@ function lowerEqn(e: CheckedEqn, io: RowBodySlots, weight: (k: number) => number
       if (x.shape.length === 0) return [{ op: 'copy', eqn, x: at(1), y, bytes }];
       // The kernel updates in place and reads its starts as one i32 array: copy both into place first.
       const starts = scratch(4 * x.shape.length);
-      const calls: KernelCall[] = [{ op: 'copy', eqn, x: at(0), y, bytes }];
+      // An update in place (inPlaceUpdates) finds its operand already in its slot.
+      const calls: KernelCall[] = at(0) === y ? [] : [{ op: 'copy', eqn, x: at(0), y, bytes }];
       x.shape.forEach((_, k) => calls.push({ op: 'copy', eqn, x: at(2 + k), y: starts + 4 * k, bytes: 4 }));
       calls.push({ op: 'update', eqn, dst: y, upd: at(1), starts, elem: storageBytes(x.dtype, [1]), dims: [...x.shape], update: [...u.shape] });
       return calls;

@@ -3,7 +3,9 @@
  * (contexts, the exact shape ABI, deadlines and poisoning, fault injection) through DeviceRules, holds
  * its buffers in this process (JsMemory), and replays one step as ONE runList call over one arena: the
  * inputs are copied into their slots, the kernel list runs without JavaScript between kernels, and the
- * results are copied out. Opening it where the addon is not built answers NoDevice saying why and how.
+ * results are copied out. A session's arena is kept from run to run, and a state whose next value the
+ * kernel list writes over its input's slot (a KV cache updated in place) stays there between runs,
+ * copied back to its buffer only when something reads or writes that buffer. Opening it where the addon is not built answers NoDevice saying why and how.
  *
  * A quantized weight bound from a file is mapped by the addon (mmap) and read in place: its buffer
  * here only carries its size for the binding checks and is never written (its zero pages stay
@@ -17,7 +19,7 @@ import { isQuantized } from '../../ir/types.js';
 import { resultBinding, stateBinding } from '../../compiler/wiring.js';
 import { HOST_TARGET } from '../../targets/host/index.js';
 import { programAbi } from '../abi.js';
-import type { ArenaId, Bindings, BufferId, LoadedArtifact } from '../device.js';
+import { isArenaSlot, type ArenaId, type Bindings, type BufferId, type LoadedArtifact } from '../device.js';
 import type { DeviceBaseOptions, Decoded } from '../rules.js';
 import { JsDevice } from '../rules.js';
 import { loadHostKernels, type HostKernels, type HostWeight } from './native.js';
@@ -28,6 +30,14 @@ export class HostDevice extends JsDevice<HostProgram> {
   readonly kernels: HostKernels;
   // Weights the addon maps from their files, by the buffer that stands for each in the bindings.
   private readonly mapped = new Map<unknown, HostWeight>();
+  // Each session's arena (by its recorded bindings), reused run after run: no allocation per step, and
+  // by slot the buffer (and its version) last copied there, so an unchanged weight is copied once.
+  private readonly arenas = new WeakMap<Bindings, { readonly arena: Uint8Array; readonly copied: Map<number, readonly [unknown, number]> }>();
+  // Bumped by every write from outside a run, per buffer or arena.
+  private readonly versions = new Map<unknown, number>();
+  // State buffers whose current contents live in an arena's slot instead (a state carried in place):
+  // copied back only when the buffer is read or written from outside a run.
+  private readonly shadows = new Map<BufferId | ArenaId, { readonly arena: Uint8Array; readonly slot: number; readonly bytes: number }>();
 
   /** NoDevice('host', why and how to build it) when the addon is not built or does not load. */
   constructor(opts: DeviceBaseOptions = {}, kernels: HostKernels = loadHostKernels()) {
@@ -59,8 +69,29 @@ export class HostDevice extends JsDevice<HostProgram> {
     return b;
   }
 
+  // Brings a shadowed buffer up to date from its arena slot, and lets the shadow go.
+  private settle(target: BufferId | ArenaId): void {
+    const s = this.shadows.get(target);
+    if (s === undefined) return;
+    this.shadows.delete(target);
+    this.memory.view(target as BufferId, s.bytes).set(s.arena.subarray(s.slot, s.slot + s.bytes));
+  }
+
+  override write(target: BufferId | ArenaId, offset: number, data: Uint8Array): void {
+    this.settle(target);
+    super.write(target, offset, data);
+    this.versions.set(target, (this.versions.get(target) ?? 0) + 1);
+  }
+
+  override read(target: BufferId | ArenaId, offset: number, length: number): Uint8Array {
+    this.settle(target);
+    return super.read(target, offset, length);
+  }
+
   /** Frees a buffer or arena, unmapping the file weight it stands for. */
   override free(target: BufferId | ArenaId): void {
+    this.shadows.delete(target);
+    this.versions.delete(target);
     super.free(target);
     this.mapped.get(target)?.close();
     this.mapped.delete(target);
@@ -68,6 +99,8 @@ export class HostDevice extends JsDevice<HostProgram> {
 
   /** Frees everything, unmapping every file weight. */
   override drop(): void {
+    this.shadows.clear();
+    this.versions.clear();
     super.drop();
     for (const w of this.mapped.values()) w.close();
     this.mapped.clear();
@@ -81,15 +114,41 @@ export class HostDevice extends JsDevice<HostProgram> {
   protected compute(p: HostProgram, loaded: LoadedArtifact, bindings: Bindings): () => void {
     const { checked, lowered } = p;
     const sizeOf = (name: string): number => loaded.args.find((a) => a.name === name)!.bytes;
-    const arena = new Uint8Array(lowered.arenaBytes);
-    const dv = new DataView(arena.buffer);
-    for (const [at, dtype, v] of lowered.constants) {
-      if (dtype === 'i32') dv.setInt32(at, v, true);
-      else dv.setFloat32(at, v, true);
+    let kept = this.arenas.get(bindings);
+    if (kept === undefined) {
+      const fresh = new Uint8Array(lowered.arenaBytes);
+      const dv = new DataView(fresh.buffer);
+      for (const [at, dtype, v] of lowered.constants) {
+        if (dtype === 'i32') dv.setInt32(at, v, true);
+        else dv.setFloat32(at, v, true);
+      }
+      kept = { arena: fresh, copied: new Map() };
+      this.arenas.set(bindings, kept);
     }
+    const { arena, copied } = kept;
+    // Every kernel writes its whole output before anything reads it, so a reused arena needs only
+    // its inputs: each arg copied in, unless the slot already holds it (a state carried in place,
+    // or a buffer unchanged since it was copied there).
+    const inputSlot = new Map<unknown, number>();
     for (const a of checked.program.args) {
       const slot = lowered.slots[a.name];
-      if (slot !== undefined) arena.set(this.memory.view(bindings[a.name]!, sizeOf(a.name)), slot);
+      if (slot === undefined) continue;
+      const b = bindings[a.name]!;
+      inputSlot.set(b, slot);
+      const sh = isArenaSlot(b) ? undefined : this.shadows.get(b);
+      if (sh !== undefined && sh.arena === arena && sh.slot === slot) continue;
+      if (!isArenaSlot(b)) this.settle(b);
+      const key = isArenaSlot(b) ? b.arena : b;
+      const version = this.versions.get(key) ?? 0;
+      const had = copied.get(slot);
+      if (had !== undefined && had[0] === key && had[1] === version) continue;
+      arena.set(this.memory.view(b, sizeOf(a.name)), slot);
+      copied.set(slot, [key, version]);
+    }
+    // The slots a run writes over (a state's next value in its input's slot) hold the input no longer.
+    for (const [arg, next] of Object.entries(checked.program.state)) {
+      const slot = lowered.slots[arg];
+      if (slot !== undefined && slot === lowered.slots[next]) copied.delete(slot);
     }
     const own: HostWeight[] = [];
     const weights = lowered.weights.map((w) => {
@@ -101,15 +160,26 @@ export class HostDevice extends JsDevice<HostProgram> {
     });
     try {
       this.kernels.run(arena, lowered.list, weights);
+    } catch (e) {
+      // A step refused part way (an index out of range) may have run its in-place updates or not:
+      // states carried in this arena go back to their buffers as they are, and nothing here is trusted.
+      for (const [b, sh] of this.shadows) if (sh.arena === arena) this.settle(b);
+      copied.clear();
+      throw e;
     } finally {
       for (const w of own) w.close();
     }
     const outs: [string, string][] = [...new Set(checked.program.results)].map((r) => [resultBinding(r), r]);
     for (const [arg, next] of Object.entries(checked.program.state)) outs.push([stateBinding(arg), next]);
-    const views = outs.map(([binding, value]) => {
+    const done = arena;
+    const commits = outs.map(([binding, value]): (() => void) => {
       const n = sizeOf(binding);
-      return [this.memory.view(bindings[binding]!, n), arena.subarray(lowered.slots[value]!, lowered.slots[value]! + n)] as const;
+      const b = bindings[binding]!;
+      const slot = lowered.slots[value]!;
+      // A state carried in place (its next value written over its input's slot) stays in the arena.
+      if (!isArenaSlot(b) && inputSlot.get(b) === slot) return () => { this.shadows.set(b, { arena: done, slot, bytes: n }); };
+      return () => { this.settle(b as BufferId); this.memory.view(b, n).set(done.subarray(slot, slot + n)); };
     });
-    return () => { for (const [view, bytes] of views) view.set(bytes); };
+    return () => { for (const c of commits) c(); };
   }
 }

@@ -5,6 +5,8 @@
  */
 import type { OpContract } from '../../targets/contract.js';
 import { withinContract } from '../../targets/contract.js';
+import type { BinadeStat } from '../../numerics/binades.js';
+import { BinadeTally } from '../../numerics/binades.js';
 
 /** The worst element of an op's verification. */
 export interface ContractWorst {
@@ -37,6 +39,18 @@ export interface ContractReport {
   readonly pass: boolean;
   /** What else was checked, and the first few extra failures. */
   readonly notes: readonly string[];
+  /** Error / bound per binade of the element's largest operand (its input, for a unary op). */
+  readonly binades: readonly BinadeStat[];
+}
+
+/** The operand whose binade an element counts in: the largest in magnitude (a NaN first), sign kept. */
+export function scaleOf(operands: readonly number[]): number {
+  let m = 0;
+  for (const x of operands) {
+    if (Number.isNaN(x)) return x;
+    if (Math.abs(x) > Math.abs(m)) m = x;
+  }
+  return m;
 }
 
 const MAX_NOTES = 5;
@@ -50,6 +64,7 @@ export class ContractTally {
   private worstBad = false;
   private readonly notes: string[] = [];
   private extraShown = 0;
+  private readonly binades = new BinadeTally();
 
   constructor(
     readonly op: string,
@@ -62,11 +77,16 @@ export class ContractTally {
   check(got: number, want: number, operands: readonly number[]): void {
     this.elements++;
     const r = withinContract(this.c, got, want, operands);
-    if (!r.inDomain) return;
+    const scale = scaleOf(operands);
+    if (!r.inDomain) {
+      this.binades.add(scale, false);
+      return;
+    }
     this.inDomain++;
     const bad = !r.ok;
     if (bad) this.failures++;
     const ratio = bad && !(r.error > r.bound) ? Infinity : r.bound > 0 ? r.error / r.bound : r.error > 0 ? Infinity : 0;
+    this.binades.add(scale, true, ratio, r.error, bad);
     // A failing element outranks a passing one; among equals the larger ratio, then the first.
     if (this.worst === null || (bad && !this.worstBad) || (bad === this.worstBad && ratio > this.worst.ratio)) {
       this.worst = { got, want, error: r.error, bound: r.bound, ratio, operands: operands.slice(0, 4) };
@@ -90,7 +110,7 @@ export class ContractTally {
     return {
       op: this.op, contract: this.contract, reference: this.reference, elements: this.elements,
       inDomain: this.inDomain, failures: this.failures, worst: this.worst, pass: this.failures === 0 && this.inDomain > 0,
-      notes: [...this.notes],
+      notes: [...this.notes], binades: this.binades.stats(),
     };
   }
 }

@@ -1,6 +1,9 @@
 #include "list.h"
 
+#include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -47,6 +50,15 @@ void execute(const Ctx& base, const Arena& a, const Rec& r) {
     case K_COPY: std::memmove(r.p[1], r.p[0], size_t(v[2])); return;
     case K_MATMUL_BT: matmulF32T(c, as<float>(r.p[0]), as<float>(r.p[1]), as<float>(r.p[2]), v[3], v[4], v[5], v[6]); return;
     case K_COPY_STRIDED: copyStrided(r.p[1], v + 12, r.p[0], v + 8, v + 4, int(v[2])); return;
+    case K_GATHER_ROWS: {
+      // Rows of a table in the arena by i32 index, byte for byte; every index is checked first.
+      const int32_t* idx = as<int32_t>(r.p[1]);
+      for (int64_t j = 0; j < v[3]; j++) {
+        if (idx[j] < 0 || idx[j] >= v[4]) throw Failure::outOfRange(c.eqn, idx[j], v[4]);
+      }
+      for (int64_t j = 0; j < v[3]; j++) std::memcpy(r.p[2] + j * v[5], r.p[0] + int64_t(idx[j]) * v[5], size_t(v[5]));
+      return;
+    }
     case K_IOTA:
       // Each element is its index along one dimension: (flat index / stride) % dim, exact in f32
       // up to 2^24 (the checker's n bounds every value by the element count).
@@ -78,7 +90,28 @@ size_t runList(const Ctx& c, const Arena& arena, const double* list, size_t word
     recs.push_back(checkRecord(arena, weights, index, list + at, int(op)));
     at += len;
   }
-  for (const Rec& r : recs) execute(c, arena, r);
+  // NPU_OFFLOAD_HOST_PROFILE=1 prints each step's time per kernel op to stderr (a developer's tool).
+  static const bool profile = std::getenv("NPU_OFFLOAD_HOST_PROFILE") != nullptr;
+  if (!profile) {
+    for (const Rec& r : recs) execute(c, arena, r);
+    return recs.size();
+  }
+  double ms[K_OP_COUNT] = {};
+  int count[K_OP_COUNT] = {};
+  for (const Rec& r : recs) {
+    const auto t0 = std::chrono::steady_clock::now();
+    execute(c, arena, r);
+    ms[r.op] += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    count[r.op]++;
+  }
+  std::string line = "host profile:";
+  for (int op = 0; op < K_OP_COUNT; op++) {
+    if (count[op] == 0) continue;
+    char buf[96];
+    std::snprintf(buf, sizeof buf, " %s %d/%.2fms", kernelName(op), count[op], ms[op]);
+    line += buf;
+  }
+  std::fprintf(stderr, "%s\n", line.c_str());
   return recs.size();
 }
 

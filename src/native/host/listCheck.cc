@@ -36,6 +36,7 @@ const OpInfo OPS[K_OP_COUNT] = {
     {"matmul_bt", {"a", "b", "y", "batch", "M", "K", "N"}},
     {"copy_strided", {"x", "y", "elem", "rank", "d0", "d1", "d2", "d3", "xs0", "xs1", "xs2", "xs3", "ys0", "ys1", "ys2", "ys3"}},
     {"iota", {"y", "i32", "n", "dim", "stride"}},
+    {"gather_rows", {"x", "idx", "y", "count", "rows", "rowBytes"}},
 };
 
 // Every count and offset is below 2^48, so sums and products of two stay exact in 128 bits and well
@@ -266,6 +267,17 @@ Rec checkRecord(const Arena& a, const std::vector<WeightView>& weights, size_t i
       v[2] = ck.integer("bytes");
       rec.p[0] = ck.region("x", v[2], 1, &x);
       rec.p[1] = ck.region("y", v[2], 1, &y);
+      break;
+    }
+    case K_GATHER_ROWS: {
+      v[3] = ck.integer("count");
+      v[4] = ck.integer("rows");
+      v[5] = ck.integer("rowBytes");
+      rec.p[0] = ck.region("x", (unsigned __int128)v[4] * v[5], 1, &x);
+      rec.p[1] = ck.region("idx", v[3], 4, &z);
+      rec.p[2] = ck.region("y", (unsigned __int128)v[3] * v[5], 1, &y);
+      ck.disjointOrSame("y", y, "x", x, false);
+      ck.disjointOrSame("y", y, "idx", z, false);
       break;
     }
     case K_IOTA: {

@@ -19,7 +19,10 @@ void overRows(const Ctx& c, int64_t rows, int64_t cols, Body body) {
     body(int64_t(0), rows);
     return;
   }
-  c.pool->run(rows, 1, [&](int, int64_t b, int64_t e) { body(b, e); });
+  // A few pieces per lane: one piece per row would pay a claim per element of an elementwise op.
+  const int64_t lanes = c.pool->size();
+  const int64_t grain = (rows + 4 * lanes - 1) / (4 * lanes);
+  c.pool->run(rows, grain, [&](int, int64_t b, int64_t e) { body(b, e); });
 }
 
 // Each unary op is the oracle's formula evaluated in f64 from the f32 operand and rounded once, so

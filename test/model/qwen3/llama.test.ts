@@ -1,6 +1,6 @@
 /**
  * The same tiny GGUFs run by llama.cpp (node-llama-cpp 3.21.1, whose package ships its binaries) and by
- * the cpu target. llama.cpp gives probabilities, so its logits are their logs, compared after taking
+ * the host target (the fast one; the cpu target is checked against the fp64 reference in programs.test.ts). llama.cpp gives probabilities, so its logits are their logs, compared after taking
  * each vector's mean off (a softmax does not see a shift). Greedy tokens must agree wherever
  * llama.cpp's top-two margin exceeds QUANT_MARGIN: llama.cpp rounds activations to 8 bits before a
  * quantized matmul and keeps its KV cache in f16, which moves its logits by up to 0.09 on these models
@@ -42,7 +42,7 @@ describe('qwen3 against llama.cpp (node-llama-cpp 3.21.1)', function () {
   for (const type of ['Q4_0', 'Q4_1', 'Q8_0', 'Q4_K', 'Q6_K', 'F16'] as const satisfies readonly QuantType[]) {
     it(`${type}: logits at cosine >= 0.999 and the same greedy tokens where llama.cpp's margin is clear`, async () => {
       const path = fx.gguf(`${type}.gguf`, { ...SMALL, type });
-      const model = await loadModel(path, { engine: fx.engine(), ctx: 32 });
+      const model = await loadModel(path, { engine: fx.engine(), ctx: 32, target: 'host' });
       const prompt = [104, 101, 108, 108, 111, 32, 119];
       const ours = await model.complete({ promptIds: prompt, maxTokens: 12, logits: true, repetitionPenalty: 1, ignoreEos: true });
       await model.close();

@@ -12,14 +12,16 @@ import { cosine, modelFixture, SMALL } from './helpers.js';
 /** Every type a GGUF weight binds as (Q5_K does not: it is refused below). */
 const TYPES: readonly QuantType[] = ['Q4_0', 'Q4_1', 'Q8_0', 'Q4_K', 'Q6_K', 'F32', 'F16', 'BF16'];
 
-describe('qwen3 programs on the cpu target against the fp64 reference', function () {
+describe('qwen3 programs on the cpu and host targets against the fp64 reference', function () {
   this.timeout(120_000);
   const fx = modelFixture();
 
+  for (const target of ['cpu', 'host'] as const) {
+
   for (const type of TYPES) {
-    it(`${type}: logits at cosine >= 0.9999 at every position, the same greedy tokens`, async () => {
-      const path = fx.gguf(`${type}.gguf`, { ...SMALL, type });
-      const model = await loadModel(path, { engine: fx.engine(), ctx: 32 });
+    it(`${target}, ${type}: logits at cosine >= 0.9999 at every position, the same greedy tokens`, async () => {
+      const path = fx.gguf(`${target}-${type}.gguf`, { ...SMALL, type });
+      const model = await loadModel(path, { engine: fx.engine(), ctx: 32, target });
       const request = { promptIds: [3, 1, 4, 1, 5], maxTokens: 6, logits: true, repetitionPenalty: 1, ignoreEos: true };
       const got = await model.complete(request);
       const want = await model.reference().complete(request);
@@ -29,16 +31,16 @@ describe('qwen3 programs on the cpu target against the fp64 reference', function
         expect(l.shape).to.deep.equal([320]);
         expect(cosine(l.data, want.logits![k]!.data), `position ${5 + k}`).to.be.at.least(0.9999);
       });
-      // The cpu target rounds to f32 and the reference does not: they are close, not the same values.
+      // The targets round to f32 and the reference does not: they are close, not the same values.
       expect(got.logits![0]!.data).to.not.deep.equal(want.logits![0]!.data);
       await model.close();
     });
   }
 
-  it('a mixed file (Q6_K embedding, Q4_K projections, Q8_0 ffn_down) and an untied lm head run too', async () => {
+  it(`${target}: a mixed file (Q6_K embedding, Q4_K projections, Q8_0 ffn_down) and an untied lm head run too`, async () => {
     const types = { 'token_embd.weight': 'Q6_K', 'output.weight': 'Q8_0', 'blk.0.ffn_down.weight': 'Q8_0', 'blk.1.ffn_down.weight': 'Q8_0' } as const;
-    const path = fx.gguf('mixed.gguf', { ...SMALL, type: 'Q4_K', tiedEmbeddings: false, types });
-    const model = await loadModel(path, { engine: fx.engine(), ctx: 16 });
+    const path = fx.gguf(`mixed-${target}.gguf`, { ...SMALL, type: 'Q4_K', tiedEmbeddings: false, types });
+    const model = await loadModel(path, { engine: fx.engine(), ctx: 16, target });
     expect(model.config.tied).to.equal(false);
     expect(model.source.weights.get('token_embd')!.dtype).to.equal('q6_k');
     expect(model.source.weights.get('output')!.dtype).to.equal('q8_0');
@@ -48,6 +50,8 @@ describe('qwen3 programs on the cpu target against the fp64 reference', function
     expect(got.ids).to.deep.equal(want.ids);
     for (const [k, l] of got.logits!.entries()) expect(cosine(l.data, want.logits![k]!.data)).to.be.at.least(0.9999);
   });
+  }
+
 
   it('prefill in chunks equals prefill in one step', async () => {
     const path = fx.gguf('chunks.gguf', { ...SMALL, type: 'Q8_0' });

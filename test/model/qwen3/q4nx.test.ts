@@ -15,13 +15,13 @@ describe('qwen3 from a Q4NX model directory', function () {
   this.timeout(180_000);
   const fx = modelFixture();
 
-  for (const type of ['Q4_0', 'Q4_1', 'Q4_K'] as const) {
-    it(`${type}: the packed directory gives the GGUF's greedy tokens`, async () => {
-      const gguf = fx.gguf(`${type}.gguf`, { ...SMALL, type });
-      const dir = join(fx.dir(), `${type}-q4nx`);
+  for (const [type, target] of [['Q4_0', 'cpu'], ['Q4_1', 'cpu'], ['Q4_K', 'cpu'], ['Q4_0', 'host'], ['Q4_K', 'host']] as const) {
+    it(`${type} on ${target}: the packed directory gives the GGUF's greedy tokens`, async () => {
+      const gguf = fx.gguf(`${type}-${target}.gguf`, { ...SMALL, type });
+      const dir = join(fx.dir(), `${type}-${target}-q4nx`);
       packGguf(gguf, dir);
-      const fromGguf = await loadModel(gguf, { engine: fx.engine(), ctx: 32 });
-      const fromDir = await loadModel(dir, { engine: fx.engine(), ctx: 32 });
+      const fromGguf = await loadModel(gguf, { engine: fx.engine(), ctx: 32, target });
+      const fromDir = await loadModel(dir, { engine: fx.engine(), ctx: 32, target });
       expect(fromDir.source.kind).to.equal('q4nx');
       expect(fromDir.source.weights.get('blk.0.ffn_gate')).to.include({ dtype: 'q4nx_q41' });
       expect(fromDir.source.weights.get('blk.0.ffn_gate')!.shape).to.deep.equal([512, 256]);

@@ -1,0 +1,64 @@
+/**
+ * A real headless browser for the page tests: Debian's chromium driven by playwright-core, which
+ * downloads nothing (it is pointed at the system binary). Where no browser can be run, `openBrowser`
+ * prints why and skips the calling test, so a machine without one never passes these tests silently.
+ * `.ci/run` installs chromium where it is missing. NPU_OFFLOAD_CHROMIUM names another binary.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { chromium, type Browser, type ConsoleMessage, type Page } from 'playwright-core';
+
+const CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'];
+
+/** The browser binary, or why there is none. */
+export function browserPath(): { path: string } | { missing: string } {
+  const given = process.env['NPU_OFFLOAD_CHROMIUM'];
+  const path = given ?? CANDIDATES.find((p) => existsSync(p));
+  if (path === undefined) return { missing: `no chromium at ${CANDIDATES.join(', ')} (install Debian's chromium package, as .ci/run does, or set NPU_OFFLOAD_CHROMIUM)` };
+  const r = spawnSync(path, ['--version'], { encoding: 'utf8', timeout: 30_000 });
+  if (r.error) return { missing: `${path} cannot be run (${r.error.message})` };
+  if (r.status !== 0) return { missing: `${path} --version exited ${String(r.status)}: ${r.stderr.trim().slice(0, 200)}` };
+  return { path };
+}
+
+/** A page of a launched browser, and everything the page logged as an error. */
+export interface BrowserPage {
+  readonly browser: Browser;
+  readonly page: Page;
+  /** Console errors and uncaught exceptions, in order. */
+  readonly errors: string[];
+  close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  /** Refuse (and record as an error) every request but file:, data: and about: URLs: a self-contained page makes none. */
+  readonly offline?: boolean;
+}
+
+/** Launches the system chromium headless with one page; skips `ctx`'s test (saying why) where there is none. */
+export async function openBrowser(ctx: Mocha.Context, opts: OpenOptions = {}): Promise<BrowserPage> {
+  const found = browserPath();
+  if ('missing' in found) {
+    console.log(`      skipped: ${found.missing}`);
+    ctx.skip();
+  }
+  const path = (found as { path: string }).path;
+  let browser: Browser;
+  try {
+    // --no-sandbox: CI containers run as root, where chromium's sandbox refuses to start.
+    browser = await chromium.launch({ executablePath: path, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+  } catch (e) {
+    console.log(`      skipped: ${path} does not launch headless (${e instanceof Error ? e.message.split('\n')[0] : String(e)})`);
+    ctx.skip();
+  }
+  const page = await browser!.newPage({ viewport: { width: 1100, height: 900 } });
+  const errors: string[] = [];
+  page.on('console', (m: ConsoleMessage) => { if (m.type() === 'error') errors.push(m.text()); });
+  page.on('pageerror', (e: Error) => errors.push(e.message));
+  // A page that reaches for the network is a defect of a self-contained page: record and refuse it.
+  if (opts.offline === true) await page.route(/^(?!file:|data:|about:)/, async (route) => {
+    errors.push(`network request to ${route.request().url()}`);
+    await route.abort();
+  });
+  return { browser: browser!, page, errors, close: () => browser!.close() };
+}
