@@ -6,7 +6,7 @@
  * and each run's peak RSS beside the file size. Every run is a child process of its own, so a peak is
  * that run's alone.
  *
- * Flags: --target (default cpu), --types Q4_0,Q8_0, --threads 2, --prompt 256, --decode 128,
+ * Flags: --target (default host, the fast one), --types Q4_0,Q8_0, --threads 2, --prompt 256, --decode 128,
  * --layers N and --vocab N (a smaller model of the same widths). The cpu target is the oracle (f64,
  * one thread): the full model would take hours there, so on cpu the default is 1 layer and a vocab of
  * 8192, and the output says so. Never part of `npm test`.
@@ -72,7 +72,7 @@ async function one(): Promise<void> {
   const prompt = promptIds(Number(arg('prompt', '256')), Number(arg('vocab-now', '0')));
   const decode = Number(arg('decode', '128'));
   const threads = Number(arg('threads', '2'));
-  const r = side === 'engine' ? await runEngine(path, arg('target', 'cpu'), threads, prompt, decode) : await runLlama(path, threads, prompt, decode);
+  const r = side === 'engine' ? await runEngine(path, arg('target', 'host'), threads, prompt, decode) : await runLlama(path, threads, prompt, decode);
   console.log(JSON.stringify(r));
 }
 
@@ -89,7 +89,7 @@ function child(side: string, path: string, vocab: number): Run {
 }
 
 async function main(): Promise<void> {
-  const target = arg('target', 'cpu');
+  const target = arg('target', 'host');
   const reduced = target === 'cpu';
   const layers = Number(arg('layers', reduced ? '1' : '28'));
   const vocab = Number(arg('vocab', reduced ? '8192' : '151936'));

@@ -2,6 +2,8 @@
 export { createEngine, Engine, asEngineError } from './jobs/engine.js';
 export type { EngineOptions, JobSpec, DeviceConfig, CompileOutcome } from './jobs/engine.js';
 export type { EngineEvents } from './jobs/engine.js';
+export type { SessionSpec, SessionStep, DeviceSession } from './jobs/deviceSession.js';
+export type { EngineStatus, DeviceStatus, ActorStatus, FailureRecord } from './jobs/status.js';
 export { Job } from './jobs/job.js';
 export type { JobEvents, JobResult, JobStage, StepEvent, Verification } from './jobs/job.js';
 export { ListenerError } from './jobs/job.js';

@@ -31,6 +31,9 @@ export interface CacheTierStats {
   readonly misses: number;
   /** Artifacts the engine put after compiling them. */
   readonly stored: number;
+  /** Entries in the local cache now, and their bytes on disk. */
+  readonly entries: number;
+  readonly bytes: number;
   readonly local: CacheStats;
   /** The remote tier's own counters, or null without one. */
   readonly remote: RemoteStats | null;
@@ -70,7 +73,10 @@ export function cacheApi(dir: string, remote?: RemoteConfig) {
     reindex(): Entry[] { return cache.reindex(); },
     /** Where open moved a damaged index, and why; null when it opened sound. */
     repairedIndex(): IndexRepair | null { return cache.repairedIndex; },
-    stats(): CacheTierStats { return { ...counts, local: cache.stats, remote: tier?.stats ?? null }; },
+    stats(): CacheTierStats {
+      const all = cache.list();
+      return { ...counts, entries: all.length, bytes: all.reduce((n, e) => n + e.size, 0), local: cache.stats, remote: tier?.stats ?? null };
+    },
   };
 }
 export type CacheApi = ReturnType<typeof cacheApi>;

@@ -66,6 +66,7 @@ export class ActorSupervisor<Api extends object, Events extends Record<string, u
   #slot: Incarnation | null = null;
   #poisonedSince: string | null = null;
   #downRestarts = 0;
+  #restartTotal = 0;
   // Set when a worker refused to start: the actor is down with this cause instead of ActorDown.
   #refusedWith: WireError | null = null;
   #closed: Promise<void> | null = null;
@@ -81,6 +82,16 @@ export class ActorSupervisor<Api extends object, Events extends Record<string, u
   /** Where the actor is in its life; see ActorState. */
   get state(): ActorState {
     return this.#state;
+  }
+
+  /** Restarts since the actor first started (crashes and poisonings), for a status report. */
+  get restarts(): number {
+    return this.#restartTotal;
+  }
+
+  /** When a missed deadline poisoned the actor, while it is poisoned (until its replacement is ready). */
+  get poisonedSince(): string | null {
+    return this.#state === 'poisoned' ? this.#poisonedSince : null;
   }
 
   /** The threadIds of this actor's worker threads that have not exited yet (empty once close() settles). */
@@ -260,6 +271,7 @@ export class ActorSupervisor<Api extends object, Events extends Record<string, u
     if (!this.#restarts.admit()) { this.#goDown(); return; }
     // After a poison, calls keep answering DevicePoisoned until a replacement posts 'ready'.
     this.#state = this.#poisonedSince !== null ? 'poisoned' : 'restarting';
+    this.#restartTotal++;
     this.#emit('restart', { restarts: this.#restarts.count, reason });
     this.#spawn();
   }

@@ -39,6 +39,7 @@ import { decodeSessionArgs } from '../ir/inputsCodec.js';
 import { inputsJsonOf } from './inputs.js';
 import { snapshot } from './snapshot.js';
 import { checkDeadline } from './options.js';
+import { hitRate, JobLedger, type EngineStatus } from './status.js';
 
 export interface DeviceConfig {
   /** The hardware, its simulator, or the hardware when this machine has it (default 'auto'). */
@@ -126,6 +127,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   #closed = false;
   #nextJob = 1;
   #limits: Limits;
+  readonly #ledger = new JobLedger();
 
   /** Throws InvalidOptions naming the first option it cannot take. */
   constructor(opts: EngineOptions = {}) {
@@ -192,7 +194,15 @@ export class Engine extends EventEmitter<EngineEvents> {
       queueMicrotask(() => job.fail(asEngineError(e)));
       return job;
     }
-    const p = this.#run(job, checked).then((r) => job.succeed(r), (e: unknown) => job.fail(asEngineError(e)));
+    this.#ledger.submitted++;
+    const p = this.#run(job, checked).then(
+      (r) => { this.#ledger.succeeded++; job.succeed(r); },
+      (e: unknown) => {
+        const err = asEngineError(e);
+        this.#ledger.fail({ at: new Date().toISOString(), jobId: job.id, target: checked.target, code: err.code, message: err.message });
+        job.fail(err);
+      },
+    );
     this.#inflight.add(p);
     void p.finally(() => this.#inflight.delete(p));
     return job;
@@ -337,6 +347,23 @@ export class Engine extends EventEmitter<EngineEvents> {
       this.#queues.set(kind, q);
     }
     return q;
+  }
+
+  /** The engine as it runs (status.ts): devices and actors, jobs, the blob cache, the last failures. */
+  async status(): Promise<EngineStatus> {
+    const actor = (a: ActorSupervisor<object>) => ({ name: a.name, state: a.state, restarts: a.restarts, poisonedSince: a.poisonedSince });
+    const devices = [...this.#devices].map(([kind, d]) => {
+      const q = this.#queues.get(kind);
+      return { ...actor(d), kind, running: q?.pending ?? 0, waiting: q?.size ?? 0 };
+    });
+    const actors = [this.#planner, this.#cache].filter((a): a is ActorSupervisor<PlannerApi> | ActorSupervisor<CacheApi> => a !== undefined).map((a) => actor(a));
+    let cache: EngineStatus['cache'] = null;
+    if (!this.#closed && this.#cache?.state === 'ready') {
+      const s = await this.#cache.call('stats', [], { deadlineMs: 2000 }).catch(() => null);
+      if (s !== null) cache = { ...s, hitRate: hitRate(s) };
+    }
+    const l = this.#ledger;
+    return { devices, actors, jobs: { submitted: l.submitted, succeeded: l.succeeded, failed: l.failed, running: l.running }, cache, lastErrors: l.lastErrors };
   }
 
   /** Worker threads alive now, across every actor and pool (0 after close()). */

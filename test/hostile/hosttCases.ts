@@ -1,6 +1,6 @@
 /**
  * Hostile cases of the `host` target (issue 11): equations it has no kernel for, a row kernel body
- * with a bool step, f16 arithmetic, a file weight past its file's end. Each is a typed refusal (exit 1), never a crash in the addon.
+ * the kernels do not compose, f16 arithmetic, a file weight past its file's end. Each is a typed refusal (exit 1), never a crash in the addon.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,8 +16,8 @@ const IOTA = {
 };
 
 const ROW = {
-  format: 'program@1', name: 'r', args: [act('x', 'f32', [2, 4])],
-  eqns: [{ op: 'row_kernel', in: ['x'], out: 'y', body: { params: ['x'], steps: [{ op: 'ge', in: ['x', { lit: 0 }], out: 'e' }], results: ['e'] } }],
+  format: 'program@1', name: 'r', args: [act('x', 'f32', [2, 4]), act('g', 'f32', [4])],
+  eqns: [{ op: 'row_kernel', in: ['x', 'g'], out: 'y', body: { params: ['x', 'g'], steps: [{ op: 'reduce_sum', in: ['g'], out: 's' }, { op: 'mul', in: ['x', 's'], out: 'e' }], results: ['e'] } }],
   results: ['y'],
 };
 
@@ -40,8 +40,8 @@ export const cases: readonly HostileCase[] = [
     exit: 1, code: 'CapabilityMissing',
   },
   {
-    name: 'host: a row kernel body with a step no kernel composes (ge)',
-    setup: (d) => { put(d, 'p.json', ROW); put(d, 'in.json', { x: { dtype: 'f32', shape: [2, 4], data: [1, 2, 3, 4, 5, 6, 7, 8] } }); },
+    name: 'host: a row kernel body with a step no kernel composes (a sum over the shared row)',
+    setup: (d) => { put(d, 'p.json', ROW); put(d, 'in.json', { x: { dtype: 'f32', shape: [2, 4], data: [1, 2, 3, 4, 5, 6, 7, 8] }, g: { dtype: 'f32', shape: [4], data: [1, 1, 1, 1] } }); },
     cli: ['run', '{dir}/p.json', '--target', 'host', '--inputs', '{dir}/in.json'],
     exit: 1, code: 'CapabilityMissing',
   },

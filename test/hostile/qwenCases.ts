@@ -25,7 +25,7 @@ export const cases: readonly HostileCase[] = [
   { name: 'generate: a prompt longer than --ctx', setup: model, cli: gen('--prompt-ids', '1,2,3,4,5', '--ctx', '4'), exit: 1, code: 'ResourceLimit' },
   { name: 'generate: --ctx past the model\'s context length', setup: model, cli: gen('--prompt', 'x', '--ctx', '1000000'), exit: 1, code: 'InvalidOptions' },
   { name: 'generate: no prompt at all', setup: model, cli: gen(), exit: 1, code: 'InvalidOptions' },
-  { name: 'generate: --target host, whose planner does not admit the model yet', setup: model, cli: gen('--prompt', 'x', '--target', 'host'), exit: 1, code: 'CapabilityMissing' },
+  { name: 'generate: --target xdna2, whose planner does not admit the whole model', setup: model, cli: gen('--prompt', 'x', '--target', 'xdna2'), exit: 1, code: 'CapabilityMissing' },
   { name: 'generate: a chat file that is not JSON', setup: (d) => { model(d); put(d, 'c.json', '[{'); }, cli: gen('--chat', '{dir}/c.json'), exit: 1, code: 'InvalidInput' },
   { name: 'generate: a chat message without content', setup: (d) => { model(d); put(d, 'c.json', [{ role: 'user' }]); }, cli: gen('--chat', '{dir}/c.json'), exit: 1, code: 'InvalidInput' },
   { name: 'generate: --temperature that is not a number', setup: model, cli: gen('--prompt', 'x', '--temperature', 'hot'), exit: 2, code: 'UsageError' },

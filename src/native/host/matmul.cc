@@ -51,34 +51,36 @@ void matmulF32(const Ctx& c, const float* a, const float* b, float* out, int64_t
   const IsaKernels& k = *c.k;
   const int64_t nr = k.nr;
   const int64_t panels = (N + nr - 1) / nr;
-  for (int64_t p = 0; p < batch; p++) {
-    const float* ab = a + p * M * K;
-    const float* bb = b + p * K * N;
-    float* ob = out + p * M * N;
-    if (K == 0) {
-      // An empty dot product is +0 (src/ops/matmul.ts).
-      for (int64_t i = 0; i < M * N; i++) ob[i] = 0.f;
-      continue;
-    }
-    const int64_t grain = M * K * nr >= (1 << 15) ? 1 : panels;
-    c.pool->run(panels, grain, [&](int, int64_t p0, int64_t p1) {
-      std::vector<float> pack;
-      for (int64_t q = p0; q < p1; q++) {
-        const int64_t n0 = q * nr;
-        const int64_t cols = N - n0 < nr ? N - n0 : nr;
-        if (cols == nr) {
-          k.panel(ab, K, M, bb + n0, N, K, ob + n0, N, cols);
-          continue;
-        }
-        // The last, narrow panel is copied out zero-padded: the kernel reads whole vectors.
-        pack.assign(size_t(K * nr), 0.f);
-        for (int64_t kk = 0; kk < K; kk++) {
-          for (int64_t j = 0; j < cols; j++) pack[size_t(kk * nr + j)] = bb[kk * N + n0 + j];
-        }
-        k.panel(ab, K, M, pack.data(), nr, K, ob + n0, N, cols);
-      }
-    });
+  if (K == 0) {
+    // An empty dot product is +0 (src/ops/matmul.ts).
+    for (int64_t i = 0; i < batch * M * N; i++) out[i] = 0.f;
+    return;
   }
+  // One piece is one panel of one batch: the pool spreads a batch of small products (attention's
+  // heads) as well as one large one; small work stays in one piece.
+  const int64_t pieces = batch * panels;
+  const int64_t grain = M * K * nr * batch >= (1 << 15) ? 1 : pieces;
+  c.pool->run(pieces, grain, [&](int, int64_t q0, int64_t q1) {
+    std::vector<float> pack;
+    for (int64_t q = q0; q < q1; q++) {
+      const int64_t p = q / panels;
+      const float* ab = a + p * M * K;
+      const float* bb = b + p * K * N;
+      float* ob = out + p * M * N;
+      const int64_t n0 = (q % panels) * nr;
+      const int64_t cols = N - n0 < nr ? N - n0 : nr;
+      if (cols == nr) {
+        k.panel(ab, K, M, bb + n0, N, K, ob + n0, N, cols);
+        continue;
+      }
+      // The last, narrow panel is copied out zero-padded: the kernel reads whole vectors.
+      pack.assign(size_t(K * nr), 0.f);
+      for (int64_t kk = 0; kk < K; kk++) {
+        for (int64_t j = 0; j < cols; j++) pack[size_t(kk * nr + j)] = bb[kk * N + n0 + j];
+      }
+      k.panel(ab, K, M, pack.data(), nr, K, ob + n0, N, cols);
+    }
+  });
 }
 
 void matmulF32T(const Ctx& c, const float* a, const float* b, float* out, int64_t batch, int64_t M, int64_t K, int64_t N) {

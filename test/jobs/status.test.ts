@@ -1,0 +1,42 @@
+/** engine.status(): devices and actors as they run, job counts, the cache's counters, the last failures. */
+import { expect } from 'chai';
+import { createEngine } from '../../src/jobs/engine.js';
+import { STEP_PROGRAM, rejectsWith, stepInputs, tempDir } from './helpers.js';
+
+describe('jobs/status: the engine as it runs', function () {
+  this.timeout(30_000);
+
+  it('counts jobs, shows the cache filling, and a poisoned device after a hang, then healthy with one restart', async () => {
+    const tmp = tempDir();
+    const counter = new Int32Array(new SharedArrayBuffer(4));
+    const engine = createEngine({ cacheDir: tmp.dir, devices: { cpu: { plan: { counter, hang: [2] } } } });
+    try {
+      const empty = await engine.status();
+      expect(empty.devices).to.deep.equal([]);
+      expect(empty.jobs).to.deep.equal({ submitted: 0, succeeded: 0, failed: 0, running: 0 });
+      await engine.submit({ program: STEP_PROGRAM, target: 'cpu', inputs: stepInputs(1) }).result;
+      const one = await engine.status();
+      expect(one.devices).to.have.length(1);
+      expect(one.devices[0]).to.include({ kind: 'cpu', state: 'ready', restarts: 0, poisonedSince: null, running: 0, waiting: 0 });
+      expect(one.cache).to.include({ entries: 1, stored: 1, misses: 1 });
+      expect(one.cache!.bytes).to.be.above(0);
+      expect(one.actors.map((a) => a.name)).to.include.members(['planner', 'cache']);
+
+      const ready = new Promise<void>((resolve) => { const off = engine.device('cpu').on('ready', () => { off(); resolve(); }); });
+      await rejectsWith(engine.submit({ program: STEP_PROGRAM, target: 'cpu', inputs: stepInputs(1), deadlineMs: 300 }).result, 'DeadlineExceeded');
+      const hung = await engine.status();
+      expect(hung.devices[0]!.state).to.equal('poisoned');
+      expect(hung.devices[0]!.poisonedSince).to.be.a('string');
+      expect(hung.lastErrors.map((e) => [e.code, e.target])).to.deep.equal([['DeadlineExceeded', 'cpu']]);
+      await ready;
+      await engine.submit({ program: STEP_PROGRAM, target: 'cpu', inputs: stepInputs(1) }).result;
+      const after = await engine.status();
+      expect(after.devices[0]).to.include({ state: 'ready', restarts: 1, poisonedSince: null });
+      expect(after.jobs).to.deep.equal({ submitted: 3, succeeded: 2, failed: 1, running: 0 });
+      expect(after.cache!.hitRate).to.be.within(0.5, 1);
+    } finally {
+      await engine.close();
+      tmp.remove();
+    }
+  });
+});
