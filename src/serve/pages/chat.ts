@@ -8,7 +8,7 @@
  */
 
 /** The chat page. */
-export const CHAT_HTML = `<!doctype html>
+export const CHAT_HTML: string = `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -52,7 +52,7 @@ export const CHAT_HTML = `<!doctype html>
 <main id="messages" aria-live="polite"></main>
 <form id="chat">
   <textarea id="prompt" placeholder="Message (Enter sends, Shift+Enter a new line)" rows="2"></textarea>
-  <button id="send" type="submit">Send</button>
+  <button id="send" type="submit" disabled>Send</button>
   <button id="stop" type="button" disabled>Stop</button>
 </form>
 <script>
@@ -81,7 +81,7 @@ export const CHAT_HTML = `<!doctype html>
   function health() {
     fetch("/v1/health", { cache: "no-store" }).then(function (r) {
       return r.json().then(function (b) {
-        if (typeof b.model === "string") { modelId = b.model; $("model-id").textContent = b.model; }
+        if (typeof b.model === "string") { modelId = b.model; $("model-id").textContent = b.model; if (running === null) busy(false); }
         if (r.ok) showState("ready", "ready");
         else if (b.status === "loading") showState("loading", "loading\\u2026");
         else showState("failed", (b.error && b.error.message) || "failed");
@@ -204,7 +204,7 @@ export const CHAT_HTML = `<!doctype html>
     ev.preventDefault();
     var p = $("prompt");
     var content = p.value.trim();
-    if (content === "" || running !== null) return;
+    if (content === "" || running !== null || modelId === null) return;
     p.value = "";
     send(content);
   });

@@ -7,7 +7,7 @@
  */
 
 /** The status page. */
-export const STATUS_HTML = `<!doctype html>
+export const STATUS_HTML: string = `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -69,7 +69,12 @@ export const STATUS_HTML = `<!doctype html>
 
   function cell(tr, v, cls) { var td = document.createElement("td"); td.textContent = v === null || v === undefined ? "\\u2013" : String(v); if (cls) td.className = cls; tr.appendChild(td); return td; }
   function stateCell(tr, s) { var td = document.createElement("td"); var b = document.createElement("span"); b.className = "state"; b.dataset.state = s; b.textContent = s; td.appendChild(b); tr.appendChild(td); }
-  function rows(id, list, fill) { var tb = $(id).querySelector("tbody"); tb.textContent = ""; list.forEach(function (x) { var tr = document.createElement("tr"); fill(tr, x); tb.appendChild(tr); }); }
+  function rows(id, list, fill) {
+    var tb = $(id).querySelector("tbody"); tb.textContent = "";
+    list.forEach(function (x) { var tr = document.createElement("tr"); fill(tr, x); tb.appendChild(tr); });
+    var head = $(id).querySelector("thead th");
+    if (list.length === 0 && head !== null) { var tr = document.createElement("tr"); var td = cell(tr, "none"); td.className = "muted"; td.colSpan = $(id).querySelectorAll("thead th").length; tb.appendChild(tr); }
+  }
   function pairs(id, obj) { rows(id, Object.keys(obj), function (tr, k) { var th = document.createElement("th"); th.textContent = k; tr.appendChild(th); cell(tr, obj[k], "num"); }); }
   function bytes(n) { return n < 1024 ? n + " B" : n < 1048576 ? (n / 1024).toFixed(1) + " KiB" : (n / 1048576).toFixed(1) + " MiB"; }
 
