@@ -67,5 +67,5 @@ export function registerPages(app: FastifyInstance, c: PagesContext): void {
 /** Counts a failure the server wrote itself on a stream already begun (no onSend sees it). */
 export function countStreamFailure(c: ServeCounters, path: string, e: unknown): void {
   const f = failureOf(e);
-  c.fail(path, f.status, f.body.error.code, f.body.error.message);
+  c.fail(path.split('?', 1)[0]!, f.status, f.body.error.code, f.body.error.message);
 }

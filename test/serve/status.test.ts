@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { DeadlineExceeded } from '../../src/errors/index.js';
 import { createEngine, type Engine } from '../../src/jobs/engine.js';
 import { loadModel } from '../../src/model/qwen3/model.js';
 import type { ServedModel } from '../../src/serve/model.js';
@@ -74,6 +75,29 @@ describe('serve: /v1/status', function () {
       expect(e.cache!.hitRate).to.be.a('number');
       expect(e.lastErrors).to.deep.equal([]);
     } finally { await server.close(); await engine.close(); }
+  });
+
+  it('counts a stream that fails after it began by its code', async () => {
+    const server = createServer({
+      modelId: 'tiny',
+      open: async (): Promise<ServedModel> => {
+        const m = await loadModel(model.path, { target: 'host', ctx: 64 });
+        return {
+          async *generate(r) { const it = m.generate(r); const n = await it.next(); if (n.done !== true) yield n.value; await it.return(undefined as never); throw new DeadlineExceeded(100); },
+          close: () => m.close(),
+        };
+      },
+    });
+    try {
+      const url = await server.listen(0, '127.0.0.1');
+      await server.loaded;
+      const r = await post(url, { ...REQ, stream: true });
+      expect(r.status).to.equal(200);
+      expect(await r.text()).to.match(/"code":"DeadlineExceeded"/);
+      const st = await status(url);
+      expect(st.failures.byCode).to.deep.equal({ DeadlineExceeded: 1 });
+      expect(st.failures.last.map((f) => [f.status, f.code, f.path])).to.deep.equal([[500, 'DeadlineExceeded', '/v1/completions']]);
+    } finally { await server.close(); }
   });
 
   it('without an engine it says so (engine null); with --api-key the pages need no key but /v1/status does', async () => {
