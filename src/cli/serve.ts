@@ -6,10 +6,12 @@
  */
 import { InvalidArgumentError, Option } from 'commander';
 import { UsageError } from '../errors/index.js';
+import { createEngine } from '../jobs/engine.js';
 import { Registry, loadAddon } from '../serve/addons.js';
 import { demoModel } from '../serve/demo.js';
 import { resolveModel } from '../serve/open.js';
 import { createServer } from '../serve/server.js';
+import { untilDevicesSettle } from '../serve/status.js';
 import { TARGET_NAMES } from '../targets/target.js';
 import type { CliCommand } from './command.js';
 import { intArg } from './options.js';
@@ -50,7 +52,11 @@ export async function serveCommand(path: string | undefined, f: ServeFlags, io: 
   const registry = new Registry();
   for (const a of f.addon ?? []) await loadAddon(a, registry);
   const demo = given === undefined ? demoModel(f.cacheDir) : undefined;
+  // One engine for the server's life, so a reload after a missed deadline finds the restarted device
+  // and /v1/status shows its restarts.
+  const engine = createEngine(f.cacheDir !== undefined ? { cacheDir: f.cacheDir } : {});
   const load = {
+    engine,
     target: f.target,
     ...(f.ctx !== undefined ? { ctx: f.ctx } : {}),
     ...(f.threads !== undefined ? { threads: f.threads } : {}),
@@ -58,13 +64,14 @@ export async function serveCommand(path: string | undefined, f: ServeFlags, io: 
     ...(demo !== undefined ? { tokenizer: demo.tokenizer, ctx: f.ctx ?? 1024 } : {}),
     npuOpts: f.npuOpt ?? {},
   };
-  const resolved = await resolveModel(given ?? demo!.path, load, registry, io.err);
+  const resolved = await resolveModel(given ?? demo!.path, load, registry, io.err).catch(async (e: unknown) => { await engine.close(); throw e; });
   const id = demo !== undefined ? 'qwen3-demo' : resolved.id;
-  const server = createServer({ modelId: id, open: resolved.open, maxQueue: f.maxQueue, ...(f.apiKey !== undefined ? { apiKey: f.apiKey } : {}), log: io.err });
-  const url = await server.listen(f.port, f.host);
+  const server = createServer({ modelId: id, open: async () => { await untilDevicesSettle(engine); return resolved.open(); }, engine, maxQueue: f.maxQueue, ...(f.apiKey !== undefined ? { apiKey: f.apiKey } : {}), log: io.err });
+  const url = await server.listen(f.port, f.host).catch(async (e: unknown) => { await server.close(); await engine.close(); throw e; });
   if (demo !== undefined) io.err('serving the demo model: Qwen3\'s architecture and tokenizer with RANDOM weights (its text is nonsense); serve a real model with --model PATH');
   io.err(`model ${id} (${resolved.route} route, target ${f.target}) loading; ${url}/v1/health answers 200 when it is ready`);
   io.out(url);
+  io.err(`chat in a browser at ${url}/ and the engine's status at ${url}/status`);
   io.out(`curl ${url}/v1/chat/completions -H 'content-type: application/json'${f.apiKey !== undefined ? " -H 'authorization: Bearer KEY'" : ''} -d '{"model":"${id}","messages":[{"role":"user","content":"Hello"}],"max_tokens":32}'`);
   await server.loaded;
   // A model that cannot open at all is the user's to fix: refuse it, typed, rather than serve 503 for ever.
@@ -81,6 +88,7 @@ export async function serveCommand(path: string | undefined, f: ServeFlags, io: 
   });
   await (stop === undefined ? signalled : Promise.race([signalled, stop]));
   await server.close();
+  await engine.close();
   return EXIT.ok;
 }
 

@@ -8,8 +8,11 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import PQueue from 'p-queue';
+import type { Engine } from '../jobs/engine.js';
 import type { GeneratedToken, GenerationResult } from '../model/qwen3/generate.js';
 import { ModelHolder, needsReload, type ServedModel } from './model.js';
+import { countStreamFailure, isPage, registerPages } from './pages.js';
+import { ServeCounters } from './status.js';
 import { failure, failureOf, finishOf, parseBody, type ServeRequest, type WireFailure } from './wire.js';
 
 /** Options of createServer. */
@@ -24,6 +27,8 @@ export interface ServerOptions {
   readonly apiKey?: string;
   /** Where the server's own lines go (load failures, reloads). */
   readonly log?: (line: string) => void;
+  /** The engine the model runs on, for /v1/status (its devices, actors, cache, last errors). */
+  readonly engine?: Engine;
 }
 
 /** A running server. */
@@ -34,6 +39,8 @@ export interface Server {
   readonly loaded: Promise<void>;
   /** Requests accepted and not yet answered (the running one and those waiting). */
   readonly inFlight: number;
+  /** The server's own counters (429 refusals, failed requests by code) that /v1/status shows. */
+  readonly counters: ServeCounters;
   /** Listens; resolves with the URL (`http://host:port`). */
   listen(port: number, host: string): Promise<string>;
   /** Stops taking requests, cancels the waiting ones, lets the running one finish, closes the model. */
@@ -66,9 +73,12 @@ export function createServer(o: ServerOptions): Server {
   app.setNotFoundHandler((req, reply) => send(reply, failure(404, 'invalid_request_error', 'NotFound', `no route ${req.method} ${req.url}`)));
 
   app.addHook('onRequest', async (req, reply) => {
-    if (o.apiKey === undefined || req.url === '/v1/health') return;
+    if (o.apiKey === undefined || req.url === '/v1/health' || isPage(req.url)) return;
     if (req.headers.authorization !== `Bearer ${o.apiKey}`) return send(reply, failure(401, 'invalid_request_error', 'invalid_api_key', 'a wrong or missing API key (Authorization: Bearer KEY)'));
   });
+
+  const counters = new ServeCounters();
+  registerPages(app, { modelId: o.modelId, holder, maxQueue, counters, queue: () => ({ running: queue.pending, waiting: queue.size }), ...(o.engine !== undefined ? { engine: o.engine } : {}) });
 
   app.get('/v1/health', async (_req, reply) => {
     const s = holder.state;
@@ -103,7 +113,7 @@ export function createServer(o: ServerOptions): Server {
       } catch (e) {
         if (needsReload(e)) { log(`a generation failed (${failureOf(e).body.error.code}); reloading the model`); void holder.load(); }
         if (!reply.sent && !reply.raw.headersSent) send(reply, failureOf(e));
-        else reply.raw.end();
+        else { countStreamFailure(counters, req.url, e); reply.raw.end(); }
       }
       return true;
     }
@@ -115,7 +125,7 @@ export function createServer(o: ServerOptions): Server {
 
   const loaded = holder.load();
   return {
-    app, holder, loaded,
+    app, holder, loaded, counters,
     get inFlight() { return inFlight; },
     async listen(port, host) { return app.listen({ port, host }); },
     async close() {
