@@ -5,7 +5,7 @@
  * and exits 0.
  */
 import { InvalidArgumentError, Option } from 'commander';
-import { UsageError } from '../errors/index.js';
+import { messageOf, UsageError } from '../errors/index.js';
 import { createEngine } from '../jobs/engine.js';
 import { Registry, loadAddon } from '../serve/addons.js';
 import { demoModel } from '../serve/demo.js';
@@ -67,7 +67,16 @@ export async function serveCommand(path: string | undefined, f: ServeFlags, io: 
   const resolved = await resolveModel(given ?? demo!.path, load, registry, io.err).catch(async (e: unknown) => { await engine.close(); throw e; });
   const id = demo !== undefined ? 'qwen3-demo' : resolved.id;
   const server = createServer({ modelId: id, open: async () => { await untilDevicesSettle(engine); return resolved.open(); }, engine, maxQueue: f.maxQueue, ...(f.apiKey !== undefined ? { apiKey: f.apiKey } : {}), log: io.err });
-  const url = await server.listen(f.port, f.host).catch(async (e: unknown) => { await server.close(); await engine.close(); throw e; });
+  const url = await server.listen(f.port, f.host).catch(async (e: unknown) => {
+    await server.close();
+    await engine.close();
+    // An address the machine cannot listen on (taken, not its own, not an address) is the user's to fix.
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && ['EADDRINUSE', 'EADDRNOTAVAIL', 'EACCES', 'ENOTFOUND', 'EAI_AGAIN', 'EINVAL'].includes(code)) {
+      throw new UsageError(`cannot listen on ${f.host}:${f.port}: ${code} (${messageOf(e)})`);
+    }
+    throw e;
+  });
   if (demo !== undefined) io.err('serving the demo model: Qwen3\'s architecture and tokenizer with RANDOM weights (its text is nonsense); serve a real model with --model PATH');
   io.err(`model ${id} (${resolved.route} route, target ${f.target}) loading; ${url}/v1/health answers 200 when it is ready`);
   io.out(url);

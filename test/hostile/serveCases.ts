@@ -14,6 +14,7 @@ const serve = (...args: string[]) => ['serve', '--port', '0', ...args];
 
 export const cases: readonly HostileCase[] = [
   { name: 'serve: no model and no --demo', cli: serve(), exit: 2, code: 'UsageError' },
+  { name: 'serve: an address this machine cannot listen on', cli: serve('--demo', '--host', '256.1.1.1'), exit: 2, code: 'UsageError' },
   { name: 'serve: a model path that does not exist', cli: serve('{dir}/none.gguf'), exit: 2, code: 'UsageError' },
   { name: 'serve: a file that is not a GGUF', setup: (d) => { put(d, 'm.gguf', 'not a model'); }, cli: serve('{dir}/m.gguf'), exit: 1, code: 'InvalidInput' },
   { name: 'serve: a directory whose model_type nothing serves', setup: (d) => { put(d, 'm/config.json', { model_type: 'mamba' }); }, cli: serve('{dir}/m'), exit: 1, code: 'InvalidInput', check: (r) => { if (!r.stderr.includes('its route is not part of this build')) throw new Error(r.stderr); } },

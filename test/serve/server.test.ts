@@ -131,8 +131,9 @@ describe('serve: the OpenAI endpoints through the official client', function () 
       const again = await client.completions.create(req);
       expect(again.choices[0]!.text).to.equal(first);
       expect(ended).to.equal(true);
-      // The aborted generation stopped at the token after the client left: 3 made, then the next request's 8.
-      expect(made).to.equal(3 + 8);
+      // The aborted generation stopped at the token after the client left (3 made, or 4 when the server
+      // saw the closed socket only after writing the 3rd), then the next request's 8: not the 50 asked for.
+      expect(made).to.be.within(3 + 8, 4 + 8);
     } finally { await server.close(); }
   });
 });
