@@ -8,6 +8,7 @@ import { isLiteral, type Operand } from '../../ir/types.js';
 import type { CheckedEqn } from '../../ir/checked.js';
 import type { RowBodyPlan, RowValueKind } from '../../targets/host/rowBody.js';
 import type { KernelCall } from './kernelList.js';
+import type { BinaryOp, UnaryOp } from '../../ops/elementwise.js';
 
 /** Where the lowering reads and writes: inputs, results, scratch, and a literal's f32 slot. */
 export interface RowBodySlots {
@@ -48,7 +49,7 @@ export function lowerRowBody(e: CheckedEqn, plan: RowBodyPlan, io: RowBodySlots)
     if (s.op === 'reduce_sum' || s.op === 'reduce_max') {
       calls.push({ op: s.op === 'reduce_sum' ? 'row_sum' : 'row_max', eqn, x: slot.get(s.in[0] as string)!, y, rows, C });
     } else if (s.in.length === 1) {
-      calls.push({ op: 'unary', eqn, fn: s.op as never, x: slot.get(s.in[0] as string)!, y, n: size(s.kind) });
+      calls.push({ op: 'unary', eqn, fn: s.op as UnaryOp, x: slot.get(s.in[0] as string)!, y, n: size(s.kind) });
     } else {
       const [ka, kb] = s.kinds as [RowValueKind, RowValueKind];
       if (s.op === 'mul' && s.kind === 'vector' && ((ka === 'vector' && kb === 'scalar') || (ka === 'scalar' && kb === 'vector'))) {
@@ -58,7 +59,7 @@ export function lowerRowBody(e: CheckedEqn, plan: RowBodyPlan, io: RowBodySlots)
       }
       const operand = (o: Operand, k: RowValueKind): number => (isLiteral(o) ? io.literal(o.lit) : k === s.kind ? slot.get(o)! : vectorOf(o, k));
       calls.push({
-        op: 'binary', eqn, fn: s.op as never, a: operand(s.in[0]!, ka), b: operand(s.in[1]!, kb), y, n: size(s.kind),
+        op: 'binary', eqn, fn: s.op as BinaryOp, a: operand(s.in[0]!, ka), b: operand(s.in[1]!, kb), y, n: size(s.kind),
         aScalar: ka === 'literal', bScalar: kb === 'literal',
       });
     }
