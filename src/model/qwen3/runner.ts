@@ -82,9 +82,6 @@ class SessionCursor implements CacheCursor {
 
   constructor(private readonly runner: EngineRunner, private readonly zero: () => TensorMap) {}
 
-  /** The numerics class of the prefill's target(s) when a prefill ran elsewhere, else null. */
-  prefillNumerics: NumericsClass | null = null;
-
   async step(program: Program, ids: readonly number[], positions: readonly number[]): Promise<Tensor> {
     try {
       return await this.#step(program, ids, positions);
@@ -102,7 +99,6 @@ class SessionCursor implements CacheCursor {
       const out = await this.runner.stepOn(prefillTarget, program, { ids, positions, state });
       this.#held = out.state;
       this.#holder = null;
-      this.prefillNumerics = loosest(prefillTarget);
       return out.logits;
     }
     let s = this.#sessions.get(program.name);
