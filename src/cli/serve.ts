@@ -14,6 +14,7 @@ import { createServer } from '../serve/server.js';
 import { untilDevicesSettle } from '../serve/status.js';
 import { TARGET_NAMES } from '../targets/target.js';
 import type { CliCommand } from './command.js';
+import { createProgress } from './progress.js';
 import { intArg } from './options.js';
 import { EXIT, type Io } from './output.js';
 
@@ -54,7 +55,11 @@ export async function serveCommand(path: string | undefined, f: ServeFlags, io: 
   const demo = given === undefined ? demoModel(f.cacheDir) : undefined;
   // One engine for the server's life, so a reload after a missed deadline finds the restarted device
   // and /v1/status shows its restarts.
-  const engine = createEngine(f.cacheDir !== undefined ? { cacheDir: f.cacheDir } : {});
+  // The host device's threads are the engine's (a model given an engine keeps the engine's threads).
+  const engine = createEngine({
+    ...(f.cacheDir !== undefined ? { cacheDir: f.cacheDir } : {}),
+    ...(f.threads !== undefined ? { devices: { host: { threads: f.threads } } } : {}),
+  });
   const load = {
     engine,
     target: f.target,
@@ -82,7 +87,10 @@ export async function serveCommand(path: string | undefined, f: ServeFlags, io: 
   io.out(url);
   io.err(`chat in a browser at ${url}/ and the engine's status at ${url}/status`);
   io.out(`curl ${url}/v1/chat/completions -H 'content-type: application/json'${f.apiKey !== undefined ? " -H 'authorization: Bearer KEY'" : ''} -d '{"model":"${id}","messages":[{"role":"user","content":"Hello"}],"max_tokens":32}'`);
-  await server.loaded;
+  // The first load compiles the programs and binds the weights: a line on a terminal while it runs.
+  const loading = createProgress(`loading ${id} on ${f.target}: compiling, loading the weights {bar} | {duration_formatted}`, { clear: true });
+  loading.update(0, 1);
+  await server.loaded.finally(() => loading.stop());
   // A model that cannot open at all is the user's to fix: refuse it, typed, rather than serve 503 for ever.
   if (server.holder.state !== 'ready') {
     const e = server.holder.error;

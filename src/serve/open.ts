@@ -56,7 +56,10 @@ export async function resolveModel(path: string, load: LoadModelOptions & { read
     }
     if (!BUILT_IN_TYPES.includes(type)) throw new InvalidInput(join(path, 'config.json'), `model_type ${JSON.stringify(type)}: its route is not part of this build (the built-in path serves ${BUILT_IN_TYPES.join(', ')}; an add-on may add it with --addon)`);
   }
-  const { npuOpts: _n, ...opts } = load;
+  // Threads reach an add-on route as an option; the built-in path takes them from its engine (when given one).
+  const { npuOpts: _n, ...given } = load;
+  const { threads: _t, ...withEngine } = given;
+  const opts = given.engine !== undefined ? withEngine : given;
   if (!isDir && REPACK_TARGETS.includes(load.target ?? 'host')) {
     return { id, route: 'repack', open: () => loadModel(repacked(path, log, load.cacheDir === undefined ? undefined : join(load.cacheDir, 'q4nx')), opts) };
   }

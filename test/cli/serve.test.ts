@@ -44,7 +44,8 @@ describe('cli: serve', function () {
 
   it('--demo serves the demo model with Qwen3\'s tokenizer and says its weights are random', async () => {
     let text = '';
-    const r = await serveOnce(['--demo', '--cache-dir', join(model.dir, 'cache'), '--ctx', '64'], async (url) => {
+    // --threads reaches the host device through the server's engine (an engine-held model takes none itself).
+    const r = await serveOnce(['--demo', '--cache-dir', join(model.dir, 'cache'), '--ctx', '64', '--threads', '1'], async (url) => {
       const res = await fetch(`${url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'qwen3-demo', messages: [{ role: 'user', content: 'Hello' }], max_tokens: 4 }) });
       const body = (await res.json()) as { usage: { prompt_tokens: number }; choices: { message: { content: string } }[] };
       // Qwen3's chat template around "Hello": a handful of tokens, not a byte per character.
