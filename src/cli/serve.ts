@@ -26,6 +26,7 @@ export interface ServeFlags {
   readonly host: string;
   readonly target: string;
   readonly threads?: number;
+  readonly prefillTarget?: string;
   readonly ctx?: number;
   readonly maxQueue: number;
   readonly apiKey?: string;
@@ -65,6 +66,7 @@ export async function serveCommand(path: string | undefined, f: ServeFlags, io: 
     target: f.target,
     ...(f.ctx !== undefined ? { ctx: f.ctx } : {}),
     ...(f.threads !== undefined ? { threads: f.threads } : {}),
+    ...(f.prefillTarget !== undefined ? { prefillTarget: f.prefillTarget } : {}),
     ...(f.cacheDir !== undefined ? { cacheDir: f.cacheDir } : {}),
     ...(demo !== undefined ? { tokenizer: demo.tokenizer, ctx: f.ctx ?? 1024 } : {}),
     npuOpts: f.npuOpt ?? {},
@@ -120,6 +122,7 @@ export const serve: CliCommand = {
       .addOption(new Option('--host <host>', 'the address to listen on').default('127.0.0.1'))
       .addOption(new Option('--target <target>', 'where the model runs').choices([...TARGET_NAMES]).default('host'))
       .addOption(new Option('--threads <n>', 'threads of the host target').argParser(intArg('--threads')))
+      .addOption(new Option('--prefill-target <targets>', 'where prompts are prefilled, a target or a list (xdna2,host); the KV cache is handed to --target'))
       .addOption(new Option('--ctx <n>', 'positions the KV cache holds').argParser(intArg('--ctx')))
       .addOption(new Option('--max-queue <n>', 'requests that may wait behind the running one; one more gets 429').argParser(intArg('--max-queue')).default(16))
       .addOption(new Option('--api-key <key>', 'require Authorization: Bearer KEY'))
