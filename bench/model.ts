@@ -10,61 +10,15 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import type { QuantType } from '../src/model/gguf/ggmlTypes.js';
-import { gv, type GgufValue } from '../src/model/gguf/types.js';
-import { writeGgufStream, type StreamGgufTensor } from '../src/model/pack/ggufStream.js';
 import { packGguf } from '../src/model/pack/pack.js';
 import { verifyPack } from '../src/model/pack/verify.js';
-import { mulberry32 } from '../src/numerics/random.js';
+import { QWEN3_0_6B_SHAPE, writeTinyQwen3 } from '../src/model/qwen3/tiny.js';
 
 const FULL = { layers: 28, hidden: 1024, intermediate: 3072, heads: 16, kvHeads: 8, headDim: 128, vocab: 151936 };
 
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : fallback;
-}
-
-function model(layers: number, type: QuantType): { metadata: Map<string, GgufValue>; tensors: StreamGgufTensor[] } {
-  const c = { ...FULL, layers };
-  const rand = mulberry32(1);
-  // Uniform with std 0.02, in pieces of 64 rows: whole blocks for every type, a few MB at a time.
-  const matrix = (name: string, cols: number, rows: number): StreamGgufTensor => ({
-    name, dims: [cols, rows], type,
-    fill: (emit) => {
-      const a = 0.02 * Math.sqrt(3);
-      for (let r = 0; r < rows; r += 64) {
-        const v = new Float32Array(Math.min(64, rows - r) * cols);
-        for (let i = 0; i < v.length; i++) v[i] = (rand() * 2 - 1) * a;
-        emit(v);
-      }
-    },
-  });
-  const norm = (name: string, n: number): StreamGgufTensor => ({
-    name, dims: [n], type: 'F32', fill: (emit) => emit(Float32Array.from({ length: n }, () => 1 + (rand() * 2 - 1) * 0.1)),
-  });
-  const q = c.heads * c.headDim;
-  const kv = c.kvHeads * c.headDim;
-  const tensors: StreamGgufTensor[] = [matrix('token_embd.weight', c.hidden, c.vocab)];
-  for (let l = 0; l < c.layers; l++) {
-    const p = `blk.${l}.`;
-    tensors.push(
-      norm(`${p}attn_norm.weight`, c.hidden), matrix(`${p}attn_q.weight`, c.hidden, q), matrix(`${p}attn_k.weight`, c.hidden, kv),
-      matrix(`${p}attn_v.weight`, c.hidden, kv), matrix(`${p}attn_output.weight`, q, c.hidden),
-      norm(`${p}attn_q_norm.weight`, c.headDim), norm(`${p}attn_k_norm.weight`, c.headDim), norm(`${p}ffn_norm.weight`, c.hidden),
-      matrix(`${p}ffn_gate.weight`, c.hidden, c.intermediate), matrix(`${p}ffn_up.weight`, c.hidden, c.intermediate),
-      matrix(`${p}ffn_down.weight`, c.intermediate, c.hidden),
-    );
-  }
-  tensors.push(norm('output_norm.weight', c.hidden));
-  const metadata = new Map<string, GgufValue>([
-    ['general.architecture', gv.str('qwen3')], ['general.name', gv.str(`bench-qwen3-0.6b-${type}`)],
-    ['qwen3.block_count', gv.u32(c.layers)], ['qwen3.context_length', gv.u32(40960)],
-    ['qwen3.embedding_length', gv.u32(c.hidden)], ['qwen3.feed_forward_length', gv.u32(c.intermediate)],
-    ['qwen3.attention.head_count', gv.u32(c.heads)], ['qwen3.attention.head_count_kv', gv.u32(c.kvHeads)],
-    ['qwen3.attention.key_length', gv.u32(c.headDim)], ['qwen3.attention.value_length', gv.u32(c.headDim)],
-    ['qwen3.rope.freq_base', gv.f32(1_000_000)], ['qwen3.attention.layer_norm_rms_epsilon', gv.f32(1e-6)],
-    ['tokenizer.ggml.eos_token_id', gv.u32(151645)],
-  ]);
-  return { metadata, tensors };
 }
 
 const MB = 1e6;
@@ -86,9 +40,9 @@ function main(): void {
   try {
     for (const type of types) {
       const g = join(dir, `${type}.gguf`);
-      const { metadata, tensors } = model(layers, type);
       let t0 = performance.now();
-      writeGgufStream(g, metadata, tensors);
+      // The generator the model tests use, streamed to the file: Qwen3-0.6B's shapes, std 0.02, seed 1.
+      writeTinyQwen3(g, { ...QWEN3_0_6B_SHAPE, layers, type });
       const gen = secs(t0);
       const size = statSync(g).size;
       t0 = performance.now();
