@@ -3,7 +3,8 @@
  * `generate` is an async iterator of tokens (its return value the whole result), `complete` the same
  * collected. `reference()` is the same model on the fp64 oracle, for checking a target against it.
  */
-import { InvalidOptions, TokenizerError } from '../../errors/index.js';
+import { EngineError, InvalidOptions, TokenizerError } from '../../errors/index.js';
+import { parseTargetList } from '../../planner/partition.js';
 import { createEngine, type Engine } from '../../jobs/engine.js';
 import type { Program } from '../../ir/types.js';
 import { isTargetName, TARGET_NAMES } from '../../targets/target.js';
@@ -60,11 +61,14 @@ export function checkModelTarget(target: string): string {
   throw new InvalidOptions('target', `no such target ${JSON.stringify(target)} (the targets: ${TARGET_NAMES.join(', ')})`);
 }
 
-/** A target or a comma list of them, each one of the engine's; else a typed refusal naming `field`. */
+/** A target or a comma list of them (the planner's own reading of a list); else InvalidOptions naming `field`. */
 export function checkTargetList(list: unknown, field: string): string {
-  if (typeof list !== 'string' || list === '') throw new InvalidOptions(field, `a target or a comma list of targets, not ${JSON.stringify(list)}`);
-  for (const t of list.split(',')) {
-    if (!isTargetName(t)) throw new InvalidOptions(field, `no such target ${JSON.stringify(t)} (the targets: ${TARGET_NAMES.join(', ')})`);
+  if (typeof list !== 'string') throw new InvalidOptions(field, `a target or a comma list of targets, not ${JSON.stringify(list)}`);
+  try {
+    parseTargetList(list);
+  } catch (e) {
+    if (e instanceof EngineError) throw new InvalidOptions(field, e.message);
+    throw e;
   }
   return list;
 }
