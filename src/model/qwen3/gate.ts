@@ -157,8 +157,8 @@ export async function runGate(model: Qwen3Model, o: GateOptions = {}): Promise<G
 /** The least top-two logit margin at which a token after a handoff must be the decode target's own. */
 export const HANDOFF_MARGIN = 0.05;
 
-/** The KV cache a runner's cursor holds after prefilling `prompt`. */
-async function cacheAfter(m: Qwen3Model, prompt: readonly number[]): Promise<TensorMap> {
+/** The KV cache a model's cursor holds after prefilling `prompt` (from position 0, a zeroed cache). */
+export async function cacheAfter(m: Qwen3Model, prompt: readonly number[]): Promise<TensorMap> {
   const c = await m.runner.begin(() => zeroCache(m.config, m.ctx));
   try {
     await c.step(m.program(prompt.length), prompt, prompt.map((_, i) => i));

@@ -7,21 +7,14 @@ import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { compareTensor } from '../../../src/numerics/compare.js';
-import { zeroCache } from '../../../src/model/qwen3/generate.js';
+import { cacheAfter as cacheOf } from '../../../src/model/qwen3/gate.js';
 import { loadModel, type Qwen3Model } from '../../../src/model/qwen3/model.js';
-import type { TensorMap } from '../../../src/ir/values.js';
 import { modelFixture, SMALL } from './helpers.js';
 
 const BIN = fileURLToPath(new URL('../../../src/cli/bin.js', import.meta.url));
 const PROMPT = [104, 101, 108, 108, 111, 32, 119];
 
-async function cacheAfter(m: Qwen3Model): Promise<TensorMap> {
-  const c = await m.runner.begin(() => zeroCache(m.config, m.ctx));
-  await c.step(m.program(PROMPT.length), PROMPT, PROMPT.map((_, i) => i));
-  const s = await c.state();
-  await c.close();
-  return s;
-}
+const cacheAfter = (m: Qwen3Model) => cacheOf(m, PROMPT);
 
 describe('qwen3: prefill on xdna2,host, decode on host', function () {
   this.timeout(180_000);
