@@ -11,8 +11,9 @@
  *   - repeat: the short run again after another request, byte-identical ids and text;
  *   - speed: the 64-position run's decode tok/s at least minDecodeTokS;
  *   - handoff (with a prefill target): the KV cache the prefill target hands over within the loosest
- *     numerics class of its targets of the reference's (normwise: a prefill is a chain of ops), and greedy tokens after it equal to the decode
- *     target's alone wherever that run's top-two margin exceeds HANDOFF_MARGIN.
+ *     numerics class of its targets of the reference's (normwise: a prefill is a chain of ops), and
+ *     greedy tokens after it equal to the decode target's alone wherever that run's top-two margin
+ *     exceeds handoffMargin (HANDOFF_MARGIN, or twice the class's bound on a logit where larger).
  */
 import { InvalidOptions } from '../../errors/index.js';
 import { cosineSimilarity } from '../../numerics/measures.js';
@@ -157,11 +158,22 @@ export async function runGate(model: Qwen3Model, o: GateOptions = {}): Promise<G
 /** The least top-two logit margin at which a token after a handoff must be the decode target's own. */
 export const HANDOFF_MARGIN = 0.05;
 
+/**
+ * The top-two margin past which a token after a handoff must be the decode target's own: HANDOFF_MARGIN,
+ * or where it is larger twice what the class's normwise bound lets a logit move (`rel` times the largest
+ * logit magnitude: FP16's 1e-2 under NarrowStorage), since either of the two may move by it.
+ */
+export function handoffMargin(rel: number, logits: ArrayLike<number>): number {
+  let top = 0;
+  for (let i = 0; i < logits.length; i++) top = Math.max(top, Math.abs(logits[i]!));
+  return Math.max(HANDOFF_MARGIN, 2 * rel * top);
+}
+
 /** The KV cache a model's cursor holds after prefilling `prompt` (from position 0, a zeroed cache). */
 export async function cacheAfter(m: Qwen3Model, prompt: readonly number[]): Promise<TensorMap> {
   const c = await m.runner.begin(() => zeroCache(m.config, m.ctx));
   try {
-    await c.step(m.program(prompt.length), prompt, prompt.map((_, i) => i));
+    await c.step(m.prefillProgram(prompt.length), prompt, prompt.map((_, i) => i));
     return await c.state();
   } finally {
     await c.close();
@@ -185,9 +197,11 @@ async function handoffPhase(model: Qwen3Model, ref: Qwen3Model, prompt: readonly
   let decisive = 0;
   let differs = -1;
   for (const [k, id] of alone.ids.entries()) {
-    if (after.ids[k] === id) { if (margin(alone.logits![k]!.data) > HANDOFF_MARGIN) decisive++; continue; }
+    const l = alone.logits![k]!.data;
+    const clear = margin(l) > handoffMargin('rel' in tol ? tol.rel : 0, l);
+    if (after.ids[k] === id) { if (clear) decisive++; continue; }
     // After a token differs the two runs see different contexts: only a clear margin makes it a failure.
-    if (margin(alone.logits![k]!.data) > HANDOFF_MARGIN) differs = k;
+    if (clear) differs = k;
     break;
   }
   const pass = worst === null && differs < 0;
@@ -199,7 +213,7 @@ async function handoffPhase(model: Qwen3Model, ref: Qwen3Model, prompt: readonly
 }
 
 /** The gap between the largest and second largest logit. */
-function margin(l: ArrayLike<number>): number {
+export function margin(l: ArrayLike<number>): number {
   let a = -Infinity;
   let b = -Infinity;
   for (let i = 0; i < l.length; i++) {

@@ -1,7 +1,9 @@
 /**
  * The pieces a Qwen3 program is made of, each a few equations of the program format written with the
- * builder: RMSNorm (a row kernel), a projection by a weight in any dtype, neox rope, causal softmax
- * and SwiGLU. Every value is f32; a weight in another float dtype is converted where it is used.
+ * builder: RMSNorm, a projection by a weight in any dtype, neox rope, causal softmax and SwiGLU. Every
+ * value is f32; a weight in another float dtype is converted where it is used. The norms, softmax and
+ * SwiGLU come in two forms: one row kernel each (fused), or the plain ops a target that recognizes no
+ * composite takes (the `...Plain` functions: no row kernel, no rsqrt or logistic).
  */
 import { isQuantized } from '../../ir/types.js';
 import type { ProgramBuilder, Value } from '../../ops/builder.js';
@@ -11,13 +13,29 @@ export function asF32(p: ProgramBuilder, w: Value): Value {
   return isQuantized(w.dtype) || w.dtype === 'f32' ? w : p.convert(w, 'f32');
 }
 
-/** RMSNorm over the last axis: `x * rsqrt(mean(x^2) + eps) * w`, as llama.cpp and transformers compute it. */
+/**
+ * RMSNorm over the last axis, `x / sqrt(mean(x^2) + eps) * w`, in one row kernel. The square root and
+ * the division (rather than rsqrt) are what the XDNA2 derives a bound for, so it takes the norm.
+ */
 export function rmsNorm(p: ProgramBuilder, x: Value, w: Value, eps: number): Value {
   const c = x.shape[x.shape.length - 1]!;
   return p.rowKernel([x, asF32(p, w)], (b, xv, wv) => {
     const ms = b.div(b.reduceSum(b.mul(xv, xv)), c);
-    return b.mul(b.mul(xv, b.rsqrt(b.add(ms, eps))), wv);
+    return b.mul(b.div(xv, b.sqrt(b.add(ms, eps))), wv);
   })[0]!;
+}
+
+/** `r [..., C]` reduced over its last axis and broadcast back to `shape` (the reduced value per row). */
+function perRow(p: ProgramBuilder, r: Value, shape: readonly number[]): Value {
+  return p.broadcast(r, shape, shape.slice(0, -1).map((_, i) => i));
+}
+
+/** RMSNorm as rmsNorm computes it, from plain ops. */
+export function rmsNormPlain(p: ProgramBuilder, x: Value, w: Value, eps: number): Value {
+  const last = x.shape.length - 1;
+  const ms = p.div(p.reduceSum(p.mul(x, x), [last]), x.shape[last]!);
+  const xn = p.div(x, perRow(p, p.sqrt(p.add(ms, eps)), x.shape));
+  return p.mul(xn, p.broadcast(asF32(p, w), x.shape, [last]));
 }
 
 /**
@@ -78,7 +96,48 @@ export function maskedSoftmax(p: ProgramBuilder, scores: Value, bias: Value, sca
   })[0]!;
 }
 
+/** maskedSoftmax from plain ops. */
+export function maskedSoftmaxPlain(p: ProgramBuilder, scores: Value, bias: Value, scale: number): Value {
+  const last = scores.shape.length - 1;
+  const a = p.add(p.mul(scores, scale), bias);
+  const e = p.exp(p.sub(a, perRow(p, p.reduceMax(a, [last]), a.shape)));
+  return p.div(e, perRow(p, p.reduceSum(e, [last]), e.shape));
+}
+
 /** SwiGLU's gate: `silu(gate) * up`. */
 export function swiglu(p: ProgramBuilder, gate: Value, up: Value): Value {
   return p.rowKernel([gate, up], (b, g, u) => b.mul(b.mul(g, b.logistic(g)), u))[0]!;
+}
+
+/**
+ * SwiGLU from plain ops: `gate / (1 + exp(-gate)) * up`. Where exp overflows (a gate below about -11
+ * in FP16) the quotient is the -0 silu tends to.
+ */
+export function swigluPlain(p: ProgramBuilder, gate: Value, up: Value): Value {
+  return p.mul(p.div(gate, p.add(p.exp(p.neg(gate)), 1)), up);
+}
+
+/** What masks a score in a mask handed in as an input: the largest finite FP16 magnitude, which FP16 stores. */
+export const MASKED_INPUT = -65504;
+
+/** Rope's cos and sin tables `[T, D/2]` for `positions`, as rope's inputs (computed in float64, stored f32). */
+export function ropeTableValues(positions: readonly number[], headDim: number, theta: number): { cos: Float64Array; sin: Float64Array } {
+  const half = headDim / 2;
+  const cos = new Float64Array(positions.length * half);
+  const sin = new Float64Array(positions.length * half);
+  for (let t = 0; t < positions.length; t++) {
+    for (let i = 0; i < half; i++) {
+      const angle = positions[t]! * Math.exp((i * -2 * Math.log(theta)) / headDim);
+      cos[t * half + i] = Math.fround(Math.cos(angle));
+      sin[t * half + i] = Math.fround(Math.sin(angle));
+    }
+  }
+  return { cos, sin };
+}
+
+/** The causal mask `[T, C]` as an input: 0 where cache position j <= positions[t], MASKED_INPUT elsewhere. */
+export function causalMaskValues(positions: readonly number[], ctx: number): Float64Array {
+  const m = new Float64Array(positions.length * ctx);
+  for (let t = 0; t < positions.length; t++) for (let j = 0; j < ctx; j++) m[t * ctx + j] = j <= positions[t]! ? 0 : MASKED_INPUT;
+  return m;
 }

@@ -13,6 +13,7 @@ import type { Tokenizer } from '../tokenizer/types.js';
 import type { Qwen3Config } from './config.js';
 import { generateIds, type DecodeRequest, type GeneratedToken, type GenerationContext, type GenerationResult } from './generate.js';
 import { buildProgram } from './program.js';
+import { programFor } from './forms.js';
 import { EngineRunner, ReferenceRunner, type StepRunner } from './runner.js';
 import { openModelSource, type ModelSource } from './source.js';
 import { loadTokenizer } from '../tokenizer/load.js';
@@ -75,7 +76,7 @@ export function checkTargetList(list: unknown, field: string): string {
 
 /** A loaded Qwen3. */
 export class Qwen3Model {
-  readonly #programs = new Map<number, Program>();
+  readonly #programs = new Map<string, Program>();
   readonly #owned: Engine | undefined;
 
   private constructor(readonly source: ModelSource, readonly ctx: number, readonly prefillChunk: number, readonly runner: StepRunner, owned?: Engine) {
@@ -130,11 +131,26 @@ export class Qwen3Model {
     return new Qwen3Model(this.source, this.ctx, this.prefillChunk, new EngineRunner(r.engine, r.target, this.source.weights, r.deadlineMs));
   }
 
-  /** The program of `tokens` tokens (1: decode) at this model's context. */
+  /** The program of `tokens` tokens (1: decode) at this model's context, in the form its target runs (forms.ts). */
   program(tokens: number, allLogits = false): Program {
-    const key = allLogits ? -tokens : tokens;
+    const r = this.runner;
+    return this.#programOn(r instanceof EngineRunner ? r.target : undefined, tokens, allLogits);
+  }
+
+  /** The program a prompt chunk of `tokens` tokens is prefilled with: in the prefill target's form, when there is one. */
+  prefillProgram(tokens: number): Program {
+    const r = this.runner;
+    return this.#programOn(r instanceof EngineRunner ? r.prefillTarget ?? r.target : undefined, tokens, false);
+  }
+
+  #programOn(targets: string | undefined, tokens: number, allLogits: boolean): Program {
+    const key = `${targets ?? ''}/${tokens}/${allLogits}`;
     let p = this.#programs.get(key);
-    if (p === undefined) this.#programs.set(key, (p = buildProgram(this.config, this.source.weights, { tokens, ctx: this.ctx, allLogits })));
+    if (p === undefined) {
+      const shape = { tokens, ctx: this.ctx, allLogits };
+      p = targets === undefined ? buildProgram(this.config, this.source.weights, shape) : programFor(this.config, this.source.weights, shape, targets);
+      this.#programs.set(key, p);
+    }
     return p;
   }
 
@@ -164,7 +180,7 @@ export class Qwen3Model {
     const promptIds = this.promptIds(r);
     const g: GenerationContext = {
       config: this.config, ctx: this.ctx, prefillChunk: this.prefillChunk, tokenizer: this.tokenizer,
-      eosIds: this.eosIds, runner: this.runner, program: (n) => this.program(n),
+      eosIds: this.eosIds, runner: this.runner, program: (n) => (n > 1 ? this.prefillProgram(n) : this.program(n)),
     };
     return yield* generateIds(g, { ...r, promptIds });
   }

@@ -10,12 +10,22 @@
  * Result: `logits`, `[vocab]` for the last token (or `[T, vocab]` with `allLogits`).
  * Rope's cos and sin are computed in the program from the positions (layers.ts, ropeTables), so the
  * fp64 reference computes them exactly too.
+ *
+ * The plain form (`form: 'plain'`, for a target that recognizes no composite and has no trig or integer
+ * arithmetic: the NPU4) computes the same from plain ops only (no row kernel), and takes rope's tables
+ * and the causal mask as three more activations, `rope.cos` and `rope.sin` `[T, D/2]` and `mask`
+ * `[T, ctx]` (f32), which stepActivations computes from the positions.
  */
 import { InvalidOptions } from '../../errors/index.js';
 import type { Program } from '../../ir/types.js';
 import { program, type ProgramBuilder, type Value } from '../../ops/builder.js';
 import type { Qwen3Config } from './config.js';
-import { causalBias, linear, maskedSoftmax, rmsNorm, rope, ropeTables, swiglu } from './layers.js';
+import type { Tensor } from '../../ir/tensor.js';
+import { tensor } from '../../ir/tensor.js';
+import {
+  causalBias, causalMaskValues, linear, maskedSoftmax, maskedSoftmaxPlain, rmsNorm, rmsNormPlain, rope, ropeTables,
+  ropeTableValues, swiglu, swigluPlain,
+} from './layers.js';
 import { LAYER_WEIGHTS, type ModelWeights } from './weights.js';
 
 /** The shape of one program of a model. */
@@ -26,6 +36,43 @@ export interface ProgramShape {
   readonly ctx: number;
   /** Logits of every token, not only the last (tests and teacher forcing). */
   readonly allLogits?: boolean;
+  /** Row kernels and in-program tables (fused, the default), or plain ops with the tables as inputs. */
+  readonly form?: ProgramForm;
+}
+
+/** How a program is written: see the file's doc. */
+export type ProgramForm = 'fused' | 'plain';
+
+/** The pieces of one form. */
+interface Pieces {
+  readonly norm: typeof rmsNorm;
+  readonly softmax: typeof maskedSoftmax;
+  readonly glu: typeof swiglu;
+}
+
+const PIECES: Readonly<Record<ProgramForm, Pieces>> = {
+  fused: { norm: rmsNorm, softmax: maskedSoftmax, glu: swiglu },
+  plain: { norm: rmsNormPlain, softmax: maskedSoftmaxPlain, glu: swigluPlain },
+};
+
+// What a plain-form program needs to compute its table inputs from the positions.
+const TABLE_INPUTS = new WeakMap<Program, { readonly headDim: number; readonly theta: number; readonly ctx: number }>();
+
+/** The activations of one step of `program`: ids and positions, and a plain-form program's tables and mask. */
+export function stepActivations(program: Program, ids: readonly number[], positions: readonly number[]): Record<string, Tensor> {
+  const out: Record<string, Tensor> = {
+    ids: tensor('i32', [ids.length], ids),
+    positions: tensor('i32', [positions.length], positions),
+  };
+  const tables = TABLE_INPUTS.get(program);
+  if (tables !== undefined) {
+    const t = positions.length;
+    const { cos, sin } = ropeTableValues(positions, tables.headDim, tables.theta);
+    out['rope.cos'] = tensor('f32', [t, tables.headDim / 2], cos);
+    out['rope.sin'] = tensor('f32', [t, tables.headDim / 2], sin);
+    out['mask'] = tensor('f32', [t, tables.ctx], causalMaskValues(positions, tables.ctx));
+  }
+  return out;
 }
 
 /** The state args of a model's programs, with their shapes (each a zeroed f32 tensor at the start of a generation). */
@@ -39,13 +86,13 @@ export function cacheShapes(c: Qwen3Config, ctx: number): Map<string, readonly n
 }
 
 /** Attention of `q [T, H, D]` over the cache after this step's keys and values are written. */
-function attention(p: ProgramBuilder, c: Qwen3Config, q: Value, kc: Value, vc: Value, bias: Value): Value {
+function attention(p: ProgramBuilder, c: Qwen3Config, f: Pieces, q: Value, kc: Value, vc: Value, bias: Value): Value {
   const t = q.shape[0]!;
   const g = c.heads / c.kvHeads;
   // Query heads h = kv * g + j share kv head `kv`: group them so one batched matmul per kv head serves all.
   const qg = p.reshape(p.transpose(p.reshape(q, [t, c.kvHeads, g, c.headDim]), [1, 0, 2, 3]), [c.kvHeads, t * g, c.headDim]);
   const scores = p.matmul(qg, kc);
-  const probs = maskedSoftmax(p, scores, bias, 1 / Math.sqrt(c.headDim));
+  const probs = f.softmax(p, scores, bias, 1 / Math.sqrt(c.headDim));
   const o = p.reshape(p.matmul(probs, vc), [c.kvHeads, t, g, c.headDim]);
   return p.reshape(p.transpose(o, [1, 0, 2, 3]), [t, c.heads * c.headDim]);
 }
@@ -56,7 +103,9 @@ export function buildProgram(c: Qwen3Config, weights: ModelWeights, shape: Progr
   if (!(Number.isSafeInteger(t) && t >= 1)) throw new InvalidOptions('tokens', `a program runs 1 or more tokens, not ${t}`);
   if (!(Number.isSafeInteger(ctx) && ctx >= t)) throw new InvalidOptions('ctx', `the context (${ctx}) holds at least the ${t} tokens of a step`);
   if (c.headDim % 2 !== 0) throw new InvalidOptions('headDim', `rope needs an even head dim, not ${c.headDim}`);
-  const p = program(`${t === 1 ? 'qwen3-decode' : `qwen3-prefill-${t}`}-ctx${ctx}${shape.allLogits === true ? '-all' : ''}`);
+  const form = shape.form ?? 'fused';
+  const f = PIECES[form];
+  const p = program(`${t === 1 ? 'qwen3-decode' : `qwen3-prefill-${t}`}-ctx${ctx}${shape.allLogits === true ? '-all' : ''}${form === 'plain' ? '-plain' : ''}`);
   const w = new Map<string, Value>();
   for (const [name, b] of weights) w.set(name, p.weight(name, b.dtype, b.shape));
   const W = (name: string) => w.get(name)!;
@@ -64,33 +113,39 @@ export function buildProgram(c: Qwen3Config, weights: ModelWeights, shape: Progr
   const ids = p.activation('ids', 'i32', [t]);
   const positions = p.activation('positions', 'i32', [t]);
 
-  const tables = ropeTables(p, positions, c.headDim, c.ropeTheta);
+  const plain = form === 'plain';
+  const tables = plain
+    ? { cos: p.activation('rope.cos', 'f32', [t, c.headDim / 2]), sin: p.activation('rope.sin', 'f32', [t, c.headDim / 2]) }
+    : ropeTables(p, positions, c.headDim, c.ropeTheta);
+  const mask = plain ? p.activation('mask', 'f32', [t, ctx]) : causalBias(p, positions, ctx);
   const g = c.heads / c.kvHeads;
-  const bias = p.reshape(p.broadcast(causalBias(p, positions, ctx), [c.kvHeads, t, g, ctx], [1, 3]), [c.kvHeads, t * g, ctx]);
+  const bias = p.reshape(p.broadcast(mask, [c.kvHeads, t, g, ctx], [1, 3]), [c.kvHeads, t * g, ctx]);
   const start = p.reshape(p.slice(positions, [0], [1]), []);
 
   let x = p.gather(W('token_embd'), ids, 0);
   if (x.dtype !== 'f32') x = p.convert(x, 'f32');
   for (let l = 0; l < c.layers; l++) {
     const L = (n: (typeof LAYER_WEIGHTS)[number][0]) => W(`blk.${l}.${n}`);
-    const h = rmsNorm(p, x, L('attn_norm'), c.rmsEps);
-    const q = rmsNorm(p, p.reshape(linear(p, h, L('attn_q'), c.heads * c.headDim), [t, c.heads, c.headDim]), L('attn_q_norm'), c.rmsEps);
-    const k = rmsNorm(p, p.reshape(linear(p, h, L('attn_k'), c.kvHeads * c.headDim), [t, c.kvHeads, c.headDim]), L('attn_k_norm'), c.rmsEps);
+    const h = f.norm(p, x, L('attn_norm'), c.rmsEps);
+    const q = f.norm(p, p.reshape(linear(p, h, L('attn_q'), c.heads * c.headDim), [t, c.heads, c.headDim]), L('attn_q_norm'), c.rmsEps);
+    const k = f.norm(p, p.reshape(linear(p, h, L('attn_k'), c.kvHeads * c.headDim), [t, c.kvHeads, c.headDim]), L('attn_k_norm'), c.rmsEps);
     const v = p.reshape(linear(p, h, L('attn_v'), c.kvHeads * c.headDim), [t, c.kvHeads, c.headDim]);
     const kc = p.dynamicUpdateSlice(caches[2 * l]!, p.transpose(rope(p, k, tables), [1, 2, 0]), [0, 0, start]);
     const vc = p.dynamicUpdateSlice(caches[2 * l + 1]!, p.transpose(v, [1, 0, 2]), [0, start, 0]);
     p.carry(caches[2 * l]!, kc);
     p.carry(caches[2 * l + 1]!, vc);
-    const att = attention(p, c, rope(p, q, tables), kc, vc, bias);
+    const att = attention(p, c, f, rope(p, q, tables), kc, vc, bias);
     x = p.add(x, linear(p, att, L('attn_output'), c.hidden));
-    const h2 = rmsNorm(p, x, L('ffn_norm'), c.rmsEps);
-    const act = swiglu(p, linear(p, h2, L('ffn_gate'), c.intermediate), linear(p, h2, L('ffn_up'), c.intermediate));
+    const h2 = f.norm(p, x, L('ffn_norm'), c.rmsEps);
+    const act = f.glu(p, linear(p, h2, L('ffn_gate'), c.intermediate), linear(p, h2, L('ffn_up'), c.intermediate));
     x = p.add(x, linear(p, act, L('ffn_down'), c.hidden));
   }
   // Only the last token's logits are needed to go on; the lm head is the largest matmul of a step.
   const last = shape.allLogits === true || t === 1 ? x : p.slice(x, [t - 1, 0], [t, c.hidden]);
-  const xn = rmsNorm(p, last, W('output_norm'), c.rmsEps);
+  const xn = f.norm(p, last, W('output_norm'), c.rmsEps);
   const logits = linear(p, xn, w.get('output') ?? W('token_embd'), c.vocab);
   p.results(shape.allLogits === true ? p.named('logits').reshape(logits, [t, c.vocab]) : p.named('logits').reshape(logits, [c.vocab]));
-  return p.build();
+  const built = p.build();
+  if (plain) TABLE_INPUTS.set(built, { headDim: c.headDim, theta: c.ropeTheta, ctx });
+  return built;
 }

@@ -19,6 +19,7 @@ import type { Program } from '../../ir/types.js';
 import type { TensorMap } from '../../ir/values.js';
 import { checkProgram } from '../../ops/validate.js';
 import { heldWeights, runStep } from '../../oracle/evaluate.js';
+import { stepActivations } from './program.js';
 import type { ModelWeights } from './weights.js';
 
 /** What one step takes: the tokens and their positions (consecutive), and the KV cache before it. */
@@ -125,7 +126,7 @@ class SessionCursor implements CacheCursor {
         await this.runner.giveBack([[name, old]]);
       }
     }
-    const out = await s.step(activations({ ids, positions, state: {} }));
+    const out = await s.step(stepActivations(program, ids, positions));
     return out.results['logits']!;
   }
 
@@ -158,13 +159,6 @@ export function loosest(targets: string): NumericsClass {
 /** How many programs' sessions a runner keeps between generations (the decode program's and one prefill's). */
 const IDLE_SESSIONS = 2;
 
-function activations(input: StepInput): Record<string, Tensor> {
-  return {
-    ids: tensor('i32', [input.ids.length], input.ids),
-    positions: tensor('i32', [input.positions.length], input.positions),
-  };
-}
-
 /** The weights as an inputs file binds them: `{ dtype, shape, file, offset, length }` each. */
 export function weightInputs(weights: ModelWeights): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -193,7 +187,7 @@ export class EngineRunner implements StepRunner {
   async stepOn(target: string, program: Program, input: StepInput): Promise<StepResult> {
     const job = this.engine.submit({
       program: this.#jsonOf(program) as object, target, steps: 1, keepSteps: 0, deadlineMs: this.deadlineMs,
-      inputs: { ...this.#weights, ...input.state, ...activations(input) },
+      inputs: { ...this.#weights, ...input.state, ...stepActivations(program, input.ids, input.positions) },
     });
     const r = await job.result;
     return { logits: r.results['logits']!, state: r.state };
@@ -262,7 +256,7 @@ export class ReferenceRunner implements StepRunner {
   step(program: Program, input: StepInput): Promise<StepResult> {
     let checked = this.#checked.get(program.name);
     if (checked === undefined) this.#checked.set(program.name, (checked = checkProgram(program)));
-    const out = runStep(checked, { weights: this.#weights, state: input.state, activations: activations(input) }, { fp64: true });
+    const out = runStep(checked, { weights: this.#weights, state: input.state, activations: stepActivations(program, input.ids, input.positions) }, { fp64: true });
     return Promise.resolve({ logits: out.results['logits']!, state: out.state });
   }
 
