@@ -128,6 +128,8 @@ describe('planner: a partition keeps every target within its hardware contexts o
       writeFileSync(f, tinyQwen3Gguf({ layers: 2, std: 0.05, seed: 3, type }));
       const src = openModelSource(f);
       const checked = checkProgram(buildProgram(src.config, src.weights, { tokens: 7, ctx: 32 }));
+      // Placed by admission alone, npu4 would open more sessions than it has contexts.
+      expect(npuSegments(partitionProgram(checked, parseTargetList('npu4,host'))).length).to.be.greaterThan(16);
       const plan = partitionProgram(checked, parseTargetList('npu4,host'), segmentFit);
       expect(plan.refused).to.deep.equal([]);
       expect(plan.limits).to.deep.equal([]);
