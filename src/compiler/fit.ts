@@ -4,13 +4,14 @@
  */
 import { ContextLimit, type EngineError } from '../errors/index.js';
 import type { CheckedProgram } from '../ir/checked.js';
+import type { SegmentFitAnswer } from '../planner/partition.js';
 import type { TargetName } from '../targets/target.js';
 import { backendOf } from './index.js';
 
-/** The bound a segment's layout passes on its target (RegionLimit naming an equation, or ContextLimit), if any. */
-export function segmentFit(target: TargetName, segment: CheckedProgram): EngineError | undefined {
+/** The bound a segment's layout passes on its target (RegionLimit naming an equation, or ContextLimit), if any, and its contexts. */
+export function segmentFit(target: TargetName, segment: CheckedProgram): SegmentFitAnswer {
   const layout = backendOf(target).layout(segment, true);
-  if (layout.limit !== undefined) return layout.limit;
   const c = layout.contexts;
-  return c.max !== null && c.needed > c.max ? new ContextLimit(c.needed, c.max) : undefined;
+  if (layout.limit !== undefined) return { error: layout.limit, contexts: c.needed };
+  return c.max !== null && c.needed > c.max ? { error: new ContextLimit(c.needed, c.max), contexts: c.needed } : { contexts: c.needed };
 }

@@ -3,6 +3,9 @@
  * to the first target whose admission table admits it, consecutive equations of one target form a
  * segment, and every value one segment defines and a later one reads crosses between them as a
  * transfer. An equation no listed target admits refuses the plan, with each target's refusal of it.
+ * With a fit (the compiler's), an equation its segment's device cannot lay out goes on to the next
+ * target, and so do a target's smallest segments when all of its segments together need more hardware
+ * contexts than it has (src/planner/contexts.ts).
  * A list of one target is not partitioned: planProgram's all-or-refused rule is the one that holds.
  */
 import type { EngineError } from '../errors/index.js';
@@ -14,6 +17,7 @@ import { checkProgram } from '../ops/validate.js';
 import { resolveTarget } from '../targets/index.js';
 import type { Target, TargetName } from '../targets/target.js';
 import { admissionOf } from '../targets/target.js';
+import { checkContexts } from './contexts.js';
 import { refusalError } from './plan.js';
 
 /** Why an earlier target in the list did not take an equation. */
@@ -62,7 +66,7 @@ export interface PartitionPlan {
   readonly transfers: readonly Transfer[];
   /** The equations no listed target admits, each with every target's refusal. */
   readonly refused: readonly EqnPlacement[];
-  /** Bounds a segment passes that no equation of it can be moved for (ContextLimit). */
+  /** Bounds no equation can be moved for: a segment's ContextLimit, or a target's segments' together. */
   readonly limits: readonly EngineError[];
 }
 
@@ -79,31 +83,48 @@ export function parseTargetList(spec: string): Target[] {
 }
 
 /**
- * Whether a segment's program fits its target's device (its regions, its contexts): the compiler's
- * answer, handed in because the planner sits below the compiler. An error naming an equation (a
- * RegionLimit's `eqn`, an index into the segment's program) passes that equation on to the next target.
+ * Whether a segment's program fits its target's device (its regions, its contexts), and the hardware
+ * contexts its artifacts take there: the compiler's answer, handed in because the planner sits below
+ * the compiler. An error naming an equation (a RegionLimit's `eqn`, an index into the segment's
+ * program) passes that equation on to the next target.
  */
-export type SegmentFit = (target: TargetName, segment: CheckedProgram) => EngineError | undefined;
+export type SegmentFit = (target: TargetName, segment: CheckedProgram) => SegmentFitAnswer;
 
-/** Plans every equation on the first target that admits it (and, with `fits`, whose device it fits); see the file's doc. */
+/** What SegmentFit answers: the bound the segment passes, if any, and the contexts it needs. */
+export interface SegmentFitAnswer {
+  readonly error?: EngineError;
+  readonly contexts: number;
+}
+
+/**
+ * Plans every equation on the first target that admits it (and, with `fits`, whose device it fits,
+ * its segments' contexts together within the target's: src/planner/contexts.ts); see the file's doc.
+ */
 export function partitionProgram(checked: CheckedProgram, targets: readonly Target[], fits?: SegmentFit): PartitionPlan {
   const passed = new Map<number, TargetRefusal[]>();
+  const pass = (eqn: number, r: TargetRefusal) => passed.set(eqn, [...(passed.get(eqn) ?? []), r]);
   // Each round passes at least one equation on to a later target, so rounds are bounded.
   for (let round = 0; round <= checked.eqns.length * targets.length; round++) {
     const plan = placeAll(checked, targets, passed);
     if (fits === undefined || plan.refused.length > 0) return plan;
+    const needed: number[] = [];
     let moved = false;
     for (const sp of segmentPrograms(checked, plan)) {
-      const err = fits(sp.segment.target, checkProgram(sp.program));
+      const fit = fits(sp.segment.target, checkProgram(sp.program));
+      needed.push(fit.contexts);
+      const err = fit.error;
       if (err === undefined) continue;
       const local = (err.fields() as { eqn?: unknown }).eqn;
       if (typeof local !== 'number' || sp.segment.eqns[local] === undefined) return { ...plan, limits: [...plan.limits, err] };
-      const eqn = sp.segment.eqns[local]!;
-      passed.set(eqn, [...(passed.get(eqn) ?? []), { target: sp.segment.target, error: err }]);
+      pass(sp.segment.eqns[local]!, { target: sp.segment.target, error: err });
       moved = true;
       break;
     }
-    if (!moved) return plan;
+    if (moved) continue;
+    const verdict = checkContexts(checked, targets, plan.segments, needed, passed);
+    if (verdict.kind === 'fits') return plan;
+    if (verdict.kind === 'limit') return { ...plan, limits: [...plan.limits, verdict.error] };
+    for (const m of verdict.moves) pass(m.eqn, m.refusal);
   }
   throw new RangeError('partitioning did not settle');
 }

@@ -28,6 +28,7 @@ import { cases as serveCases } from './serveCases.js';
 import { cases as sweepCases } from './sweepCases.js';
 import { cases as hostcCases } from './hostcCases.js';
 import { cases as tokCases } from './tokCases.js';
+import { cases as ctxmergeCases } from './ctxmergeCases.js';
 
 const TABLES: Readonly<Record<string, readonly HostileCase[]>> = {
   files: filesCases, cache: cacheCases, limits: limitsCases, engine: engineCases, embed: embedCases, tokenize: tokCases, farm: farmCases,
@@ -36,6 +37,7 @@ const TABLES: Readonly<Record<string, readonly HostileCase[]>> = {
   partition: partitionCases,
   serve: serveCases,
   hostContracts: hostcCases,
+  ctxmerge: ctxmergeCases,
 };
 
 const BIN = fileURLToPath(new URL('../../src/cli/bin.js', import.meta.url));
