@@ -29,10 +29,11 @@ export class RegionLimit extends EngineError {
 
 export class ContextLimit extends EngineError {
   readonly code = 'ContextLimit' as const;
-  constructor(readonly needed: number, readonly max: number) {
-    super(`${needed} artifacts need ${needed} hardware contexts, the device has ${max}`);
+  /** `target`: whose device it is, where a partitioned plan counts several ('' otherwise). */
+  constructor(readonly needed: number, readonly max: number, readonly target = '') {
+    super(`${needed} artifacts need ${needed} hardware contexts, the ${target === '' ? 'device' : `${target} device`} has ${max}`);
   }
-  static readonly wire = { needed: 'number', max: 'number' } as const;
+  static readonly wire = { needed: 'number', max: 'number', target: 'string-' } as const;
 }
 
 export class MissingContract extends EngineError {

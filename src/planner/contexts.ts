@@ -2,7 +2,9 @@
  * The hardware contexts of a partition, counted per target: a partitioned run opens one session per
  * segment, every session's artifacts hold contexts on its target's device at once, so a target's
  * segments together must fit its `contexts`. A target that is not the last listed sheds its smallest
- * segments to the later targets; the last one (or one whose segments cannot go further) refuses the plan.
+ * segments to the later targets. A target that cannot (the last one) takes instead the smallest
+ * segments of earlier targets that sit between two of its own, so that those two merge; when neither
+ * is enough the plan is refused.
  */
 import { ContextLimit } from '../errors/index.js';
 import type { CheckedProgram } from '../ir/checked.js';
@@ -43,7 +45,7 @@ export function checkContexts(
     const own = segments.filter((s) => s.target === t.name);
     const total = own.reduce((n, s) => n + needed[s.index]!, 0);
     if (total <= t.contexts) continue;
-    const error = new ContextLimit(total, t.contexts);
+    const error = new ContextLimit(total, t.contexts, t.name);
     const later = targets.slice(k + 1);
     // A segment can go on when a later target admits each of its equations and has not refused it for its fit.
     const movable = (s: Segment) => s.eqns.every((i) => later.some((l) =>
@@ -58,8 +60,36 @@ export function checkContexts(
       chosen.push(s);
       shed += needed[s.index]!;
     }
-    if (total - shed > t.contexts) return { kind: 'limit', error };
-    return { kind: 'move', moves: chosen.flatMap((s) => s.eqns.map((eqn) => ({ eqn, refusal: { target: t.name, error } }))) };
+    if (total - shed <= t.contexts) {
+      return { kind: 'move', moves: chosen.flatMap((s) => s.eqns.map((eqn) => ({ eqn, refusal: { target: t.name, error } }))) };
+    }
+    const merging = mergers(checked, t, segments, needed, passed, total);
+    return merging.length > 0 ? { kind: 'move', moves: merging } : { kind: 'limit', error };
   }
   return { kind: 'fits' };
+}
+
+/**
+ * For a target `t` over its contexts by `total`: the equations of the fewest, smallest segments of other
+ * targets that sit between two of t's segments and whose equations t admits, moved to t so that each
+ * merges two of t's segments into one (saving the later one's contexts). Each moved equation's refusal
+ * is on the segment's own target, with t's ContextLimit (naming t) as the reason. Empty when not enough.
+ */
+function mergers(
+  checked: CheckedProgram, t: Target, segments: readonly Segment[], needed: readonly number[],
+  passed: ReadonlyMap<number, readonly { readonly target: TargetName }[]>, total: number,
+): { readonly eqn: number; readonly refusal: TargetRefusal }[] {
+  const error = new ContextLimit(total, t.contexts, t.name);
+  const takes = (i: number) => admissionOf(t, checked.eqns[i]!).admitted && !(passed.get(i) ?? []).some((r) => r.target === t.name);
+  const between = segments.filter((s, i) => s.target !== t.name && segments[i - 1]?.target === t.name && segments[i + 1]?.target === t.name && s.eqns.every(takes))
+    .sort((a, b) => a.eqns.length - b.eqns.length || b.index - a.index);
+  const chosen: Segment[] = [];
+  let saved = 0;
+  for (const s of between) {
+    if (total - saved <= t.contexts) break;
+    chosen.push(s);
+    saved += needed[s.index + 1]!;
+  }
+  if (total - saved > t.contexts) return [];
+  return chosen.flatMap((s) => s.eqns.map((eqn) => ({ eqn, refusal: { target: s.target, error } })));
 }

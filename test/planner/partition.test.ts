@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { segmentFit } from '../../src/compiler/fit.js';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -121,8 +122,10 @@ describe('planner: partitioned plans over a list of targets', function () {
     for (const [k, shape] of expectedShapes(c, false)) weights.set(k, { dtype: shape.length === 1 ? 'f32' : 'q8_0', shape, file: '/m.gguf', offset: 0, length: 0 });
     const program = programToJson(buildProgram(c, weights, { tokens: 1, ctx: 16 }));
     const checked = checkProgram(parseProgram(program));
-    const plan = partitionProgram(checked, parseTargetList('xdna2,host'));
+    // Planned as `plan` plans it: each device's contexts counted over its segments.
+    const plan = partitionProgram(checked, parseTargetList('xdna2,host'), segmentFit);
     expect(plan.refused).to.deep.equal([]);
+    expect(plan.limits).to.deep.equal([]);
     expect(plan.placements).to.have.length(checked.eqns.length);
     // Both targets take part, segments alternate, and every host equation carries the NPU's refusal.
     expect(new Set(plan.segments.map((s) => s.target))).to.deep.equal(new Set(['xdna2', 'host']));

@@ -82,7 +82,7 @@ describe('planner: a partition keeps every target within its hardware contexts o
     for (const eqn of moved) {
       const p = plan.placements[eqn]!;
       expect(p.target).to.equal('host');
-      expect(p.refusals.map((r) => [r.target, r.error.code, r.error.fields()])).to.deep.equal([['npu4', 'ContextLimit', { needed: 18, max: 16 }]]);
+      expect(p.refusals.map((r) => [r.target, r.error.code, r.error.fields()])).to.deep.equal([['npu4', 'ContextLimit', { needed: 18, max: 16, target: 'npu4' }]]);
     }
     expect(plan.placements[naive[3]!.eqns[0]!]!.target).to.equal('npu4');
     // Each moved segment sat between two host segments, which merged: 15 host segments.
@@ -95,10 +95,10 @@ describe('planner: a partition keeps every target within its hardware contexts o
     expect(planCommand(f, { target: 'npu4,host', json: true }, io)).to.equal(0);
     const j = JSON.parse(io.outs[0]!) as { placements: { eqn: number; target: string; refusals: { target: string; error: unknown }[] }[]; limits: unknown[] };
     expect(j.limits).to.deep.equal([]);
-    expect(j.placements[moved[0]!]!.refusals).to.deep.equal([{ target: 'npu4', error: { code: 'ContextLimit', needed: 18, max: 16 } }]);
+    expect(j.placements[moved[0]!]!.refusals).to.deep.equal([{ target: 'npu4', error: { code: 'ContextLimit', needed: 18, max: 16, target: 'npu4' } }]);
     const tio = capture();
     expect(planCommand(f, { target: 'npu4,host' }, tio)).to.equal(0);
-    expect(tio.outs).to.include(`  eqn ${moved[0]} sub: host, segment ${plan.placements[moved[0]!]!.segment} (npu4 refused: ContextLimit needed=18 max=16)`);
+    expect(tio.outs).to.include(`  eqn ${moved[0]} sub: host, segment ${plan.placements[moved[0]!]!.segment} (npu4 refused: ContextLimit needed=18 max=16 target="npu4")`);
 
     // The plan runs: 16 npu4 and 15 host sessions open, and the result is the oracle's within FP16 storage.
     const tmp = tempDir();
@@ -140,22 +140,38 @@ describe('planner: a partition keeps every target within its hardware contexts o
     });
   }
 
-  it('the last target past its contexts refuses the plan: ContextLimit in limits, planPartitionedJob throws it', () => {
-    // 17 npu4 segments between 18 host ones: one npu4 segment goes on, and the host still needs 17.
-    const prog = alternating(Array.from({ length: 17 }, () => 2), true);
+  it('the last target past its contexts takes the smallest segments between two of its own, which merge', () => {
+    // 17 npu4 segments between 18 host ones: one npu4 segment goes on, and the host would still need 17.
+    const prog = alternating(Array.from({ length: 17 }, (_, k) => (k === 5 ? 1 : 2)), true);
     const checked = checkProgram(prog);
     const plan = partitionProgram(checked, parseTargetList('npu4,host'), segmentFit);
-    expect(npuSegments(plan)).to.have.length(16);
-    expect(plan.limits.map((e) => [e.code, e.fields()])).to.deep.equal([['ContextLimit', { needed: 17, max: 16 }]]);
+    expect(plan.limits).to.deep.equal([]);
+    for (const [t, n] of contextsPerTarget(checked, plan)) expect(n, t).to.be.at.most(16);
+    const byHost = plan.placements.filter((p) => p.refusals.some((r) => r.error instanceof ContextLimit && r.error.target === 'host'));
+    expect(byHost.length).to.be.greaterThan(0);
+    for (const p of byHost) expect(p.target).to.equal('host');
+    expect(() => planPartitionedJob(checked, 'npu4,host')).to.not.throw();
+  });
+
+  it('a target past its contexts whose segments no other target takes refuses the plan: ContextLimit naming it', () => {
+    // npu4 segments that compute in f16 (the host refuses f16 arithmetic), 17 of them between host abs.
+    const p = program('f16-chain');
+    const x = p.activation('x', 'f32', [4, 8]);
+    let v = p.abs(x);
+    for (let k = 0; k < 17; k++) v = p.abs(p.convert(p.mul(p.convert(v, 'f16'), 0.5), 'f32'));
+    p.results(v);
+    const prog = p.build();
+    const checked = checkProgram(prog);
+    const plan = partitionProgram(checked, parseTargetList('npu4,host'), segmentFit);
+    expect(plan.limits.map((e) => [e.code, e.fields()])).to.deep.equal([['ContextLimit', { needed: 17, max: 16, target: 'npu4' }]]);
     const e = (() => { try { planPartitionedJob(checked, 'npu4,host'); return undefined; } catch (x) { return x; } })();
     expect(e).to.be.instanceOf(ContextLimit);
-    expect(e).to.have.property('code', 'ContextLimit');
-    expect(e).to.include({ needed: 17, max: 16 });
+    expect(e).to.include({ code: 'ContextLimit', needed: 17, max: 16, target: 'npu4' });
 
     const f = join(dir, 'overflow.json');
     writeFileSync(f, JSON.stringify(programToJson(prog)));
     const io = capture();
     expect(planCommand(f, { target: 'npu4,host' }, io)).to.equal(1);
-    expect(io.outs).to.include('  ContextLimit needed=17 max=16');
+    expect(io.outs).to.include('  ContextLimit needed=17 max=16 target="npu4"');
   });
 });

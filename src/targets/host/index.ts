@@ -153,8 +153,12 @@ export const HOST_NUMERICS = { kind: 'contracts', stepContracts: HOST_STEP_CONTR
 /** Every quantized weight dtype: the addon reads each in place, byte for byte as in its file. */
 export const HOST_QUANTIZED = QUANT_DTYPES;
 
-/** The addon's hardware contexts: artifacts are plain kernel lists, so as many as the CPU oracle's. */
-export const HOST_CONTEXTS = 16;
+/**
+ * The artifacts the host holds loaded at once. The CPU has no hardware contexts: this bounds live
+ * sessions (each with its arena), and leaves room beside a model's decode sessions for the host
+ * segments of a partitioned prefill.
+ */
+export const HOST_CONTEXTS = 64;
 export const HOST_PART = 'host:cpu';
 
 export const HOST_TARGET: Target = {

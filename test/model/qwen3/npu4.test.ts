@@ -1,0 +1,100 @@
+/**
+ * Prefill on the simulated NPU4 (the whole layer stack narrowed to FP16: the plain-form program), its
+ * KV cache handed to the host's decode session; npu4 partitioned with host for a quantized model; the
+ * whole model on the NPU4; the refusal of a quantized model on npu4 alone; the gate's handoff phase.
+ */
+import { expect } from 'chai';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { roundF16 } from '../../../src/numerics/float16.js';
+import { toleranceFor } from '../../../src/numerics/classes.js';
+import { compareTensor } from '../../../src/numerics/compare.js';
+import type { TensorMap } from '../../../src/ir/values.js';
+import { cacheAfter, handoffMargin, margin } from '../../../src/model/qwen3/gate.js';
+import { loadModel, type Qwen3Model } from '../../../src/model/qwen3/model.js';
+import { modelFixture, SMALL } from './helpers.js';
+
+const BIN = fileURLToPath(new URL('../../../src/cli/bin.js', import.meta.url));
+const PROMPT = [104, 101, 108, 108, 111, 32, 119, 111];
+const REQUEST = { promptIds: PROMPT, maxTokens: 8, repetitionPenalty: 1, ignoreEos: true } as const;
+const NARROW = toleranceFor('NarrowStorage', 'f32');
+const REL = 'rel' in NARROW ? NARROW.rel : 0;
+
+/** The tokens of `m` equal host's alone up to the first token host chose at a margin FP16 could move. */
+async function expectHostTokens(m: Qwen3Model, host: Qwen3Model): Promise<number> {
+  const alone = await host.complete({ ...REQUEST, logits: true });
+  const got = (await m.complete(REQUEST)).ids;
+  let clear = 0;
+  for (const [k, id] of alone.ids.entries()) {
+    const l = alone.logits![k]!.data;
+    const decisive = margin(l) > handoffMargin(REL, l);
+    if (decisive) expect(got[k], `token ${k} (host's margin ${margin(l).toFixed(3)})`).to.equal(id);
+    if (got[k] !== id) break;
+    if (decisive) clear++;
+  }
+  return clear;
+}
+
+async function expectCacheNarrow(m: Qwen3Model): Promise<TensorMap> {
+  const got = await cacheAfter(m, PROMPT);
+  const want = await cacheAfter(m.reference(), PROMPT);
+  for (const [k, w] of Object.entries(want)) {
+    const c = compareTensor(got[k]!, w, NARROW);
+    expect(c.pass, `${k}: ${c.reason ?? ''}`).to.equal(true);
+  }
+  return got;
+}
+
+const isF16 = (v: number) => roundF16(v) === v;
+
+describe('qwen3: prefill on npu4, decode on host', function () {
+  this.timeout(240_000);
+  const fx = modelFixture();
+
+  it('an F16 model prefills whole on npu4: host\'s greedy tokens, a cache within NarrowStorage of fp64 and stored in FP16', async () => {
+    const path = fx.gguf('f16.gguf', { ...SMALL, type: 'F16' });
+    const handed = await loadModel(path, { engine: fx.engine(), ctx: 32, target: 'host', prefillTarget: 'npu4' });
+    const host = await loadModel(path, { engine: fx.engine(), ctx: 32, target: 'host' });
+    expect(await expectHostTokens(handed, host)).to.be.at.least(3);
+    const cache = await expectCacheNarrow(handed);
+    // Every value the NPU handed over went through its FP16 storage; host's own cache did not.
+    for (const t of Object.values(cache)) expect(Array.from(t.data).every(isF16)).to.equal(true);
+    const own = await cacheAfter(host, PROMPT);
+    expect(Object.values(own).some((t) => !Array.from(t.data).every(isF16))).to.equal(true);
+    // The NPU4 ran it: no row kernel, the tables as inputs (the plain form), on the npu4 device.
+    expect(handed.prefillProgram(PROMPT.length).eqns.some((e) => e.op === 'row_kernel')).to.equal(false);
+    expect(fx.engine().device('npu4').state).to.equal('ready');
+    await Promise.all([handed.close(), host.close()]);
+  });
+
+  it('a Q8_0 model on npu4,host: the NPU4 takes what it admits, the quantized matmuls go to host; same checks', async () => {
+    const path = fx.gguf('q8.gguf', { ...SMALL, type: 'Q8_0' });
+    const handed = await loadModel(path, { engine: fx.engine(), ctx: 32, target: 'host', prefillTarget: 'npu4,host' });
+    const host = await loadModel(path, { engine: fx.engine(), ctx: 32, target: 'host' });
+    expect(await expectHostTokens(handed, host)).to.be.at.least(3);
+    await expectCacheNarrow(handed);
+    await Promise.all([handed.close(), host.close()]);
+  });
+
+  it('the whole model on npu4 (prefill and decode): host\'s greedy tokens where FP16 cannot move them', async () => {
+    const path = fx.gguf('all.gguf', { ...SMALL, type: 'F16' });
+    const npu = await loadModel(path, { engine: fx.engine(), ctx: 32, target: 'npu4' });
+    const host = await loadModel(path, { engine: fx.engine(), ctx: 32, target: 'host' });
+    expect(await expectHostTokens(npu, host)).to.be.at.least(3);
+    await Promise.all([npu.close(), host.close()]);
+  });
+
+  it('npu4 alone refuses a quantized model naming the weight it cannot take; gate --prefill-target npu4 passes its handoff phase', () => {
+    const q8 = fx.gguf('r.gguf', { ...SMALL, type: 'Q8_0' });
+    const bad = spawnSync(process.execPath, [BIN, 'generate', q8, '--prompt-ids', '1,2,3', '--target', 'host', '--prefill-target', 'npu4', '--ctx', '32', '--json'], { encoding: 'utf8' });
+    expect(bad.status, bad.stderr).to.equal(1);
+    expect(JSON.parse(bad.stdout)).to.deep.include({ error: { code: 'CapabilityMissing', eqn: 4, op: 'gather', capability: 'dtype.q8_0' } });
+    const f16 = fx.gguf('g.gguf', { ...SMALL, type: 'F16' });
+    const r = spawnSync(process.execPath, [BIN, 'gate', f16, '--target', 'host', '--prefill-target', 'npu4', '--ctx', '64', '--json'], { encoding: 'utf8' });
+    expect(r.status, r.stderr).to.equal(0);
+    const doc = JSON.parse(r.stdout) as { phases: { phase: string; pass: boolean; detail: string }[] };
+    const phase = doc.phases.find((p) => p.phase === 'handoff')!;
+    expect(phase.pass, phase.detail).to.equal(true);
+    expect(phase.detail).to.include('within NarrowStorage');
+  });
+});
