@@ -13,7 +13,7 @@ import type { Device, DeviceKind } from '../devices/device.js';
 import type { FaultOptions } from '../devices/faults.js';
 import { hasSimulator, openDevice } from '../devices/registry.js';
 import type { Wiring } from '../compiler/wiring.js';
-import { ResidentWeights, Session, type SessionInit } from '../session/session.js';
+import { ResidentWeights, Session, type SessionInit, type SharedState } from '../session/session.js';
 import { LoadedArtifacts } from './loadedArtifacts.js';
 import type { StepOutput, TensorMap } from '../oracle/types.js';
 import { mulberry32 } from '../numerics/random.js';
@@ -219,6 +219,14 @@ export function deviceApi(opts: DeviceActorOptions) {
     /** Zeroes a session's state, sets it to another open session's (a KV cache handed over in place), or to tensors. */
     setState(session: number, from: number | 'zero' | TensorMap): void {
       openSession(session).setState(typeof from === 'number' ? openSession(from) : from);
+    },
+    /** A session's state as device bytes in shared memory, for a session on another device (DeviceSession.takeStateFrom). */
+    exportState(session: number): SharedState {
+      return openSession(session).exportState();
+    },
+    /** Sets a session's state to bytes another device's session exported. */
+    setSharedState(session: number, from: SharedState): void {
+      openSession(session).setSharedState(from);
     },
     close,
     live() {

@@ -86,7 +86,7 @@ export abstract class DeviceRules<C, M extends Memory> implements Device {
   /** Loads an artifact into a hardware context. */
   async load(artifact: Artifact): Promise<LoadedArtifact> {
     this.usable();
-    if (this.contexts.size >= this.maxContexts) throw new ContextLimit(this.contexts.size + 1, this.maxContexts, this.kind);
+    if (this.contexts.size >= this.maxContexts) throw new ContextLimit(this.contexts.size + 1, this.maxContexts);
     const n = ++this.loadCount;
     if (loadFails(this.faults, n)) throw new LoadFailed(this.name, `injected fault: load ${n} fails`);
     const target: unknown = artifact?.target;

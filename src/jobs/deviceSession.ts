@@ -2,8 +2,9 @@
  * A session kept open on a device across calls: the program's artifacts loaded, its weights resident
  * and its state carried on the device from step to step, never copied back unless asked. A model's
  * decoding runs on one (each token one step, the KV cache staying where the kernels read it), and
- * one session's state can be handed to another's on the same device (a prefill program's KV cache
- * to the decode program's) without leaving the device's process.
+ * one session's state can be handed to another's (a prefill program's KV cache to the decode
+ * program's): on the same device without leaving the device's process, from another device through
+ * shared memory.
  *
  * Every call has the session's deadline; a miss poisons the device actor, which its supervisor
  * restarts, and every session open on it is gone: a later call fails with LoadFailed saying so.
@@ -89,12 +90,18 @@ export class DeviceSession {
     return this.device.call('setState', [this.#id(), state], { deadlineMs: this.deadlineMs });
   }
 
-  /** Sets the carried state to another session's (same device, same state args), copied on the device. */
-  takeStateFrom(other: DeviceSession): Promise<void> {
-    if (other.device !== this.device) {
-      return Promise.reject(new InvalidOptions('session', `state can be handed over on one device only (${other.deviceName} to ${this.deviceName})`));
+  /**
+   * Sets the carried state to another session's (the same state args): on one device copied there; from
+   * another device through shared memory, the other device's bytes read once into a SharedArrayBuffer
+   * that this device writes from (no copy between the threads, no element through a JS number).
+   */
+  async takeStateFrom(other: DeviceSession): Promise<void> {
+    if (other.device === this.device) {
+      await this.device.call('setState', [this.#id(), other.#id()], { deadlineMs: this.deadlineMs });
+      return;
     }
-    return this.device.call('setState', [this.#id(), other.#id()], { deadlineMs: this.deadlineMs });
+    const shared = await other.device.call('exportState', [other.#id()], { deadlineMs: other.deadlineMs });
+    await this.device.call('setSharedState', [this.#id(), shared], { deadlineMs: this.deadlineMs });
   }
 
   /** Frees the session's buffers on the device (a device restarted since has freed them already). */

@@ -29,6 +29,16 @@ export type { SessionInit, Stage } from './recorder.js';
 export { ResidentWeights } from './residentWeights.js';
 
 /** The artifacts of a program on one device, their buffers, and the recording of one step. */
+/** One state arg's device bytes in a SharedArrayBuffer (Session.exportState). */
+export interface SharedStateArg {
+  readonly dtype: string;
+  readonly shape: readonly number[];
+  readonly bytes: Uint8Array;
+}
+
+/** A session's carried state as device bytes in shared memory, by state arg. */
+export type SharedState = Readonly<Record<string, SharedStateArg>>;
+
 export class Session {
   private closed = false;
   // State args whose current contents no result check has covered (all of them before the first replay).
@@ -120,6 +130,35 @@ export class Session {
     const out: Record<string, Tensor> = {};
     for (const [arg, h] of this.stateHomes) out[arg] = tensorFromBytes(elementDtype(h.dtype, `state ${arg}`), h.shape, readFrom(this.device, h.at, h.bytes));
     return out;
+  }
+
+  /**
+   * The carried state as its device bytes in shared memory: another thread's session takes it
+   * (setSharedState) with no copy between the threads and no element passing through a JS number.
+   */
+  exportState(): SharedState {
+    const out: Record<string, SharedStateArg> = {};
+    for (const [arg, h] of this.stateHomes) {
+      const bytes = new Uint8Array(new SharedArrayBuffer(h.bytes));
+      bytes.set(readFrom(this.device, h.at, h.bytes));
+      out[arg] = { dtype: h.dtype, shape: [...h.shape], bytes };
+    }
+    return out;
+  }
+
+  /**
+   * Sets the carried state to another session's exported bytes (exportState, any device): each state
+   * arg's of the same dtype and shape, else InvalidInput naming it and nothing is written.
+   */
+  setSharedState(from: SharedState): void {
+    for (const [arg, h] of this.stateHomes) {
+      const src = from[arg];
+      if (src === undefined || src.dtype !== h.dtype || src.bytes.length !== h.bytes || src.shape.length !== h.shape.length || src.shape.some((d, i) => d !== h.shape[i])) {
+        throw new InvalidInput(`/${arg}`, `state ${arg} (${h.dtype}[${h.shape.join(', ')}]) has no counterpart of that type in the state handed over`);
+      }
+    }
+    for (const [arg, h] of this.stateHomes) writeTo(this.device, h.at, from[arg]!.bytes);
+    this.stateUnchecked = true;
   }
 
   /**

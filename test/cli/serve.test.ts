@@ -42,17 +42,19 @@ describe('cli: serve', function () {
     expect(r.stderr).to.include('SIGTERM');
   });
 
-  it('--prefill-target xdna2,host prefills there and decodes on host: the same greedy text as host alone', async () => {
+  it('--prefill-target xdna2,host and npu4,host prefill there and decode on host: the same greedy text as host alone', async () => {
     const texts: string[] = [];
     const ask = async (url: string) => {
       const res = await fetch(`${url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'tiny', prompt: 'abcdef', max_tokens: 5, temperature: 0, repetition_penalty: 1 }) });
       texts.push(((await res.json()) as { choices: { text: string }[] }).choices[0]!.text);
     };
     const a = await serveOnce([model.path, '--ctx', '64', '--prefill-target', 'xdna2,host'], ask);
-    const b = await serveOnce([model.path, '--ctx', '64'], ask);
-    expect([a.code, b.code]).to.deep.equal([0, 0]);
-    expect(texts).to.have.length(2);
-    expect(texts[0]).to.equal(texts[1]);
+    const b = await serveOnce([model.path, '--ctx', '64', '--prefill-target', 'npu4,host'], ask);
+    const c = await serveOnce([model.path, '--ctx', '64'], ask);
+    expect([a.code, b.code, c.code]).to.deep.equal([0, 0, 0]);
+    expect(texts).to.have.length(3);
+    expect(texts[0]).to.equal(texts[2]);
+    expect(texts[1]).to.equal(texts[2]);
   });
 
   it('--demo serves the demo model with Qwen3\'s tokenizer and says its weights are random', async () => {

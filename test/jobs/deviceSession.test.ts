@@ -103,6 +103,40 @@ for (const target of ['cpu', 'host'] as const) {
   });
 }
 
+describe('jobs/deviceSession: a state handed between devices through shared memory', function () {
+  this.timeout(60_000);
+  let tmp: ReturnType<typeof tempDir>;
+  let engine: Engine;
+  beforeEach(() => { tmp = tempDir(); engine = createEngine({ cacheDir: tmp.dir }); });
+  afterEach(async () => { await engine.close(); tmp.remove(); });
+
+  it('host to npu4 and npu4 to cpu: each session goes on from the state the other left, which stays its own', async () => {
+    const host = await engine.openSession({ program: carry('c1', 1), target: 'host', inputs: { acc: tensor('f32', [3], [1, 1, 1]) } });
+    await host.step(x(1, 2, 3));
+    const npu = await engine.openSession({ program: carry('c2', 2), target: 'npu4', zeroState: true });
+    await npu.takeStateFrom(host);
+    // (2, 3, 4) * 2 + 1, exact in FP16 too.
+    expect(data((await npu.step(x(1, 1, 1))).results['y'])).to.deep.equal([5, 7, 9]);
+    expect(data((await host.state())['acc'])).to.deep.equal([2, 3, 4]);
+    const cpu = await engine.openSession({ program: carry('c3', 1), target: 'cpu', zeroState: true });
+    await cpu.takeStateFrom(npu);
+    expect(data((await cpu.step(x(0.5, 0.5, 0.5))).results['y'])).to.deep.equal([5.5, 7.5, 9.5]);
+    expect([host.deviceName, npu.deviceName, cpu.deviceName].every((d, i, all) => all.indexOf(d) === i)).to.equal(true);
+  });
+
+  it('refuses a state of another shape from another device, naming it, and leaves the taker\'s state as it was', async () => {
+    const p = program('wide');
+    const acc = p.state('acc', 'f32', [4]);
+    p.carry(acc, p.add(acc, p.activation('x', 'f32', [4])));
+    p.results(acc);
+    const wide = await engine.openSession({ program: p.build(), target: 'host', inputs: { acc: tensor('f32', [4], [1, 2, 3, 4]) } });
+    const narrow = await engine.openSession({ program: carry('c1', 1), target: 'npu4', zeroState: true });
+    const e = await rejectsWith(wide.takeStateFrom(narrow), 'InvalidInput');
+    expect(e.message).to.contain('acc');
+    expect(data((await wide.state())['acc'])).to.deep.equal([1, 2, 3, 4]);
+  });
+});
+
 describe('jobs/deviceSession: a missed deadline', function () {
   this.timeout(30_000);
   it('fails the step with DeadlineExceeded; the restarted device refuses the old session (LoadFailed) and serves a new one', async () => {

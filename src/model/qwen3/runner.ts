@@ -70,9 +70,11 @@ export class HeldCursor implements CacheCursor {
 }
 
 /**
- * A cursor over device sessions (src/jobs/deviceSession.ts): one per program, opened with a zeroed
- * cache, the cache staying on the device between steps and handed from one program's session to the
- * next (a prefill chunk's to the decode program's) there. At most two sessions stay open.
+ * A cursor over device sessions (src/jobs/deviceSession.ts): one per program and target, opened with a
+ * zeroed cache, the cache staying on the device between steps and handed from one program's session to
+ * the next (a prefill chunk's to the decode program's): on the device, or from a prefill target's device
+ * through shared memory. A partitioned prefill target runs its chunks as jobs instead, the cache handed
+ * as tensors. At most two sessions stay open.
  */
 class SessionCursor implements CacheCursor {
   readonly #sessions = new Map<string, DeviceSession>();
@@ -93,22 +95,25 @@ class SessionCursor implements CacheCursor {
   }
 
   async #step(program: Program, ids: readonly number[], positions: readonly number[]): Promise<Tensor> {
-    const prefillTarget = this.runner.prefillTarget;
-    if (prefillTarget !== undefined && ids.length > 1) {
-      // The prompt runs as jobs on the prefill target, its KV cache handed along as tensors.
+    const prefillTarget = ids.length > 1 ? this.runner.prefillTarget : undefined;
+    if (prefillTarget?.includes(',') === true) {
+      // A partitioned prefill runs as jobs (a session per segment), its KV cache handed along as tensors.
       const state = this.#held ?? (this.#holder !== null ? await this.#holder.state() : this.zero());
       const out = await this.runner.stepOn(prefillTarget, program, { ids, positions, state });
       this.#held = out.state;
       this.#holder = null;
       return out.logits;
     }
-    let s = this.#sessions.get(program.name);
+    // A prefill on one other target has a session there; its cache goes to the decode session through shared memory.
+    const target = prefillTarget ?? this.runner.target;
+    const key = `${target}/${program.name}`;
+    let s = this.#sessions.get(key);
     let zeroed = false;
     if (s === undefined) {
-      const got = await this.runner.takeSession(program);
+      const got = await this.runner.takeSession(program, target);
       s = got.session;
       zeroed = !got.reused;
-      this.#sessions.set(program.name, s);
+      this.#sessions.set(key, s);
     }
     if (this.#held !== null) {
       await s.loadState(this.#held);
@@ -202,16 +207,20 @@ export class EngineRunner implements StepRunner {
    * @internal A session of `program`: one kept from an earlier generation (`reused`, its cache as that
    * generation left it) while its device has not restarted, else a new one with a zeroed cache.
    */
-  async takeSession(program: Program): Promise<{ readonly session: DeviceSession; readonly reused: boolean }> {
-    const idle = this.#idle.get(program.name);
-    this.#idle.delete(program.name);
+  async takeSession(program: Program, target = this.target): Promise<{ readonly session: DeviceSession; readonly reused: boolean }> {
+    const key = `${target}/${program.name}`;
+    const idle = this.#idle.get(key);
+    this.#idle.delete(key);
     if (idle?.usable === true) return { session: idle, reused: true };
     await idle?.close();
-    const session = await this.engine.openSession({ program: this.#jsonOf(program) as object, target: this.target, inputs: this.#weights, zeroState: true, deadlineMs: this.deadlineMs });
+    const session = await this.engine.openSession({ program: this.#jsonOf(program) as object, target, inputs: this.#weights, zeroState: true, deadlineMs: this.deadlineMs });
     return { session, reused: false };
   }
 
-  /** @internal Keeps sessions for the next generation (one per program, the most recent IDLE_SESSIONS programs). */
+  /**
+   * @internal Keeps sessions for the next generation (one per `target/program` key, the most recent
+   * IDLE_SESSIONS of them).
+   */
   async giveBack(sessions: readonly (readonly [string, DeviceSession])[]): Promise<void> {
     const extra: DeviceSession[] = [];
     for (const [name, s] of sessions) {
