@@ -64,12 +64,14 @@ export async function generateCommand(path: string, f: GenerateFlags, io: Io): P
           io.out(JSON.stringify({
             ids: r.ids, text: r.text, prompt_tokens: r.promptTokens, finish_reason: r.finishReason,
             timings: { prefill_tok_s: t.prefillTokS, decode_tok_s: t.decodeTokS },
+            ran_on: r.ranOn,
             ...(r.logits ? { logits: r.logits.map((l) => encodeTensor({ ...l, dtype: 'f32' }, 'b64')) } : {}),
           }));
         } else {
           if (io.write) io.write(`${rest}\n`);
           else io.out(r.text);
           io.err(`[${r.promptTokens} prompt tokens, ${r.ids.length} generated (${r.finishReason}); prefill ${t.prefillTokS.toFixed(1)} tok/s, decode ${t.decodeTokS.toFixed(1)} tok/s on ${model.runner.name}]`);
+          for (const p of r.ranOn) io.err(`[${p.phase} on ${p.target}: ${p.devices.join(', ')}${p.simulated ? ' (simulated)' : ''}, ${p.numerics}]`);
         }
         return EXIT.ok;
       }

@@ -97,7 +97,7 @@ export function routeModel(dir: string, session: RouteSession): ServedModel {
       }
       text += stream.end();
       const ms = performance.now() - t0;
-      return { ids, text, promptTokens: promptIds.length, finishReason: finish, timings: { prefillMs: 0, decodeMs: ms, prefillTokS: 0, decodeTokS: ms > 0 ? (ids.length * 1000) / ms : 0, decodeSteps: ids.length } };
+      return { ids, text, promptTokens: promptIds.length, finishReason: finish, timings: { prefillMs: 0, decodeMs: ms, prefillTokS: 0, decodeTokS: ms > 0 ? (ids.length * 1000) / ms : 0, decodeSteps: ids.length }, ranOn: [] };
     },
     close: async () => { await session.close?.(); },
   };

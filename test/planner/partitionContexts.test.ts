@@ -141,16 +141,33 @@ describe('planner: a partition keeps every target within its hardware contexts o
   }
 
   it('the last target past its contexts takes the smallest segments between two of its own, which merge', () => {
-    // 17 npu4 segments between 18 host ones: one npu4 segment goes on, and the host would still need 17.
-    const prog = alternating(Array.from({ length: 17 }, (_, k) => (k === 5 ? 1 : 2)), true);
-    const checked = checkProgram(prog);
-    const plan = partitionProgram(checked, parseTargetList('npu4,host'), segmentFit);
+    // On xdna2,npu4: 17 npu4 segments (a reshape there and back, which the XDNA2 refuses) around 16
+    // xdna2 ones (sub x, then mul 0.5 but one of a single sub), which npu4 admits too.
+    const p = program('last-over');
+    const x = p.activation('x', 'f32', [4, 8]);
+    const there = (v: ReturnType<typeof p.sub>) => p.reshape(p.reshape(v, [32]), [4, 8]);
+    let v = there(x);
+    for (let k = 0; k < 16; k++) {
+      v = p.sub(v, x);
+      if (k !== 6) v = p.mul(v, 0.5);
+      v = there(v);
+    }
+    p.results(v);
+    const checked = checkProgram(p.build());
+    const targets = parseTargetList('xdna2,npu4');
+    const naive = partitionProgram(checked, targets);
+    expect(naive.segments.filter((s) => s.target === 'npu4')).to.have.length(17);
+    const plan = partitionProgram(checked, targets, segmentFit);
     expect(plan.limits).to.deep.equal([]);
     for (const [t, n] of contextsPerTarget(checked, plan)) expect(n, t).to.be.at.most(16);
-    const byHost = plan.placements.filter((p) => p.refusals.some((r) => r.error instanceof ContextLimit && r.error.target === 'host'));
-    expect(byHost.length).to.be.greaterThan(0);
-    for (const p of byHost) expect(p.target).to.equal('host');
-    expect(() => planPartitionedJob(checked, 'npu4,host')).to.not.throw();
+    // The one-equation xdna2 segment went to npu4, merging the two around it; its refusal names npu4's count.
+    const single = naive.segments.filter((s) => s.target === 'xdna2').find((s) => s.eqns.length === 1)!;
+    const moved = plan.placements.filter((q) => q.refusals.some((r) => r.error instanceof ContextLimit));
+    expect(moved.map((q) => q.eqn)).to.deep.equal(single.eqns);
+    expect(moved[0]!.target).to.equal('npu4');
+    expect(moved[0]!.refusals.map((r) => [r.target, r.error.fields()])).to.deep.equal([['xdna2', { needed: 17, max: 16, target: 'npu4' }]]);
+    expect(plan.segments.filter((s) => s.target === 'npu4')).to.have.length(16);
+    expect(() => planPartitionedJob(checked, 'xdna2,npu4')).to.not.throw();
   });
 
   it('a target past its contexts whose segments no other target takes refuses the plan: ContextLimit naming it', () => {

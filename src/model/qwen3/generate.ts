@@ -11,7 +11,7 @@ import type { Program } from '../../ir/types.js';
 import type { TensorMap } from '../../ir/values.js';
 import type { Qwen3Config } from './config.js';
 import { cacheShapes } from './program.js';
-import type { CacheCursor, StepRunner } from './runner.js';
+import type { CacheCursor, RanOn, StepRunner } from './runner.js';
 import { Sampler, type SamplingOptions } from './sampler.js';
 import { TextStream } from './stream.js';
 import type { Tokenizer } from '../tokenizer/types.js';
@@ -62,6 +62,8 @@ export interface GenerationResult {
   readonly finishReason: FinishReason;
   readonly timings: { readonly prefillMs: number; readonly decodeMs: number; readonly prefillTokS: number; readonly decodeTokS: number; readonly decodeSteps: number };
   readonly logits?: Tensor[];
+  /** Where the prefill and the decode ran (devices, simulated or not, numerics class); empty on the reference. */
+  readonly ranOn: readonly RanOn[];
 }
 
 /** A zeroed KV cache: where every generation starts. */
@@ -137,5 +139,6 @@ async function* decodeWith(g: GenerationContext, r: DecodeRequest, cache: CacheC
     ids: generated, text, promptTokens: prompt.length, finishReason: finish,
     timings: { prefillMs, decodeMs, prefillTokS: rate(prompt.length, prefillMs), decodeTokS: rate(steps, decodeMs), decodeSteps: steps },
     ...(r.logits ? { logits: kept } : {}),
+    ranOn: cache.ranOn?.() ?? [],
   };
 }

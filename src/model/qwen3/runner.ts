@@ -33,6 +33,20 @@ export interface StepInput {
 export interface StepResult {
   readonly logits: Tensor;
   readonly state: TensorMap;
+  /** The devices that ran it (each a simulator or not), for an engine step. */
+  readonly devices?: readonly { readonly device: string; readonly simulated: boolean }[];
+}
+
+/**
+ * Where one phase of a generation ran: its target (or list), the devices, whether any of them is a
+ * simulator (the result is then a simulated one), and the numerics class its results carry.
+ */
+export interface RanOn {
+  readonly phase: 'prefill' | 'decode';
+  readonly target: string;
+  readonly devices: readonly string[];
+  readonly simulated: boolean;
+  readonly numerics: NumericsClass;
 }
 
 /** One generation's KV cache, where its steps run: each step takes the cache as the last one left it. */
@@ -43,6 +57,8 @@ export interface CacheCursor {
   state(): Promise<TensorMap>;
   /** Lets the cache go. */
   close(): Promise<void>;
+  /** Where the steps so far ran, by phase (an engine cursor's; none for the reference). */
+  ranOn?(): readonly RanOn[];
 }
 
 /** Runs steps of a model's programs somewhere. */
@@ -78,6 +94,7 @@ export class HeldCursor implements CacheCursor {
  */
 class SessionCursor implements CacheCursor {
   readonly #sessions = new Map<string, DeviceSession>();
+  readonly #ran = new Map<string, RanOn>();
   #holder: DeviceSession | null = null;
   // A cache made on the prefill target (as tensors), until a session of the decode target takes it.
   #held: TensorMap | null = null;
@@ -102,6 +119,7 @@ class SessionCursor implements CacheCursor {
       const out = await this.runner.stepOn(prefillTarget, program, { ids, positions, state });
       this.#held = out.state;
       this.#holder = null;
+      this.#record('prefill', prefillTarget, out.devices ?? []);
       return out.logits;
     }
     // A prefill on one other target has a session there; its cache goes to the decode session through shared memory.
@@ -132,7 +150,19 @@ class SessionCursor implements CacheCursor {
       }
     }
     const out = await s.step(stepActivations(program, ids, positions));
+    this.#record(prefillTarget !== undefined ? 'prefill' : 'decode', target, [{ device: s.deviceName, simulated: s.simulated }]);
     return out.results['logits']!;
+  }
+
+  #record(phase: RanOn['phase'], target: string, devices: readonly { readonly device: string; readonly simulated: boolean }[]): void {
+    const before = this.#ran.get(phase);
+    const names = [...new Set([...(before?.devices ?? []), ...devices.map((d) => d.device)])];
+    const simulated = (before?.simulated ?? false) || devices.some((d) => d.simulated);
+    this.#ran.set(phase, { phase, target, devices: names, simulated, numerics: loosest(target) });
+  }
+
+  ranOn(): readonly RanOn[] {
+    return [...this.#ran.values()];
   }
 
   state(): Promise<TensorMap> {
@@ -195,7 +225,8 @@ export class EngineRunner implements StepRunner {
       inputs: { ...this.#weights, ...input.state, ...stepActivations(program, input.ids, input.positions) },
     });
     const r = await job.result;
-    return { logits: r.results['logits']!, state: r.state };
+    const devices = r.partition?.segments.map((g) => ({ device: g.device, simulated: g.simulated })) ?? [{ device: r.target, simulated: r.simulated }];
+    return { logits: r.results['logits']!, state: r.state, devices };
   }
 
   /** A generation over device sessions: its KV cache stays on the device. */

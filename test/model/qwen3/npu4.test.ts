@@ -61,8 +61,11 @@ describe('qwen3: prefill on npu4, decode on host', function () {
     for (const t of Object.values(cache)) expect(Array.from(t.data).every(isF16)).to.equal(true);
     const own = await cacheAfter(host, PROMPT);
     expect(Object.values(own).some((t) => !Array.from(t.data).every(isF16))).to.equal(true);
-    // The NPU4 ran it: no row kernel, the tables as inputs (the plain form), on the npu4 device.
+    // The NPU4 ran it: no row kernel, the tables as inputs (the plain form), on the npu4 device; the
+    // result says the prefill was simulated and in NarrowStorage, the decode on host neither.
     expect(handed.prefillProgram(PROMPT.length).eqns.some((e) => e.op === 'row_kernel')).to.equal(false);
+    const ran = (await handed.complete({ ...REQUEST, maxTokens: 2 })).ranOn;
+    expect(ran.map((r) => [r.phase, r.target, r.simulated, r.numerics])).to.deep.equal([['prefill', 'npu4', true, 'NarrowStorage'], ['decode', 'host', false, 'Contract']]);
     expect(fx.engine().device('npu4').state).to.equal('ready');
     await Promise.all([handed.close(), host.close()]);
   });
@@ -90,6 +93,11 @@ describe('qwen3: prefill on npu4, decode on host', function () {
     expect(bad.status, bad.stderr).to.equal(1);
     expect(JSON.parse(bad.stdout)).to.deep.include({ error: { code: 'CapabilityMissing', eqn: 4, op: 'gather', capability: 'dtype.q8_0' } });
     const f16 = fx.gguf('g.gguf', { ...SMALL, type: 'F16' });
+    const ok = spawnSync(process.execPath, [BIN, 'generate', f16, '--prompt-ids', '1,2,3', '--max-tokens', '2', '--target', 'host', '--prefill-target', 'npu4,host', '--ctx', '32', '--json'], { encoding: 'utf8' });
+    expect(ok.status, ok.stderr).to.equal(0);
+    const ranOn = (JSON.parse(ok.stdout) as { ran_on: { phase: string; target: string; devices: string[]; simulated: boolean; numerics: string }[] }).ran_on;
+    expect(ranOn.map((r) => [r.phase, r.target, r.simulated, r.numerics])).to.deep.equal([['prefill', 'npu4,host', true, 'NarrowStorage'], ['decode', 'host', false, 'Contract']]);
+    expect(ranOn[0]!.devices.some((d) => d.includes('npu4'))).to.equal(true);
     const r = spawnSync(process.execPath, [BIN, 'gate', f16, '--target', 'host', '--prefill-target', 'npu4', '--ctx', '64', '--json'], { encoding: 'utf8' });
     expect(r.status, r.stderr).to.equal(0);
     const doc = JSON.parse(r.stdout) as { phases: { phase: string; pass: boolean; detail: string }[] };
