@@ -70,8 +70,10 @@ export async function generateCommand(path: string, f: GenerateFlags, io: Io): P
         } else {
           if (io.write) io.write(`${rest}\n`);
           else io.out(r.text);
-          io.err(`[${r.promptTokens} prompt tokens, ${r.ids.length} generated (${r.finishReason}); prefill ${t.prefillTokS.toFixed(1)} tok/s, decode ${t.decodeTokS.toFixed(1)} tok/s on ${model.runner.name}]`);
-          for (const p of r.ranOn) io.err(`[${p.phase} on ${p.target}: ${p.devices.join(', ')}${p.simulated ? ' (simulated)' : ''}, ${p.numerics}]`);
+          // A phase on a prefill target or a simulator is said where it ran (a simulated result is labelled so).
+          const where = r.ranOn.filter((p) => p.phase === 'prefill' || p.simulated)
+            .map((p) => `; ${p.phase} on ${p.target}: ${p.devices.join(', ')}${p.simulated ? ' (simulated)' : ''}, ${p.numerics}`).join('');
+          io.err(`[${r.promptTokens} prompt tokens, ${r.ids.length} generated (${r.finishReason}); prefill ${t.prefillTokS.toFixed(1)} tok/s, decode ${t.decodeTokS.toFixed(1)} tok/s on ${model.runner.name}${where}]`);
         }
         return EXIT.ok;
       }
