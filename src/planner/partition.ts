@@ -103,22 +103,23 @@ export interface SegmentFitAnswer {
 export function partitionProgram(checked: CheckedProgram, targets: readonly Target[], fits?: SegmentFit): PartitionPlan {
   const passed = new Map<number, TargetRefusal[]>();
   const pass = (eqn: number, r: TargetRefusal) => passed.set(eqn, [...(passed.get(eqn) ?? []), r]);
-  // Each round passes at least one equation on to a later target, so rounds are bounded.
+  // Each round passes at least one equation on to a later target, so rounds are bounded. A round
+  // passes on every segment's unfit equation at once (segments are laid out independently), so a big
+  // program takes a few rounds, not one per equation.
   for (let round = 0; round <= checked.eqns.length * targets.length; round++) {
     const plan = placeAll(checked, targets, passed);
     if (fits === undefined || plan.refused.length > 0) return plan;
     const needed: number[] = [];
     let moved = false;
     for (const sp of segmentPrograms(checked, plan)) {
-      const fit = fits(sp.segment.target, checkProgram(sp.program));
+      const fit: SegmentFitAnswer = fits(sp.segment.target, checkProgram(sp.program));
       needed.push(fit.contexts);
-      const err = fit.error;
+      const err: EngineError | undefined = fit.error;
       if (err === undefined) continue;
       const local = (err.fields() as { eqn?: unknown }).eqn;
       if (typeof local !== 'number' || sp.segment.eqns[local] === undefined) return { ...plan, limits: [...plan.limits, err] };
       pass(sp.segment.eqns[local]!, { target: sp.segment.target, error: err });
       moved = true;
-      break;
     }
     if (moved) continue;
     const verdict = checkContexts(checked, targets, plan.segments, needed, passed);
