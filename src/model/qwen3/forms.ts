@@ -7,6 +7,7 @@
  * the fused form's norms.
  */
 import { segmentFit } from '../../compiler/fit.js';
+import type { EngineError } from '../../errors/index.js';
 import type { Program } from '../../ir/types.js';
 import { checkProgram } from '../../ops/validate.js';
 import { parseTargetList, partitionProgram } from '../../planner/partition.js';
@@ -14,19 +15,31 @@ import type { Qwen3Config } from './config.js';
 import { buildProgram, type ProgramForm, type ProgramShape } from './program.js';
 import type { ModelWeights } from './weights.js';
 
-/** How well `targets` plan a program: what they refuse (equations and bounds), then its segments; less is better. */
-function score(program: Program, targets: string): readonly [number, number] {
-  const plan = partitionProgram(checkProgram(program), parseTargetList(targets), segmentFit);
-  return [plan.refused.length + plan.limits.length, plan.segments.length];
+/** A program in the form chosen for a target list, and the planner's refusal of it there, if any. */
+export interface PlacedProgram {
+  readonly program: Program;
+  /** What a run would fail with: the first target's refusal of the first refused equation, or a bound. */
+  readonly refusal?: EngineError;
 }
 
-const better = (a: readonly [number, number], b: readonly [number, number]) => a[0] < b[0] || (a[0] === b[0] && a[1] < b[1]);
+interface Scored extends PlacedProgram {
+  /** What the targets refuse (equations and bounds), then the segments; less is better. */
+  readonly score: readonly [number, number];
+}
+
+function scored(program: Program, targets: string): Scored {
+  const plan = partitionProgram(checkProgram(program), parseTargetList(targets), segmentFit);
+  const refusal = plan.refused[0]?.refusals[0]?.error ?? plan.limits[0];
+  return { program, score: [plan.refused.length + plan.limits.length, plan.segments.length], ...(refusal === undefined ? {} : { refusal }) };
+}
+
+const better = (a: Scored, b: Scored) => a.score[0] < b.score[0] || (a.score[0] === b.score[0] && a.score[1] < b.score[1]);
 
 /** The program of `shape` in the form `targets` run best; see the file's doc. */
-export function programFor(c: Qwen3Config, weights: ModelWeights, shape: ProgramShape, targets: string): Program {
-  const fused = buildProgram(c, weights, { ...shape, form: 'fused' });
-  const f = score(fused, targets);
-  if (f[0] === 0 && f[1] === 1) return fused;
-  const plain = buildProgram(c, weights, { ...shape, form: 'plain' satisfies ProgramForm });
-  return better(score(plain, targets), f) ? plain : fused;
+export function programFor(c: Qwen3Config, weights: ModelWeights, shape: ProgramShape, targets: string): PlacedProgram {
+  const fused = scored(buildProgram(c, weights, { ...shape, form: 'fused' }), targets);
+  if (fused.score[0] === 0 && fused.score[1] === 1) return fused;
+  const plain = scored(buildProgram(c, weights, { ...shape, form: 'plain' satisfies ProgramForm }), targets);
+  const { program, refusal } = better(plain, fused) ? plain : fused;
+  return refusal === undefined ? { program } : { program, refusal };
 }

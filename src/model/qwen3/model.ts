@@ -13,14 +13,18 @@ import type { Tokenizer } from '../tokenizer/types.js';
 import type { Qwen3Config } from './config.js';
 import { generateIds, type DecodeRequest, type GeneratedToken, type GenerationContext, type GenerationResult } from './generate.js';
 import { buildProgram } from './program.js';
-import { programFor } from './forms.js';
+import { programFor, type PlacedProgram } from './forms.js';
 import { EngineRunner, ReferenceRunner, type StepRunner } from './runner.js';
 import { openModelSource, type ModelSource } from './source.js';
 import { loadTokenizer } from '../tokenizer/load.js';
 
 /** Options of loadModel. */
 export interface LoadModelOptions {
-  /** The target the programs run on (default `cpu`); a target's planner refuses what it does not admit. */
+  /**
+   * The target the programs run on (default `cpu`). Each program is built in the form the target plans
+   * best (forms.ts); what its planner refuses of the decode program (or of a prefill program on
+   * `prefillTarget`) refuses the model when it loads, with that typed error.
+   */
   readonly target?: string;
   /** Positions the KV cache holds (default the smaller of 1024 and the model's context length). */
   readonly ctx?: number;
@@ -76,7 +80,7 @@ export function checkTargetList(list: unknown, field: string): string {
 
 /** A loaded Qwen3. */
 export class Qwen3Model {
-  readonly #programs = new Map<string, Program>();
+  readonly #programs = new Map<string, PlacedProgram>();
   readonly #owned: Engine | undefined;
 
   private constructor(readonly source: ModelSource, readonly ctx: number, readonly prefillChunk: number, readonly runner: StepRunner, owned?: Engine) {
@@ -99,7 +103,14 @@ export class Qwen3Model {
       : undefined;
     const prefill = opts.prefillTarget === undefined ? undefined : checkTargetList(opts.prefillTarget, 'prefillTarget');
     const runner = new EngineRunner(opts.engine ?? owned!, target, source.weights, opts.deadlineMs, prefill);
-    return new Qwen3Model(source, ctx, opts.prefillChunk ?? 512, runner, owned);
+    const model = new Qwen3Model(source, ctx, opts.prefillChunk ?? 512, runner, owned);
+    try {
+      model.#checkPlanned();
+    } catch (e) {
+      void owned?.close();
+      throw e;
+    }
+    return model;
   }
 
   get config(): Qwen3Config { return this.source.config; }
@@ -144,14 +155,31 @@ export class Qwen3Model {
   }
 
   #programOn(targets: string | undefined, tokens: number, allLogits: boolean): Program {
+    return this.#placed(targets, tokens, allLogits).program;
+  }
+
+  #placed(targets: string | undefined, tokens: number, allLogits: boolean): PlacedProgram {
     const key = `${targets ?? ''}/${tokens}/${allLogits}`;
     let p = this.#programs.get(key);
     if (p === undefined) {
       const shape = { tokens, ctx: this.ctx, allLogits };
-      p = targets === undefined ? buildProgram(this.config, this.source.weights, shape) : programFor(this.config, this.source.weights, shape, targets);
+      p = targets === undefined ? { program: buildProgram(this.config, this.source.weights, shape) } : programFor(this.config, this.source.weights, shape, targets);
       this.#programs.set(key, p);
     }
     return p;
+  }
+
+  /**
+   * Throws what the planner refuses of this model's decode program on its target, and of a prefill
+   * program on its prefill target: a model no step of which could run is refused when it loads.
+   */
+  #checkPlanned(): void {
+    const r = this.runner;
+    if (!(r instanceof EngineRunner)) return;
+    const decode = this.#placed(r.target, 1, false).refusal;
+    if (decode !== undefined) throw decode;
+    const prefill = r.prefillTarget === undefined || this.ctx < 2 ? undefined : this.#placed(r.prefillTarget, 2, false).refusal;
+    if (prefill !== undefined) throw prefill;
   }
 
   #tokenizerFor(field: string): Tokenizer {

@@ -87,8 +87,10 @@ describe('qwen3: prefill on npu4, decode on host', function () {
     await Promise.all([npu.close(), host.close()]);
   });
 
-  it('npu4 alone refuses a quantized model naming the weight it cannot take; gate --prefill-target npu4 passes its handoff phase', () => {
+  it('npu4 alone refuses a quantized model when it loads, naming the weight; gate --prefill-target npu4 passes its handoff phase', async () => {
     const q8 = fx.gguf('r.gguf', { ...SMALL, type: 'Q8_0' });
+    const refused = await loadModel(q8, { engine: fx.engine(), ctx: 32, target: 'host', prefillTarget: 'npu4' }).then(() => null, (e: unknown) => e);
+    expect(refused).to.include({ code: 'CapabilityMissing', capability: 'dtype.q8_0', op: 'gather' });
     const bad = spawnSync(process.execPath, [BIN, 'generate', q8, '--prompt-ids', '1,2,3', '--target', 'host', '--prefill-target', 'npu4', '--ctx', '32', '--json'], { encoding: 'utf8' });
     expect(bad.status, bad.stderr).to.equal(1);
     expect(JSON.parse(bad.stdout)).to.deep.include({ error: { code: 'CapabilityMissing', eqn: 4, op: 'gather', capability: 'dtype.q8_0' } });
