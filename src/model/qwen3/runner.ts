@@ -4,7 +4,7 @@
  * on the oracle in fp64 mode, the independent reference the gate and the tests compare with. Both
  * take the same programs and the same weights (byte ranges of the model's file).
  */
-import { InvalidOptions } from '../../errors/index.js';
+import { DeadlineExceeded, InvalidOptions } from '../../errors/index.js';
 import { NUMERICS_CLASSES, type NumericsClass } from '../../numerics/classes.js';
 import { TARGETS } from '../../targets/index.js';
 import { isTargetName } from '../../targets/target.js';
@@ -99,6 +99,8 @@ class SessionCursor implements CacheCursor {
   // A cache made on the prefill target (as tensors), until a session of the decode target takes it.
   #held: TensorMap | null = null;
   #failed = false;
+  // The device of the session called last: a generation on two devices names the one that missed a deadline.
+  #at = '';
 
   constructor(private readonly runner: EngineRunner, private readonly zero: () => TensorMap) {}
 
@@ -107,6 +109,7 @@ class SessionCursor implements CacheCursor {
       return await this.#step(program, ids, positions);
     } catch (e) {
       this.#failed = true;
+      if (this.runner.prefillTarget !== undefined && e instanceof DeadlineExceeded && e.device === '' && this.#at !== '') throw new DeadlineExceeded(e.deadlineMs, this.#at);
       throw e;
     }
   }
@@ -128,11 +131,13 @@ class SessionCursor implements CacheCursor {
     let s = this.#sessions.get(key);
     let zeroed = false;
     if (s === undefined) {
+      this.#at = target;
       const got = await this.runner.takeSession(program, target);
       s = got.session;
       zeroed = !got.reused;
       this.#sessions.set(key, s);
     }
+    this.#at = s.deviceName || s.target;
     if (this.#held !== null) {
       await s.loadState(this.#held);
       this.#held = null;

@@ -5,7 +5,10 @@
  */
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { DeadlineExceeded } from '../../../src/errors/index.js';
+import { createEngine } from '../../../src/jobs/engine.js';
 import { roundF16 } from '../../../src/numerics/float16.js';
 import { toleranceFor } from '../../../src/numerics/classes.js';
 import { compareTensor } from '../../../src/numerics/compare.js';
@@ -68,6 +71,31 @@ describe('qwen3: prefill on npu4, decode on host', function () {
     expect(ran.map((r) => [r.phase, r.target, r.simulated, r.numerics])).to.deep.equal([['prefill', 'npu4', true, 'NarrowStorage'], ['decode', 'host', false, 'Contract']]);
     expect(fx.engine().device('npu4').state).to.equal('ready');
     await Promise.all([handed.close(), host.close()]);
+  });
+
+  it('a prefill that hangs on npu4 fails with DeadlineExceeded naming it; host stays ready; once npu4 restarts the next generation runs', async () => {
+    const path = fx.gguf('hang.gguf', { ...SMALL, type: 'F16' });
+    const counter = new Int32Array(new SharedArrayBuffer(4));
+    const engine = createEngine({ cacheDir: join(fx.dir(), 'hang-cache'), devices: { npu4: { plan: { counter, hang: [1] } } } });
+    try {
+      const npu = engine.device('npu4');
+      let poisoned = false;
+      npu.on('poisoned', () => { poisoned = true; });
+      const restarted = new Promise<void>((resolve) => { const off = npu.on('ready', () => { if (poisoned) { off(); resolve(); } }); });
+      const m = await loadModel(path, { engine, ctx: 32, target: 'host', prefillTarget: 'npu4', deadlineMs: 5000 });
+      const e = await m.complete(REQUEST).then(() => null, (x: unknown) => x);
+      expect(e).to.be.instanceOf(DeadlineExceeded);
+      expect((e as DeadlineExceeded).device).to.match(/npu4/);
+      // The host's actor was not touched (it may still be starting: the prefill came first).
+      expect(engine.device('host').state).to.not.equal('poisoned');
+      expect(engine.device('host').restarts).to.equal(0);
+      await restarted;
+      const host = await loadModel(path, { engine, ctx: 32, target: 'host' });
+      expect(await expectHostTokens(m, host)).to.be.at.least(3);
+      await Promise.all([m.close(), host.close()]);
+    } finally {
+      await engine.close();
+    }
   });
 
   it('a Q8_0 model on npu4,host: the NPU4 takes what it admits, the quantized matmuls go to host; same checks', async () => {
