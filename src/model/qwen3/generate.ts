@@ -66,6 +66,20 @@ export interface GenerationResult {
   readonly ranOn: readonly RanOn[];
 }
 
+/**
+ * The tokens of the program a prompt chunk of `n` runs in: 16, 32 or 64, then the next multiple of 64
+ * (at most a quarter more work past 256 tokens), within the chunk size and the room left in the cache
+ * (stepActivations pads the chunk), so that a handful of programs, compiled once, serve every prompt
+ * length. One token runs in the decode program.
+ */
+export function prefillTokens(n: number, room: number, chunk: number): number {
+  if (n <= 1) return n;
+  let b = 16;
+  while (b < n && b < 64) b *= 2;
+  if (b < n) b = Math.ceil(n / 64) * 64;
+  return Math.max(n, Math.min(b, room, chunk));
+}
+
 /** A zeroed KV cache: where every generation starts. */
 export function zeroCache(c: Qwen3Config, ctx: number): TensorMap {
   const m: Record<string, Tensor> = {};
@@ -107,7 +121,7 @@ async function* decodeWith(g: GenerationContext, r: DecodeRequest, cache: CacheC
   let logits: Tensor | undefined;
   for (let at = 0; at < prompt.length && max > 0; at += g.prefillChunk) {
     const ids = prompt.slice(at, at + g.prefillChunk);
-    logits = await cache.step(g.program(ids.length), ids, ids.map((_, k) => at + k));
+    logits = await cache.step(g.program(prefillTokens(ids.length, g.ctx - at, g.prefillChunk)), ids, ids.map((_, k) => at + k));
   }
   const prefillMs = performance.now() - t0;
   const generated: number[] = [];

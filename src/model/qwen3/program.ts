@@ -6,7 +6,8 @@
  *     in the dtype and shape of the file (weights.ts);
  *   - state `cache.k.<l>` `[kvHeads, headDim, ctx]` and `cache.v.<l>` `[kvHeads, ctx, headDim]` (f32);
  *   - activations `ids` `[T]` (i32) and `positions` `[T]` (i32, consecutive: the cache is written at
- *     positions[0]; rope and the causal mask read every position).
+ *     positions[0]; rope and the causal mask read every position), and for a prefill (T > 1, not
+ *     allLogits) `last` `[1]` (i32): the row whose logits are the result (stepActivations fills them).
  * Result: `logits`, `[vocab]` for the last token (or `[T, vocab]` with `allLogits`).
  * Rope's cos and sin are computed in the program from the positions (layers.ts, ropeTables), so the
  * fp64 reference computes them exactly too.
@@ -58,19 +59,29 @@ const PIECES: Readonly<Record<ProgramForm, Pieces>> = {
 // What a plain-form program needs to compute its table inputs from the positions.
 const TABLE_INPUTS = new WeakMap<Program, { readonly headDim: number; readonly theta: number; readonly ctx: number }>();
 
-/** The activations of one step of `program`: ids and positions, and a plain-form program's tables and mask. */
+/**
+ * The activations of one step of `program` over `ids` at `positions`: ids and positions, `last` (the
+ * index of the last of them, whose logits a prefill gives), and a plain-form program's tables and mask.
+ * A prefill program of more tokens than `ids` (a padded bucket, prefillTokens) runs them padded with id
+ * 0 at the positions after: those rows of the cache are written too, but every later step masks a row
+ * until it writes that row itself, so they never count.
+ */
 export function stepActivations(program: Program, ids: readonly number[], positions: readonly number[]): Record<string, Tensor> {
+  const t = program.args.find((a) => a.name === 'ids')?.shape[0] ?? ids.length;
+  if (ids.length > t || ids.length === 0) throw new InvalidOptions('ids', `${ids.length} tokens for a program of ${t}`);
+  const padIds = [...ids, ...new Array<number>(t - ids.length).fill(0)];
+  const padPositions = Array.from({ length: t }, (_, k) => (k < positions.length ? positions[k]! : positions[positions.length - 1]! + k - positions.length + 1));
   const out: Record<string, Tensor> = {
-    ids: tensor('i32', [ids.length], ids),
-    positions: tensor('i32', [positions.length], positions),
+    ids: tensor('i32', [t], padIds),
+    positions: tensor('i32', [t], padPositions),
   };
+  if (program.args.some((a) => a.name === 'last')) out['last'] = tensor('i32', [1], [ids.length - 1]);
   const tables = TABLE_INPUTS.get(program);
   if (tables !== undefined) {
-    const t = positions.length;
-    const { cos, sin } = ropeTableValues(positions, tables.headDim, tables.theta);
+    const { cos, sin } = ropeTableValues(padPositions, tables.headDim, tables.theta);
     out['rope.cos'] = tensor('f32', [t, tables.headDim / 2], cos);
     out['rope.sin'] = tensor('f32', [t, tables.headDim / 2], sin);
-    out['mask'] = tensor('f32', [t, tables.ctx], causalMaskValues(positions, tables.ctx));
+    out['mask'] = tensor('f32', [t, tables.ctx], causalMaskValues(padPositions, tables.ctx));
   }
   return out;
 }
@@ -140,8 +151,9 @@ export function buildProgram(c: Qwen3Config, weights: ModelWeights, shape: Progr
     const act = f.glu(p, linear(p, h2, L('ffn_gate'), c.intermediate), linear(p, h2, L('ffn_up'), c.intermediate));
     x = p.add(x, linear(p, act, L('ffn_down'), c.hidden));
   }
-  // Only the last token's logits are needed to go on; the lm head is the largest matmul of a step.
-  const last = shape.allLogits === true || t === 1 ? x : p.slice(x, [t - 1, 0], [t, c.hidden]);
+  // Only the last token's logits are needed to go on (the lm head is the largest matmul of a step):
+  // the row `last` names, so a padded prefill gives its last real token's.
+  const last = shape.allLogits === true || t === 1 ? x : p.gather(x, p.activation('last', 'i32', [1]), 0);
   const xn = f.norm(p, last, W('output_norm'), c.rmsEps);
   const logits = linear(p, xn, w.get('output') ?? W('token_embd'), c.vocab);
   p.results(shape.allLogits === true ? p.named('logits').reshape(logits, [t, c.vocab]) : p.named('logits').reshape(logits, [c.vocab]));
