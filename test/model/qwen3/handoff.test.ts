@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { compareTensor } from '../../../src/numerics/compare.js';
 import { cacheAfter as cacheOf } from '../../../src/model/qwen3/gate.js';
 import { loadModel, type Qwen3Model } from '../../../src/model/qwen3/model.js';
-import { modelFixture, SMALL } from './helpers.js';
+import { modelFixture, SMALL, TINY } from './helpers.js';
 
 const BIN = fileURLToPath(new URL('../../../src/cli/bin.js', import.meta.url));
 const PROMPT = [104, 101, 108, 108, 111, 32, 119];
@@ -38,7 +38,7 @@ describe('qwen3: prefill on xdna2,host, decode on host', function () {
   });
 
   it('gate --prefill-target adds a handoff phase that passes; a prefill target no model fits is refused typed', () => {
-    const path = fx.gguf('g.gguf', { ...SMALL, type: 'Q8_0' });
+    const path = fx.gguf('g.gguf', { ...TINY, type: 'Q8_0' });
     const r = spawnSync(process.execPath, [BIN, 'gate', path, '--target', 'host', '--prefill-target', 'xdna2,host', '--ctx', '64', '--json'], { encoding: 'utf8' });
     expect(r.status, r.stderr).to.equal(0);
     const doc = JSON.parse(r.stdout) as { phases: { phase: string; pass: boolean }[] };

@@ -34,3 +34,6 @@ export function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
 
 /** A small model for the tests: 2 layers, hidden 256, GQA 4/2 heads of 64, spread enough for decisive logits. */
 export const SMALL: TinyQwen3Options = { layers: 2, std: 0.05, seed: 3 };
+
+/** A smaller model still (1 layer, hidden 64): where a test runs the whole gate, whose fp64 reference phases dominate. */
+export const TINY: TinyQwen3Options = { layers: 1, hidden: 64, intermediate: 128, heads: 2, kvHeads: 1, headDim: 32, vocab: 320, contextLength: 256, std: 0.3 };

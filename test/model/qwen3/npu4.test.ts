@@ -15,7 +15,7 @@ import { compareTensor } from '../../../src/numerics/compare.js';
 import type { TensorMap } from '../../../src/ir/values.js';
 import { cacheAfter, handoffMargin, margin } from '../../../src/model/qwen3/gate.js';
 import { loadModel, type Qwen3Model } from '../../../src/model/qwen3/model.js';
-import { modelFixture, SMALL } from './helpers.js';
+import { modelFixture, SMALL, TINY } from './helpers.js';
 
 const BIN = fileURLToPath(new URL('../../../src/cli/bin.js', import.meta.url));
 const PROMPT = [104, 101, 108, 108, 111, 32, 119, 111];
@@ -55,7 +55,7 @@ describe('qwen3: prefill on npu4, decode on host', function () {
   const fx = modelFixture();
 
   it('an F16 model prefills whole on npu4: host\'s greedy tokens, a cache within NarrowStorage of fp64 and stored in FP16', async () => {
-    const path = fx.gguf('f16.gguf', { ...SMALL, type: 'F16' });
+    const path = fx.gguf('f16.gguf', { ...TINY, type: 'F16' });
     const handed = await loadModel(path, { engine: fx.engine(), ctx: 32, target: 'host', prefillTarget: 'npu4' });
     const host = await loadModel(path, { engine: fx.engine(), ctx: 32, target: 'host' });
     expect(await expectHostTokens(handed, host)).to.be.at.least(3);
@@ -74,7 +74,7 @@ describe('qwen3: prefill on npu4, decode on host', function () {
   });
 
   it('a prefill that hangs on npu4 fails with DeadlineExceeded naming it; host stays ready; once npu4 restarts the next generation runs', async () => {
-    const path = fx.gguf('hang.gguf', { ...SMALL, type: 'F16' });
+    const path = fx.gguf('hang.gguf', { ...TINY, type: 'F16' });
     const counter = new Int32Array(new SharedArrayBuffer(4));
     const engine = createEngine({ cacheDir: join(fx.dir(), 'hang-cache'), devices: { npu4: { plan: { counter, hang: [1] } } } });
     try {
@@ -110,7 +110,7 @@ describe('qwen3: prefill on npu4, decode on host', function () {
   });
 
   it('the whole model on npu4 (prefill and decode): host\'s greedy tokens where FP16 cannot move them', async () => {
-    const path = fx.gguf('all.gguf', { ...SMALL, type: 'F16' });
+    const path = fx.gguf('all.gguf', { ...TINY, type: 'F16' });
     const npu = await loadModel(path, { engine: fx.engine(), ctx: 32, target: 'npu4' });
     const host = await loadModel(path, { engine: fx.engine(), ctx: 32, target: 'host' });
     expect(await expectHostTokens(npu, host)).to.be.at.least(3);
@@ -124,7 +124,7 @@ describe('qwen3: prefill on npu4, decode on host', function () {
     const bad = spawnSync(process.execPath, [BIN, 'generate', q8, '--prompt-ids', '1,2,3', '--target', 'host', '--prefill-target', 'npu4', '--ctx', '32', '--json'], { encoding: 'utf8' });
     expect(bad.status, bad.stderr).to.equal(1);
     expect(JSON.parse(bad.stdout)).to.deep.include({ error: { code: 'CapabilityMissing', eqn: 4, op: 'gather', capability: 'dtype.q8_0' } });
-    const f16 = fx.gguf('g.gguf', { ...SMALL, type: 'F16' });
+    const f16 = fx.gguf('g.gguf', { ...TINY, type: 'F16' });
     const ok = spawnSync(process.execPath, [BIN, 'generate', f16, '--prompt-ids', '1,2,3', '--max-tokens', '2', '--target', 'host', '--prefill-target', 'npu4,host', '--ctx', '32', '--json'], { encoding: 'utf8' });
     expect(ok.status, ok.stderr).to.equal(0);
     const ranOn = (JSON.parse(ok.stdout) as { ran_on: { phase: string; target: string; devices: string[]; simulated: boolean; numerics: string }[] }).ran_on;
