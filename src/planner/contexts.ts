@@ -46,50 +46,33 @@ export function checkContexts(
     const total = own.reduce((n, s) => n + needed[s.index]!, 0);
     if (total <= t.contexts) continue;
     const error = new ContextLimit(total, t.contexts, t.name);
-    const later = targets.slice(k + 1);
+    const takes = (l: Target) => (i: number) => admissionOf(l, checked.eqns[i]!).admitted && !(passed.get(i) ?? []).some((r) => r.target === l.name);
     // A segment can go on when a later target admits each of its equations and has not refused it for its fit.
-    const movable = (s: Segment) => s.eqns.every((i) => later.some((l) =>
-      admissionOf(l, checked.eqns[i]!).admitted && !(passed.get(i) ?? []).some((r) => r.target === l.name)));
-    // Fewest equations first (the least work sent to a slower device), the later segment on a tie.
-    const candidates = own.filter((s) => needed[s.index]! > 0 && movable(s))
-      .sort((a, b) => a.eqns.length - b.eqns.length || b.index - a.index);
-    const chosen: Segment[] = [];
-    let shed = 0;
-    for (const s of candidates) {
-      if (total - shed <= t.contexts) break;
-      chosen.push(s);
-      shed += needed[s.index]!;
-    }
-    if (total - shed <= t.contexts) {
-      return { kind: 'move', moves: chosen.flatMap((s) => s.eqns.map((eqn) => ({ eqn, refusal: { target: t.name, error } }))) };
-    }
-    const merging = mergers(checked, t, segments, needed, passed, total);
-    return merging.length > 0 ? { kind: 'move', moves: merging } : { kind: 'limit', error };
+    const later = targets.slice(k + 1);
+    const movable = own.filter((s) => needed[s.index]! > 0 && s.eqns.every((i) => later.some((l) => takes(l)(i))));
+    const shed = smallestUntil(movable, total, t.contexts, (s) => needed[s.index]!);
+    if (shed !== null) return { kind: 'move', moves: shed.flatMap((s) => s.eqns.map((eqn) => ({ eqn, refusal: { target: t.name, error } }))) };
+    // Else t takes other targets' segments that sit between two of its own: each merges those two,
+    // saving the later one's contexts; the moved equations' refusal is on their own target, naming t's count.
+    const between = segments.filter((s, i) => s.target !== t.name && segments[i - 1]?.target === t.name && segments[i + 1]?.target === t.name && s.eqns.every(takes(t)));
+    const merged = smallestUntil(between, total, t.contexts, (s) => needed[s.index + 1]!);
+    if (merged !== null && merged.length > 0) return { kind: 'move', moves: merged.flatMap((s) => s.eqns.map((eqn) => ({ eqn, refusal: { target: s.target, error } }))) };
+    return { kind: 'limit', error };
   }
   return { kind: 'fits' };
 }
 
 /**
- * For a target `t` over its contexts by `total`: the equations of the fewest, smallest segments of other
- * targets that sit between two of t's segments and whose equations t admits, moved to t so that each
- * merges two of t's segments into one (saving the later one's contexts). Each moved equation's refusal
- * is on the segment's own target, with t's ContextLimit (naming t) as the reason. Empty when not enough.
+ * The fewest of `candidates`, fewest equations first (the least work sent elsewhere; the later segment
+ * on a tie), whose `gain` in contexts brings `total` within `max`; null when all of them do not.
  */
-function mergers(
-  checked: CheckedProgram, t: Target, segments: readonly Segment[], needed: readonly number[],
-  passed: ReadonlyMap<number, readonly { readonly target: TargetName }[]>, total: number,
-): { readonly eqn: number; readonly refusal: TargetRefusal }[] {
-  const error = new ContextLimit(total, t.contexts, t.name);
-  const takes = (i: number) => admissionOf(t, checked.eqns[i]!).admitted && !(passed.get(i) ?? []).some((r) => r.target === t.name);
-  const between = segments.filter((s, i) => s.target !== t.name && segments[i - 1]?.target === t.name && segments[i + 1]?.target === t.name && s.eqns.every(takes))
-    .sort((a, b) => a.eqns.length - b.eqns.length || b.index - a.index);
+function smallestUntil(candidates: readonly Segment[], total: number, max: number, gain: (s: Segment) => number): Segment[] | null {
   const chosen: Segment[] = [];
-  let saved = 0;
-  for (const s of between) {
-    if (total - saved <= t.contexts) break;
+  let left = total;
+  for (const s of [...candidates].sort((a, b) => a.eqns.length - b.eqns.length || b.index - a.index)) {
+    if (left <= max) break;
     chosen.push(s);
-    saved += needed[s.index + 1]!;
+    left -= gain(s);
   }
-  if (total - saved > t.contexts) return [];
-  return chosen.flatMap((s) => s.eqns.map((eqn) => ({ eqn, refusal: { target: s.target, error } })));
+  return left <= max ? chosen : null;
 }
