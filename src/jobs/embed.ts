@@ -19,6 +19,7 @@ import { encodeTensor } from '../ir/tensorCodec.js';
 import type { TensorMap } from '../oracle/types.js';
 import { installErrorTransfer } from './errorTransfer.js';
 import { attach, isEnginePort, type Attached, type EnginePort } from './port.js';
+import type { EngineStatus } from './status.js';
 
 export type { EnginePort, EmitterPort, DomPort } from './port.js';
 
@@ -45,11 +46,12 @@ interface EngineHost {
   /** Waits for the job's next stages or its end; throws the job's typed error once its stages are out. */
   next(id: number): Promise<JobUpdate>;
   compileOnly(program: ProgramSource, target: string): Promise<CompileOutcome>;
+  status(): Promise<EngineStatus>;
   close(): Promise<void>;
 }
 
 /** The job API an engine offers, in-process or across a port. */
-export type JobApi = Pick<Engine, 'submit' | 'compileOnly' | 'close'>;
+export type JobApi = Pick<Engine, 'submit' | 'compileOnly' | 'status' | 'close'>;
 
 interface Tracked {
   readonly stages: StageEvent[];
@@ -94,6 +96,7 @@ export function exposeEngine(port: EnginePort | null | undefined, options: Engin
       throw t.outcome.error;
     },
     compileOnly: (program, target) => engine.compileOnly(program, target),
+    status: () => engine.status(),
     close: () => engine.close(),
     // The connecting side released us (it closed, or dropped its handle): let the port go.
     [finalizer]() { attached.detach(); void engine.close(); },
@@ -163,6 +166,16 @@ export class RemoteEngine implements JobApi {
     if (this.#closing) throw new EngineClosed();
     try {
       return await this.#call(() => this.#remote.compileOnly(jsonOf(program), target));
+    } catch (e) {
+      throw this.#typed(e);
+    }
+  }
+
+  /** The remote engine's status (devices, actors, jobs, the blob cache, the last failures), as engine.status() gives it. */
+  async status(): Promise<EngineStatus> {
+    if (this.#closing) throw new EngineClosed();
+    try {
+      return await this.#call(() => this.#remote.status());
     } catch (e) {
       throw this.#typed(e);
     }

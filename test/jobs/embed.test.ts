@@ -95,11 +95,17 @@ describe('jobs: an engine embedded behind a port (comlink)', function () {
 
     // compileOnly reaches the same cache the job filled.
     expect((await engine.compileOnly(STEP_PROGRAM, 'cpu')).hit).to.equal(true);
+    // The status crosses too: the job counted, the cpu device actor ready, the cache holding the program.
+    const status = await engine.status();
+    expect(status.jobs).to.include({ submitted: 1, succeeded: 1, failed: 0 });
+    expect(status.devices.map((d) => [d.kind, d.state])).to.deep.include(['cpu', 'ready']);
+    expect(status.cache?.entries).to.be.greaterThan(0);
     await engine.close();
     // The worker's engine is closed and its threads gone: nothing keeps the worker alive.
     expect(await exited).to.deep.equal([0]);
     const after = await rejection(engine.submit(VERIFIED).result);
     expect(after).to.be.instanceOf(EngineClosed);
+    expect(await rejection(engine.status())).to.be.instanceOf(EngineClosed);
   });
 
   it('a missed deadline in the worker arrives as DeadlineExceeded with its fields', async () => {
