@@ -90,22 +90,26 @@ export async function serveCommand(path: string | undefined, f: ServeFlags, io: 
   io.err(`chat in a browser at ${url}/ and the engine's status at ${url}/status`);
   io.out(`curl ${url}/v1/chat/completions -H 'content-type: application/json'${f.apiKey !== undefined ? " -H 'authorization: Bearer KEY'" : ''} -d '{"model":"${id}","messages":[{"role":"user","content":"Hello"}],"max_tokens":32}'`);
   // The first load compiles the programs and binds the weights: a line on a terminal while it runs.
-  const loading = createProgress(`loading ${id} on ${f.target}: compiling, loading the weights {bar} | {duration_formatted}`, { clear: true });
-  loading.update(0, 1);
-  await server.loaded.finally(() => loading.stop());
-  // A model that cannot open at all is the user's to fix: refuse it, typed, rather than serve 503 for ever.
-  if (server.holder.state !== 'ready') {
-    const e = server.holder.error;
-    await server.close();
-    throw e;
-  }
-  io.err(`model ${id} ready`);
+  // A signal while the model loads stops the server as cleanly as one later.
   const signalled = new Promise<void>((resolve) => {
     const on = (s: string) => { io.err(`${s}: finishing the running request and stopping`); resolve(); };
     process.once('SIGINT', () => on('SIGINT'));
     process.once('SIGTERM', () => on('SIGTERM'));
   });
-  await (stop === undefined ? signalled : Promise.race([signalled, stop]));
+  const stopped = stop === undefined ? signalled : Promise.race([signalled, stop]);
+  const loading = createProgress(`loading ${id} on ${f.target}: compiling, loading the weights {bar} | {duration_formatted}`, { clear: true });
+  loading.update(0, 1);
+  const early = await Promise.race([server.loaded.then(() => false), stopped.then(() => true)]).finally(() => loading.stop());
+  if (!early) {
+    // A model that cannot open at all is the user's to fix: refuse it, typed, rather than serve 503 for ever.
+    if (server.holder.state !== 'ready') {
+      const e = server.holder.error;
+      await server.close();
+      throw e;
+    }
+    io.err(`model ${id} ready`);
+    await stopped;
+  }
   await server.close();
   await engine.close();
   return EXIT.ok;

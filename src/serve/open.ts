@@ -7,7 +7,7 @@ import { existsSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { EngineError, InvalidInput, messageOf } from '../errors/index.js';
 import { readRegularFile } from '../io/files.js';
-import { loadModel, type GenerateRequest, type LoadModelOptions } from '../model/qwen3/model.js';
+import { loadModel, type GenerateRequest, type LoadModelOptions, type Qwen3Model } from '../model/qwen3/model.js';
 import type { FinishReason, GeneratedToken, GenerationResult } from '../model/qwen3/generate.js';
 import { TextStream } from '../model/qwen3/stream.js';
 import { loadTokenizer } from '../model/tokenizer/load.js';
@@ -60,10 +60,21 @@ export async function resolveModel(path: string, load: LoadModelOptions & { read
   const { npuOpts: _n, ...given } = load;
   const { threads: _t, ...withEngine } = given;
   const opts = given.engine !== undefined ? withEngine : given;
+  // The decode session opens while the server says it is loading, not in the first request.
+  const warmed = async (m: Promise<Qwen3Model>) => {
+    const model = await m;
+    try {
+      await model.warm();
+    } catch (e) {
+      await model.close();
+      throw e;
+    }
+    return model;
+  };
   if (!isDir && REPACK_TARGETS.includes(load.target ?? 'host')) {
-    return { id, route: 'repack', open: () => loadModel(repacked(path, log, load.cacheDir === undefined ? undefined : join(load.cacheDir, 'q4nx')), opts) };
+    return { id, route: 'repack', open: () => warmed(Promise.resolve().then(() => loadModel(repacked(path, log, load.cacheDir === undefined ? undefined : join(load.cacheDir, 'q4nx')), opts))) };
   }
-  return { id, route: 'built-in', open: () => loadModel(path, opts) };
+  return { id, route: 'built-in', open: () => warmed(loadModel(path, opts)) };
 }
 
 function promptOf(t: Tokenizer, r: GenerateRequest): number[] {

@@ -14,7 +14,8 @@ function serveOnce(args: string[], use: (url: string) => Promise<void>): Promise
     let stderr = '';
     let used = false;
     const ready = () => {
-      if (used || !stderr.includes(' ready\n') || !stdout.includes('\n')) return;
+      // The model's own "model ID ready" line (the loading line says when /v1/health will be ready too).
+      if (used || !/^model \S+ ready$/m.test(stderr) || !stdout.includes('\n')) return;
       used = true;
       use(stdout.split('\n')[0]!).then(() => p.kill('SIGTERM'), (e: unknown) => { p.kill('SIGKILL'); reject(e); });
     };
@@ -40,6 +41,24 @@ describe('cli: serve', function () {
     expect(r.stdout).to.match(/^http:\/\/127\.0\.0\.1:\d+\ncurl http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions /);
     expect((answer as { usage: { completion_tokens: number } }).usage.completion_tokens).to.equal(3);
     expect(r.stderr).to.include('SIGTERM');
+  });
+
+  it('a SIGTERM while the model is still loading stops the server cleanly: exit 0, no stack trace', async () => {
+    const r = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const p = spawn(process.execPath, [BIN, 'serve', '--port', '0', model.path, '--ctx', '64'], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let stderr = '';
+      let sent = false;
+      p.stderr.on('data', (b: Buffer) => {
+        stderr += b.toString();
+        // The URL is out and the model is loading: stop now.
+        if (!sent && stderr.includes(' loading; ')) { sent = true; p.kill('SIGTERM'); }
+      });
+      p.stdout.resume();
+      p.on('close', (code) => resolve({ code, stderr }));
+    });
+    expect(r.code, r.stderr).to.equal(0);
+    expect(r.stderr).to.include('SIGTERM');
+    expect(r.stderr).to.not.match(/\n\s+at /);
   });
 
   it('--prefill-target xdna2,host and npu4,host prefill there and decode on host: the same greedy text as host alone', async () => {

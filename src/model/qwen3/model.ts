@@ -182,6 +182,14 @@ export class Qwen3Model {
     if (prefill !== undefined) throw prefill;
   }
 
+  /**
+   * Opens the decode program's session now (compiled or taken from the cache, its weights bound), so that
+   * the first generation does not wait for it; a server calls this while it says it is loading.
+   */
+  async warm(): Promise<void> {
+    if (this.runner instanceof EngineRunner) await this.runner.warm(this.program(1));
+  }
+
   #tokenizerFor(field: string): Tokenizer {
     const t = this.source.tokenizer;
     if (t instanceof TokenizerError) throw new InvalidOptions(field, `the model's tokenizer cannot be used (${t.reason}); give promptIds`);

@@ -253,6 +253,12 @@ export class EngineRunner implements StepRunner {
     return { session, reused: false };
   }
 
+  /** Opens `program`'s session on the target now and keeps it for the next generation (its open off that generation's time). */
+  async warm(program: Program): Promise<void> {
+    const { session } = await this.takeSession(program);
+    await this.giveBack([[`${this.target}/${program.name}`, session]]);
+  }
+
   /**
    * @internal Keeps sessions for the next generation (one per `target/program` key, the most recent
    * IDLE_SESSIONS of them).
