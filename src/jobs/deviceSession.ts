@@ -47,6 +47,7 @@ export class DeviceSession {
     private readonly results: readonly string[],
     readonly target: string,
     readonly deadlineMs: number,
+    private readonly onClose?: () => void,
   ) {
     this.#restartsAtOpen = device.restarts;
   }
@@ -108,6 +109,7 @@ export class DeviceSession {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.onClose?.();
     if (this.device.state !== 'ready') return;
     await this.device.call('close', [this.opened.session]).catch(() => undefined);
   }

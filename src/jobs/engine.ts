@@ -127,6 +127,8 @@ export class Engine extends EventEmitter<EngineEvents> {
   #compiling = new Map<string, Promise<{ hit: boolean; bytes: Uint8Array; ms: number }>>();
   #plans = new Map<string, PlanReply>();
   #queues = new Map<DeviceKind, PQueue>();
+  // The sessions openSession gave out and not yet closed, by device actor (status counts the usable ones).
+  readonly #sessions = new Map<ActorSupervisor<DeviceApi>, Set<DeviceSession>>();
   #closed = false;
   #nextJob = 1;
   #limits: Limits;
@@ -300,7 +302,12 @@ export class Engine extends EventEmitter<EngineEvents> {
     const device = this.#deviceActor(target);
     const deadlineMs = spec.deadlineMs ?? this.#opts.deadlineMs ?? 30_000;
     const { opened } = await openOnDevice({ planned, weights, state, zeroState, device, deadlineMs, artifact: (i, refused) => this.#artifact(planned, i, refused) });
-    return new DeviceSession(device, opened, planned.checked.program.results, target, deadlineMs);
+    let open = this.#sessions.get(device);
+    if (open === undefined) this.#sessions.set(device, (open = new Set()));
+    const held = open;
+    const session: DeviceSession = new DeviceSession(device, opened, planned.checked.program.results, target, deadlineMs, () => held.delete(session));
+    held.add(session);
+    return session;
   }
 
   /** The blob cache's counters since this engine started it: local and remote hits, misses, compiles stored. */
@@ -359,7 +366,9 @@ export class Engine extends EventEmitter<EngineEvents> {
     const actor = (a: ActorSupervisor<object>) => ({ name: a.name, state: a.state, restarts: a.restarts, poisonedSince: a.poisonedSince });
     const devices = [...this.#devices].map(([kind, d]) => {
       const q = this.#queues.get(kind);
-      return { ...actor(d), kind, running: q?.pending ?? 0, waiting: q?.size ?? 0 };
+      // A session on a device restarted since is gone with it, though not closed yet.
+      const sessions = [...this.#sessions.get(d) ?? []].filter((s) => s.usable).length;
+      return { ...actor(d), kind, running: q?.pending ?? 0, waiting: q?.size ?? 0, sessions };
     });
     const actors = [this.#planner, this.#cache].filter((a): a is ActorSupervisor<PlannerApi> | ActorSupervisor<CacheApi> => a !== undefined).map((a) => actor(a));
     let cache: EngineStatus['cache'] = null;

@@ -21,6 +21,8 @@ export interface DeviceStatus extends ActorStatus {
   /** Jobs on the device now, and waiting for a hardware context. */
   readonly running: number;
   readonly waiting: number;
+  /** Sessions open on it now (Engine.openSession: a model's decode session, a partitioned run's segments). */
+  readonly sessions: number;
 }
 
 /** One failed job, as the status keeps it. */

@@ -1,6 +1,8 @@
 /** engine.status(): devices and actors as they run, job counts, the cache's counters, the last failures. */
 import { expect } from 'chai';
+import { tensor } from '../../src/ir/tensor.js';
 import { createEngine } from '../../src/jobs/engine.js';
+import { program } from '../../src/ops/builder.js';
 import { STEP_PROGRAM, rejectsWith, stepInputs, tempDir } from './helpers.js';
 
 describe('jobs/status: the engine as it runs', function () {
@@ -17,7 +19,7 @@ describe('jobs/status: the engine as it runs', function () {
       await engine.submit({ program: STEP_PROGRAM, target: 'cpu', inputs: stepInputs(1) }).result;
       const one = await engine.status();
       expect(one.devices).to.have.length(1);
-      expect(one.devices[0]).to.include({ kind: 'cpu', state: 'ready', restarts: 0, poisonedSince: null, running: 0, waiting: 0 });
+      expect(one.devices[0]).to.include({ kind: 'cpu', state: 'ready', restarts: 0, poisonedSince: null, running: 0, waiting: 0, sessions: 0 });
       expect(one.cache).to.include({ entries: 1, stored: 1, misses: 1 });
       expect(one.cache!.bytes).to.be.above(0);
       expect(one.actors.map((a) => a.name)).to.include.members(['planner', 'cache']);
@@ -34,6 +36,34 @@ describe('jobs/status: the engine as it runs', function () {
       expect(after.devices[0]).to.include({ state: 'ready', restarts: 1, poisonedSince: null });
       expect(after.jobs).to.deep.equal({ submitted: 3, succeeded: 2, failed: 1, running: 0 });
       expect(after.cache!.hitRate).to.be.within(0.5, 1);
+    } finally {
+      await engine.close();
+      tmp.remove();
+    }
+  });
+
+  it('counts the sessions open on each device: opened, closed, and gone with a restarted device', async () => {
+    const tmp = tempDir();
+    const counter = new Int32Array(new SharedArrayBuffer(4));
+    const engine = createEngine({ cacheDir: tmp.dir, devices: { cpu: { plan: { counter, hang: [1] } } } });
+    try {
+      const p = program('acc');
+      const acc = p.state('acc', 'f32', [2]);
+      const next = p.add(acc, p.activation('x', 'f32', [2]));
+      p.carry(acc, next);
+      p.results(next);
+      const prog = p.build();
+      const a = await engine.openSession({ program: prog, target: 'cpu', zeroState: true, deadlineMs: 300 });
+      const b = await engine.openSession({ program: prog, target: 'cpu', zeroState: true, deadlineMs: 300 });
+      const sessionsOf = async () => (await engine.status()).devices.find((d) => d.kind === 'cpu')!.sessions;
+      expect(await sessionsOf()).to.equal(2);
+      await b.close();
+      expect(await sessionsOf()).to.equal(1);
+      // The first replay hangs: the device restarts and its sessions are gone with it.
+      const ready = new Promise<void>((resolve) => { const off = engine.device('cpu').on('ready', () => { off(); resolve(); }); });
+      await rejectsWith(a.step({ x: tensor('f32', [2], [1, 2]) }), 'DeadlineExceeded');
+      await ready;
+      expect(await sessionsOf()).to.equal(0);
     } finally {
       await engine.close();
       tmp.remove();

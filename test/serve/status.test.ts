@@ -67,6 +67,8 @@ describe('serve: /v1/status', function () {
       expect(after.queue.running).to.equal(0);
       const e = after.engine!;
       expect(e.devices.map((d) => [d.kind, d.state, d.restarts, d.poisonedSince, d.running, d.waiting])).to.deep.equal([['host', 'ready', 0, null, 0, 0]]);
+      // The model keeps its decode and its last prefill session open between requests.
+      expect(e.devices[0]!.sessions).to.equal(2);
       expect(e.actors.map((a) => a.name).sort()).to.deep.equal(['cache', 'planner']);
       expect(e.jobs.failed).to.equal(0);
       // The prefill and decode programs were compiled and stored: entries on disk, and lookups counted.

@@ -49,7 +49,7 @@ export const STATUS_HTML: string = `<!doctype html>
   <span id="problem"></span>
 </header>
 <main>
-  <section class="wide"><h2>Devices</h2><table id="devices"><thead><tr><th>device</th><th>kind</th><th>state</th><th>restarts</th><th>poisoned since</th><th>running</th><th>waiting</th></tr></thead><tbody></tbody></table><p id="no-engine" class="muted" hidden>The model does not run on an engine this server knows (an add-on route): no devices to show.</p></section>
+  <section class="wide"><h2>Devices</h2><table id="devices"><thead><tr><th>device</th><th>kind</th><th>state</th><th>restarts</th><th>poisoned since</th><th>running</th><th>waiting</th><th>sessions</th></tr></thead><tbody></tbody></table><p id="no-engine" class="muted" hidden>The model does not run on an engine this server knows (an add-on route): no devices to show.</p></section>
   <section><h2>Queue</h2><table id="queue"><tbody></tbody></table></section>
   <section><h2>Blob cache</h2><table id="cache"><tbody></tbody></table></section>
   <section><h2>Actors</h2><table id="actors"><thead><tr><th>actor</th><th>state</th><th>restarts</th></tr></thead><tbody></tbody></table></section>
@@ -88,7 +88,7 @@ export const STATUS_HTML: string = `<!doctype html>
     rows("failures", s.failures.last.slice().reverse(), function (tr, f) { cell(tr, f.at); cell(tr, f.status, "num"); cell(tr, f.code).className = "code"; cell(tr, f.path); cell(tr, f.message); });
     var e = s.engine;
     $("no-engine").hidden = e !== null;
-    rows("devices", e ? e.devices : [], function (tr, d) { tr.dataset.kind = d.kind; tr.dataset.state = d.state; cell(tr, d.name); cell(tr, d.kind); stateCell(tr, d.state); cell(tr, d.restarts, "num restarts"); cell(tr, d.poisonedSince); cell(tr, d.running, "num"); cell(tr, d.waiting, "num"); });
+    rows("devices", e ? e.devices : [], function (tr, d) { tr.dataset.kind = d.kind; tr.dataset.state = d.state; cell(tr, d.name); cell(tr, d.kind); stateCell(tr, d.state); cell(tr, d.restarts, "num restarts"); cell(tr, d.poisonedSince); cell(tr, d.running, "num"); cell(tr, d.waiting, "num"); cell(tr, d.sessions, "num"); });
     rows("actors", e ? e.actors : [], function (tr, a) { tr.dataset.name = a.name; cell(tr, a.name); stateCell(tr, a.state); cell(tr, a.restarts, "num"); });
     pairs("jobs", e ? e.jobs : {});
     var c = e && e.cache;
