@@ -1,5 +1,5 @@
 /**
- * `npu-offload plan PROGRAM.json --target T[,T2...] [--json]`: every equation admitted (with its contract) or
+ * `npu-offload plan PROGRAM.json --target T[,T2...] [--json]` (or a model: planModel.ts): every equation admitted (with its contract) or
  * refused (every refusal at once, each as its typed error's code and fields), the regions the program
  * splits into, the hardware contexts they need, and the program's numerics class and tolerances.
  * Exit 0 when the whole program plans, 1 when anything is refused (the report is printed either way).
@@ -17,14 +17,15 @@ import { equationNumerics } from '../targets/numerics.js';
 import { readProgram } from './files.js';
 import { limitsOfFlags, type LimitFlags } from './limits.js';
 import type { CliCommand } from './command.js';
-import { jsonOption, withLimitFlags } from './options.js';
+import { intArg, jsonOption, withLimitFlags } from './options.js';
 import { Option } from 'commander';
 import { parseTargetList } from '../planner/partition.js';
 import { planPartitioned } from './planPartition.js';
+import { checkProgramFlags, isModelPath, modelProgram, type PlanModelFlags } from './planModel.js';
 import type { Io } from './output.js';
 import { EXIT, errorJson } from './output.js';
 
-export interface PlanOptions extends LimitFlags {
+export interface PlanOptions extends LimitFlags, PlanModelFlags {
   readonly target: string;
   readonly json?: boolean;
 }
@@ -55,7 +56,9 @@ function regionLine(r: RegionSummary): string {
 export function planCommand(file: string, opts: PlanOptions, io: Io): number {
   const targets = parseTargetList(opts.target);
   const limits = resolveLimits(limitsOfFlags(opts));
-  const checked = checkProgram(readProgram(file, limits), limits);
+  const model = isModelPath(file);
+  if (!model) checkProgramFlags(opts);
+  const checked = checkProgram(model ? modelProgram(file, opts.target, opts) : readProgram(file, limits), limits);
   // A comma list is planned partitioned (planPartition.ts); one target keeps its all-or-refused report.
   if (targets.length > 1) return planPartitioned(checked, targets, limits, opts.json === true, io);
   const target = resolveTarget(opts.target);
@@ -105,8 +108,10 @@ export const plan: CliCommand = {
   register(cli, { io, action }) {
     withLimitFlags(cli.command('plan'))
       .description('show what a target admits and refuses of a program, its regions and contexts')
-      .argument('<program>', 'program JSON file')
+      .argument('<program>', 'program JSON file, or a model (a GGUF file or a model directory): its decode program')
       .addOption(new Option('--target <targets>', 'target, or a comma list in order of preference (xdna2,host)').makeOptionMandatory())
+      .addOption(new Option('--tokens <n>', 'for a model: the prefill program of n tokens (default 1: the decode program)').argParser(intArg('--tokens')))
+      .addOption(new Option('--ctx <n>', 'for a model: the positions of its KV cache (default the smaller of 1024 and its context)').argParser(intArg('--ctx')))
       .addOption(jsonOption())
       .action(action((f: string, o: PlanOptions) => planCommand(f, o, io)));
   },
