@@ -9,10 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeTinyQwen3 } from '../../src/model/qwen3/tiny.js';
+import { TINY } from '../model/qwen3/helpers.js';
 
 const BIN = fileURLToPath(new URL('../../src/cli/bin.js', import.meta.url));
 const run = (...args: string[]) => spawnSync(process.execPath, [BIN, 'plan', ...args], { encoding: 'utf8' });
-const TINY = { layers: 1, hidden: 64, intermediate: 128, heads: 2, kvHeads: 1, headDim: 32, vocab: 320, contextLength: 256, std: 0.3 } as const;
 
 interface PlanJson {
   program: string;
