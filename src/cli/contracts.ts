@@ -14,7 +14,7 @@ import type { OracleTask } from '../actors/oracleTask.js';
 import { createPool } from '../actors/pool.js';
 import { runNpu4Contracts } from '../contracts/npu4.js';
 import type { Npu4ContractReport } from '../contracts/npu4.js';
-import type { ReferenceOracle } from '../contracts/reference.js';
+import type { ReferenceOracle, SweepOptions } from '../contracts/reference.js';
 import { runXdna2Contracts } from '../contracts/xdna2.js';
 import { runHostContracts } from '../contracts/host.js';
 import type { HostContractReport } from '../contracts/host.js';
@@ -129,7 +129,7 @@ function hostReport(reports: readonly HostContractReport[], opts: ContractsOptio
   return pass;
 }
 
-type Common = Omit<Parameters<typeof runXdna2Contracts>[0], 'target'>;
+type Common = SweepOptions;
 
 /**
  * Each target's contract sweep and its report, or null where there is none: the cpu target is the

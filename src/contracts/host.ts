@@ -20,24 +20,16 @@ import type { F32Source } from './hostCases.js';
 import { convert, gather, iota, movement, rowKernels } from './hostMoves.js';
 import type { ElementBound, HostContractOp, HostProgram } from './hostOps.js';
 import { HOST_CONTRACT_OPS, hostArithmetic } from './hostOps.js';
-import type { OpProgress, ReferenceOracle } from './reference.js';
+import type { SweepOptions } from './reference.js';
 import { inThreadOracle, pipelined, references } from './reference.js';
 
 export { HOST_CONTRACT_OPS } from './hostOps.js';
 
-export interface HostContractOptions {
+/** The host sweep's options: `op` one of HOST_CONTRACT_OPS, `bulk` default 65536. */
+export interface HostContractOptions extends SweepOptions {
   readonly target: 'host';
-  /** Only this op (one of HOST_CONTRACT_OPS). */
-  readonly op?: string;
-  /** The random bulk's seed (default 1). */
-  readonly seed?: number;
-  /** Random elements per op beyond the edge cases (default 65536). */
-  readonly bulk?: number;
   /** A fresh device per op (default the host device); a negative control passes a faulty one. */
   readonly device?: () => Device;
-  readonly oracle?: ReferenceOracle;
-  /** Told as each op is done (the command's progress bar). */
-  readonly onProgress?: OpProgress;
 }
 
 /** The worst element of an op: its error against the fp64 result, the bound, and where. */

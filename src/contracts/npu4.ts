@@ -29,7 +29,7 @@ import type { ContractCase, Npu4ContractOp } from './npu4Ops.js';
 import { NPU4_CONTRACT_CASES, NPU4_CONTRACT_OPS } from './npu4Ops.js';
 import type { CaseReport, CaseRun, Npu4ContractReport } from './npu4Tally.js';
 import { isRangeRefusal, judgeCase, narrowedInputs, opReport } from './npu4Tally.js';
-import type { OpProgress, ReferenceOracle } from './reference.js';
+import type { ReferenceOracle, SweepOptions } from './reference.js';
 import { inThreadOracle, pipelined, references } from './reference.js';
 import { Npu4SimDevice } from '../devices/npu4/simDevice.js';
 import { bulkRounds, checkBulk } from './bulk.js';
@@ -37,20 +37,11 @@ import { bulkRounds, checkBulk } from './bulk.js';
 export type { CaseReport, Npu4ContractReport } from './npu4Tally.js';
 export { NPU4_CONTRACT_OPS } from './npu4Ops.js';
 
-export interface Npu4ContractOptions {
+/** The NPU4 sweep's options: `op` one of NPU4_CONTRACT_OPS, `bulk` default 65536 (at most MAX_BULK). */
+export interface Npu4ContractOptions extends SweepOptions {
   readonly target: 'npu4';
-  /** Only this op (one of NPU4_CONTRACT_OPS). */
-  readonly op?: string;
-  /** The random bulk's seed (default 1), so a failure can be replayed. */
-  readonly seed?: number;
-  /** Random elements per op, beyond the edge cases (default 65536, at most MAX_BULK), drawn in rounds. */
-  readonly bulk?: number;
   /** A fresh device per op (default the simulated NPU4); a negative control passes a faulty one. */
   readonly device?: () => Device;
-  /** Computes the references (default: in the calling thread); the CLI passes its oracle pool. */
-  readonly oracle?: ReferenceOracle;
-  /** Told after each op (the CLI's progress bar). */
-  readonly onProgress?: OpProgress;
 }
 
 /** Replays one case on the device (through its program's session) and joins the oracle's two runs of it. */

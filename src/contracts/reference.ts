@@ -48,6 +48,20 @@ export function references(oracle: ReferenceOracle, programJson: unknown, weight
 /** Told after each op of a sweep: ops done, of the total, and the op just done. */
 export type OpProgress = (done: number, total: number, op: string) => void;
 
+/** What every target's contract sweep takes (each target's options add its own device or arithmetic). */
+export interface SweepOptions {
+  /** Only this op (one of the target's contract ops). */
+  readonly op?: string;
+  /** The random bulk's seed (default 1), so a failure can be replayed. */
+  readonly seed?: number;
+  /** Random elements per op, beyond the edge cases (the target's default), drawn in rounds. */
+  readonly bulk?: number;
+  /** Computes the references (default: in the calling thread); the CLI passes its oracle pool. */
+  readonly oracle?: ReferenceOracle;
+  /** Told after each op (the CLI's progress bar). */
+  readonly onProgress?: OpProgress;
+}
+
 /**
  * Runs `consume` over `items` in order, `prepare` running `ahead` items early, so the references of the
  * next ops are being computed on the pool while the device runs this one. Preparing everything at once

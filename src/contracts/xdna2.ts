@@ -28,7 +28,7 @@ import { bulkRounds, checkBulk } from './bulk.js';
 import { CONTRACT_DEADLINE_MS, openSession } from './deviceSession.js';
 import type { RawIo } from './rawIo.js';
 import { withRawIo } from './rawIo.js';
-import type { OpProgress, ReferenceOracle } from './reference.js';
+import type { SweepOptions } from './reference.js';
 import { inThreadOracle, pipelined, references, stepsPerTask } from './reference.js';
 import type { ContractProgram, DeviceChunk } from './xdna2Ops.js';
 import { planOp } from './xdna2Ops.js';
@@ -36,20 +36,11 @@ import { planOp } from './xdna2Ops.js';
 export type { ContractReport, ContractWorst } from '../devices/xdna2/contracts.js';
 export { CONTRACT_OPS } from '../devices/xdna2/contracts.js';
 
-export interface Xdna2ContractOptions {
+/** The XDNA2 sweep's options: `op` one of CONTRACT_OPS, `bulk` default 100000 (at most MAX_BULK). */
+export interface Xdna2ContractOptions extends SweepOptions {
   readonly target: 'xdna2';
-  /** Only this op (one of CONTRACT_OPS). */
-  readonly op?: string;
-  /** The random bulk's seed (default 1), so a failure can be replayed. */
-  readonly seed?: number;
-  /** Random elements per op, beyond the edge cases (default 100000, at most MAX_BULK), drawn in rounds. */
-  readonly bulk?: number;
   /** The device's core arithmetic (default the XDNA2 core's); a negative control passes a broken one. */
   readonly math?: CoreMath;
-  /** Computes the references (default: in the calling thread); the CLI passes its oracle pool. */
-  readonly oracle?: ReferenceOracle;
-  /** Told after each op (the CLI's progress bar). */
-  readonly onProgress?: OpProgress;
 }
 
 /** Runs every admitted op (or `op`) through the XDNA2 backend onto the simulated device and checks it against its contract. */
