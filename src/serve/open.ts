@@ -61,8 +61,8 @@ export async function resolveModel(path: string, load: LoadModelOptions & { read
   const { threads: _t, ...withEngine } = given;
   const opts = given.engine !== undefined ? withEngine : given;
   // The decode session opens while the server says it is loading, not in the first request.
-  const warmed = async (m: Promise<Qwen3Model>) => {
-    const model = await m;
+  const warmed = async (load: () => Promise<Qwen3Model>) => {
+    const model = await load();
     try {
       await model.warm();
     } catch (e) {
@@ -72,9 +72,9 @@ export async function resolveModel(path: string, load: LoadModelOptions & { read
     return model;
   };
   if (!isDir && REPACK_TARGETS.includes(load.target ?? 'host')) {
-    return { id, route: 'repack', open: () => warmed(Promise.resolve().then(() => loadModel(repacked(path, log, load.cacheDir === undefined ? undefined : join(load.cacheDir, 'q4nx')), opts))) };
+    return { id, route: 'repack', open: () => warmed(() => loadModel(repacked(path, log, load.cacheDir === undefined ? undefined : join(load.cacheDir, 'q4nx')), opts)) };
   }
-  return { id, route: 'built-in', open: () => warmed(loadModel(path, opts)) };
+  return { id, route: 'built-in', open: () => warmed(() => loadModel(path, opts)) };
 }
 
 function promptOf(t: Tokenizer, r: GenerateRequest): number[] {
