@@ -13,7 +13,7 @@ import type { DeviceSession } from '../../jobs/deviceSession.js';
 import type { FileWeight } from '../../ir/fileWeight.js';
 import type { CheckedProgram } from '../../ir/checked.js';
 import { programToJson } from '../../ir/codec.js';
-import { tensor, type HeldTensor, type Tensor } from '../../ir/tensor.js';
+import type { HeldTensor, Tensor } from '../../ir/tensor.js';
 import { decodeWeight } from '../../ir/tensorCodec.js';
 import type { Program } from '../../ir/types.js';
 import type { TensorMap } from '../../ir/values.js';
