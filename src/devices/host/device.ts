@@ -179,7 +179,14 @@ export class HostDevice extends JsDevice<HostProgram> {
       const slot = lowered.slots[value]!;
       // A state carried in place (its next value written over its input's slot) stays in the arena.
       if (!isArenaSlot(b) && inputSlot.get(b) === slot) return () => { this.shadows.set(b, { arena: done, slot, bytes: n }); };
-      return () => { this.settle(b as BufferId); this.memory.view(b, n).set(done.subarray(slot, slot + n)); };
+      // Written from outside the arena, so a slot that copied this buffer in before must copy it again
+      // (a state whose next value is an intermediate: its buffer is also the state arg's input).
+      const key = isArenaSlot(b) ? b.arena : b;
+      return () => {
+        this.settle(b as BufferId);
+        this.memory.view(b, n).set(done.subarray(slot, slot + n));
+        this.versions.set(key, (this.versions.get(key) ?? 0) + 1);
+      };
     });
     return () => { for (const c of commits) c(); };
   }
