@@ -88,6 +88,14 @@ export interface KernelArgs {
   gather_rows: { x: number; idx: number; y: number; count: number; rows: number; rowBytes: number };
   /** y[i] = (i / stride) % dim, as f32 or i32: each element's index along one dimension. */
   iota: { y: number; i32: boolean; n: number; dim: number; stride: number };
+  /** f16 or bf16 (i32: neg and abs) elementwise: each element in f64 from its operand, rounded once (typed.cc). */
+  unary_t: { fn: UnaryOp; dtype: DType; x: number; y: number; n: number };
+  /** f16, bf16 or i32 operands, computed in f64 (i32 wrapping) and rounded once; `ge` writes bools. */
+  binary_t: { fn: BinaryOp; dtype: DType; a: number; b: number; y: number; n: number; aScalar?: boolean; bScalar?: boolean };
+  /** y[r] = sum or max of row r of x [rows, C] in f16, bf16 or i32, accumulated in f64 in index order, rounded once. */
+  reduce_t: { max: boolean; dtype: DType; x: number; y: number; rows: number; C: number };
+  /** y [batch, M, N] = a [batch, M, K] x b [batch, K, N] in f16, bf16 or i32: f64 dot products in k order, rounded once. */
+  matmul_t: { dtype: DType; a: number; b: number; y: number; batch: number; M: number; K: number; N: number };
 }
 
 export type KernelOp = keyof KernelArgs;
@@ -99,7 +107,7 @@ export type KernelCall = { [O in KernelOp]: { readonly op: O; readonly eqn?: num
 export const KERNEL_OPS = [
   'matmul_w', 'matmul', 'rmsnorm', 'softmax', 'row_sum', 'row_max', 'exp_sub', 'row_scale', 'rope',
   'gather', 'dequant', 'update', 'unary', 'binary', 'binary_i32', 'convert', 'copy', 'matmul_bt',
-  'copy_strided', 'iota', 'gather_rows',
+  'copy_strided', 'iota', 'gather_rows', 'unary_t', 'binary_t', 'reduce_t', 'matmul_t',
 ] as const satisfies readonly KernelOp[];
 
 const flag = (b: boolean | undefined): number => (b ? 1 : 0);
@@ -140,6 +148,10 @@ const ENCODE: { readonly [O in KernelOp]: (a: KernelArgs[O]) => number[] } = {
   },
   iota: (a) => [a.y, flag(a.i32), a.n, a.dim, a.stride],
   gather_rows: (a) => [a.x, a.idx, a.y, a.count, a.rows, a.rowBytes],
+  unary_t: (a) => [UNARY_OPS.indexOf(a.fn), DTYPES.indexOf(a.dtype), a.x, a.y, a.n],
+  binary_t: (a) => [BINARY_OPS.indexOf(a.fn), DTYPES.indexOf(a.dtype), a.a, a.b, a.y, a.n, flag(a.aScalar), flag(a.bScalar)],
+  reduce_t: (a) => [flag(a.max), DTYPES.indexOf(a.dtype), a.x, a.y, a.rows, a.C],
+  matmul_t: (a) => [DTYPES.indexOf(a.dtype), a.a, a.b, a.y, a.batch, a.M, a.K, a.N],
 };
 
 /** The kernel list of `calls`, as the addon's runList reads it. */

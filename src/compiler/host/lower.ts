@@ -13,15 +13,19 @@ import { rmsnormOf } from '../../targets/host/rmsnorm.js';
 import { rowBodyOf } from '../../targets/host/rowBody.js';
 import { lowerRowBody, type RowBodySlots } from './rowKernel.js';
 import { lowerMovement } from './movement.js';
+import { lowerGather, lowerReduce } from './axes.js';
 import { ArenaPlan } from './arena.js';
 import { encodeKernels, type HostWeightType, type KernelCall } from './kernelList.js';
+
+/** The dtypes a literal constant is written in. */
+export type HostConstantDtype = 'f32' | 'i32' | 'f16' | 'bf16';
 
 /** A host program: its arena's size, the slot of every named value, its weight table and its kernels. */
 export interface HostLowered {
   readonly arenaBytes: number;
   readonly slots: Readonly<Record<string, number>>;
-  /** Literal constants to write into the arena once: [offset, dtype, value]. */
-  readonly constants: readonly (readonly [number, 'f32' | 'i32', number])[];
+  /** Literal constants to write into the arena once: [offset, dtype, value] (rounded to the dtype as the oracle does). */
+  readonly constants: readonly (readonly [number, HostConstantDtype, number])[];
   /** Quantized weights in table order: arg name, type, K, N. */
   readonly weights: readonly { readonly name: string; readonly type: HostWeightType; readonly k: number; readonly n: number }[];
   readonly list: Float64Array;
@@ -35,7 +39,7 @@ export interface HostLowered {
 export function lowerHost(checked: CheckedProgram): HostLowered {
   const arena = new ArenaPlan();
   const slots: Record<string, number> = {};
-  const constants: [number, 'f32' | 'i32', number][] = [];
+  const constants: [number, HostConstantDtype, number][] = [];
   const weights: { name: string; type: HostWeightType; k: number; n: number }[] = [];
   const weightIndex = new Map<string, number>();
   const place = (bytes: number): number => arena.alloc(bytes);
@@ -73,7 +77,8 @@ export function lowerHost(checked: CheckedProgram): HostLowered {
       const o = e.eqn.in[k]!;
       if (!isLiteral(o)) return slots[o]!;
       const at = arena.alloc(4, true);
-      constants.push([at, e.ins[k]!.dtype === 'i32' ? 'i32' : 'f32', o.lit]);
+      const d = e.ins[k]!.dtype;
+      constants.push([at, d === 'i32' || d === 'f16' || d === 'bf16' ? d : 'f32', o.lit]);
       return at;
     };
     const weight = (k: number): number | undefined => {
@@ -131,16 +136,29 @@ function lowerEqn(e: CheckedEqn, io: RowBodySlots, weight: (k: number) => number
     const aScalar = n(a) === 1 && n(e.outs[0]!) !== 1;
     const bScalar = n(b) === 1 && n(e.outs[0]!) !== 1;
     if ((!aScalar && n(a) !== n(e.outs[0]!)) || (!bScalar && n(b) !== n(e.outs[0]!))) refused(e, `${op}.shape`);
-    const kind = a.dtype === 'i32' ? 'binary_i32' : 'binary';
-    return [{ op: kind, eqn, fn: op as BinaryOp, a: at(0), b: at(1), y, n: n(e.outs[0]!), aScalar, bScalar }];
+    const fn = op as BinaryOp;
+    const args = { eqn, fn, a: at(0), b: at(1), y, n: n(e.outs[0]!), aScalar, bScalar };
+    if (a.dtype === 'f32') return [{ op: 'binary', ...args }];
+    if (a.dtype === 'i32') return [{ op: 'binary_i32', ...args }];
+    if (a.dtype === 'f16' || a.dtype === 'bf16') return [{ op: 'binary_t', dtype: a.dtype, ...args }];
+    return refused(e, `${op}.${a.dtype}`);
   }
-  if ((UNARY_OPS as readonly string[]).includes(op)) return [{ op: 'unary', eqn, fn: op as UnaryOp, x: at(0), y, n: n(e.outs[0]!) }];
+  if ((UNARY_OPS as readonly string[]).includes(op)) {
+    const d = e.ins[0]!.dtype;
+    if (d === 'f32') return [{ op: 'unary', eqn, fn: op as UnaryOp, x: at(0), y, n: n(e.outs[0]!) }];
+    if (d === 'f16' || d === 'bf16' || (d === 'i32' && (op === 'neg' || op === 'abs'))) return [{ op: 'unary_t', eqn, fn: op as UnaryOp, dtype: d, x: at(0), y, n: n(e.outs[0]!) }];
+    return refused(e, `${op}.${d}`);
+  }
   if (op === 'iota') {
     const out = e.outs[0]!;
-    if (out.dtype !== 'f32' && out.dtype !== 'i32') return refused(e, `iota.${out.dtype}`);
     const d = (e.eqn.attrs as { dimension: number }).dimension;
     const stride = numel(out.shape.slice(d + 1));
-    return [{ op: 'iota', eqn, y, i32: out.dtype === 'i32', n: n(out), dim: Math.max(1, out.shape[d] ?? 1), stride: Math.max(1, stride) }];
+    const iota = (to: number, i32: boolean): KernelCall => ({ op: 'iota', eqn, y: to, i32, n: n(out), dim: Math.max(1, out.shape[d] ?? 1), stride: Math.max(1, stride) });
+    if (out.dtype === 'f32' || out.dtype === 'i32') return [iota(y, out.dtype === 'i32')];
+    if (out.dtype !== 'f16' && out.dtype !== 'bf16') return refused(e, `iota.${out.dtype}`);
+    // The exact f32 indices rounded once to the dtype, as the oracle rounds each index.
+    const wide = scratch(4 * n(out));
+    return [iota(wide, false), { op: 'convert', eqn, from: 'f32', to: out.dtype, x: wide, y, n: n(out) }];
   }
   const x = e.ins[0]!;
   const C = x.shape[x.shape.length - 1] ?? 1;
@@ -152,10 +170,12 @@ function lowerEqn(e: CheckedEqn, io: RowBodySlots, weight: (k: number) => number
       if (w !== undefined) return [{ op: 'matmul_w', eqn, x: at(0), y, T: x.shape[0]!, w }];
       const b = e.ins[1]!;
       const r = x.shape.length;
-      return [{ op: 'matmul', eqn, a: at(0), b: at(1), y, batch: numel(x.shape.slice(0, r - 2)), M: x.shape[r - 2]!, K: x.shape[r - 1]!, N: b.shape[r - 1]! }];
+      const dims = { batch: numel(x.shape.slice(0, r - 2)), M: x.shape[r - 2]!, K: x.shape[r - 1]!, N: b.shape[r - 1]! };
+      if (x.dtype === 'f32') return [{ op: 'matmul', eqn, a: at(0), b: at(1), y, ...dims }];
+      if (x.dtype === 'f16' || x.dtype === 'bf16' || x.dtype === 'i32') return [{ op: 'matmul_t', eqn, dtype: x.dtype, a: at(0), b: at(1), y, ...dims }];
+      return refused(e, `matmul.${x.dtype}`);
     }
-    case 'reduce_sum': return [{ op: 'row_sum', eqn, x: at(0), y, rows, C }];
-    case 'reduce_max': return [{ op: 'row_max', eqn, x: at(0), y, rows, C }];
+    case 'reduce_sum': case 'reduce_max': return lowerReduce(e, at(0), y, scratch);
     case 'reshape': return [{ op: 'copy', eqn, x: at(0), y, bytes: storageBytes(e.outs[0]!.dtype, e.outs[0]!.shape) }];
     case 'convert': {
       const w = weight(0);
@@ -167,8 +187,7 @@ function lowerEqn(e: CheckedEqn, io: RowBodySlots, weight: (k: number) => number
       const w = weight(0);
       if (w !== undefined) return [{ op: 'gather', eqn, w, idx: at(1), y, count: n(e.ins[1]!) }];
       // A table in the arena (an f32, f16 or bf16 weight, or a computed value): rows copied by index.
-      const rowBytes = storageBytes(x.dtype, x.shape.slice(1));
-      return [{ op: 'gather_rows', eqn, x: at(0), idx: at(1), y, count: n(e.ins[1]!), rows: x.shape[0]!, rowBytes }];
+      return lowerGather(e, at(0), at(1), y, scratch);
     }
     case 'row_kernel': {
       const r = rmsnormOf(e);

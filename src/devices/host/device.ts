@@ -16,6 +16,7 @@ import { loadHostArtifact, type HostProgram } from '../../compiler/host/backend.
 import { InvalidInput } from '../../errors/index.js';
 import { readFileWeightBytes, type FileWeight } from '../../ir/fileWeight.js';
 import { isQuantized } from '../../ir/types.js';
+import { bf16ToBits, f16ToBits, roundToDtype } from '../../numerics/float16.js';
 import { resultBinding, stateBinding } from '../../compiler/wiring.js';
 import { HOST_TARGET } from '../../targets/host/index.js';
 import { programAbi } from '../abi.js';
@@ -121,6 +122,8 @@ export class HostDevice extends JsDevice<HostProgram> {
       const dv = new DataView(fresh.buffer);
       for (const [at, dtype, v] of lowered.constants) {
         if (dtype === 'i32') dv.setInt32(at, v, true);
+        else if (dtype === 'f16') dv.setUint16(at, f16ToBits(roundToDtype('f16', v)), true);
+        else if (dtype === 'bf16') dv.setUint16(at, bf16ToBits(roundToDtype('bf16', v)), true);
         else dv.setFloat32(at, v, true);
       }
       kept = { arena: fresh, copied: new Map() };

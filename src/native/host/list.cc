@@ -59,6 +59,10 @@ void execute(const Ctx& base, const Arena& a, const Rec& r) {
       for (int64_t j = 0; j < v[3]; j++) std::memcpy(r.p[2] + j * v[5], r.p[0] + int64_t(idx[j]) * v[5], size_t(v[5]));
       return;
     }
+    case K_UNARY_T: unaryTyped(c, int(v[0]), int(v[1]), r.p[0], r.p[1], v[4]); return;
+    case K_BINARY_T: binaryTyped(c, int(v[0]), int(v[1]), r.p[0], v[6] != 0, r.p[1], v[7] != 0, r.p[2], v[5]); return;
+    case K_REDUCE_T: reduceTyped(c, v[0] != 0, int(v[1]), r.p[0], r.p[1], v[4], v[5]); return;
+    case K_MATMUL_T: matmulTyped(c, int(v[0]), r.p[0], r.p[1], r.p[2], v[4], v[5], v[6], v[7]); return;
     case K_IOTA:
       // Each element is its index along one dimension: (flat index / stride) % dim, exact in f32
       // up to 2^24 (the checker's n bounds every value by the element count).

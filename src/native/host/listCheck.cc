@@ -37,6 +37,10 @@ const OpInfo OPS[K_OP_COUNT] = {
     {"copy_strided", {"x", "y", "elem", "rank", "d0", "d1", "d2", "d3", "xs0", "xs1", "xs2", "xs3", "ys0", "ys1", "ys2", "ys3"}},
     {"iota", {"y", "i32", "n", "dim", "stride"}},
     {"gather_rows", {"x", "idx", "y", "count", "rows", "rowBytes"}},
+    {"unary_t", {"fn", "dtype", "x", "y", "n"}},
+    {"binary_t", {"fn", "dtype", "a", "b", "y", "n", "aScalar", "bScalar"}},
+    {"reduce_t", {"max", "dtype", "x", "y", "rows", "C"}},
+    {"matmul_t", {"dtype", "a", "b", "y", "batch", "M", "K", "N"}},
 };
 
 // Every count and offset is below 2^48, so sums and products of two stay exact in 128 bits and well
@@ -112,6 +116,13 @@ class Checker {
 };
 
 constexpr int F = 4;  // bytes of an f32 or i32
+
+// The dtype of a typed kernel: f16, bf16 or i32 (f32 has the SIMD kernels; bool is no arithmetic).
+int64_t typedDtype(const Checker& ck, const char* name) {
+  const int64_t d = ck.integer(name, 0, D_COUNT - 1);
+  if (d != D_F16 && d != D_BF16 && d != D_I32) ck.fail(name, "a typed kernel computes in f16, bf16 or i32");
+  return d;
+}
 
 }  // namespace
 
@@ -286,6 +297,58 @@ Rec checkRecord(const Arena& a, const std::vector<WeightView>& weights, size_t i
       v[3] = ck.integer("dim", 1);
       v[4] = ck.integer("stride", 1);
       rec.p[0] = ck.region("y", v[2], 4, &y);
+      break;
+    }
+    case K_UNARY_T: {
+      v[0] = ck.integer("fn", 0, U_COUNT - 1);
+      v[1] = typedDtype(ck, "dtype");
+      if (v[1] == D_I32 && v[0] != U_NEG && v[0] != U_ABS) ck.fail("fn", "an i32 unary op is neg or abs");
+      v[4] = ck.integer("n");
+      const int eb = dtypeBytes(int(v[1]));
+      rec.p[0] = ck.region("x", v[4], eb, &x);
+      rec.p[1] = ck.region("y", v[4], eb, &y);
+      ck.disjointOrSame("y", y, "x", x, true);
+      break;
+    }
+    case K_BINARY_T: {
+      v[0] = ck.integer("fn", 0, OP_COUNT - 1);
+      v[1] = typedDtype(ck, "dtype");
+      v[5] = ck.integer("n");
+      v[6] = ck.integer("aScalar", 0, 1);
+      v[7] = ck.integer("bScalar", 0, 1);
+      const int eb = dtypeBytes(int(v[1]));
+      const bool ge = v[0] == OP_GE;
+      rec.p[0] = ck.region("a", v[6] ? 1 : v[5], eb, &x);
+      rec.p[1] = ck.region("b", v[7] ? 1 : v[5], eb, &z);
+      rec.p[2] = ck.region("y", v[5], ge ? 1 : eb, &y);
+      ck.disjointOrSame("y", y, "a", x, !ge && !v[6]);
+      ck.disjointOrSame("y", y, "b", z, !ge && !v[7]);
+      break;
+    }
+    case K_REDUCE_T: {
+      v[0] = ck.integer("max", 0, 1);
+      v[1] = typedDtype(ck, "dtype");
+      v[4] = ck.integer("rows");
+      v[5] = ck.integer("C");
+      const int eb = dtypeBytes(int(v[1]));
+      rec.p[0] = ck.region("x", (unsigned __int128)v[4] * v[5], eb, &x);
+      rec.p[1] = ck.region("y", v[4], eb, &y);
+      ck.disjointOrSame("y", y, "x", x, false);
+      break;
+    }
+    case K_MATMUL_T: {
+      v[0] = typedDtype(ck, "dtype");
+      v[4] = ck.integer("batch");
+      v[5] = ck.integer("M");
+      v[6] = ck.integer("K");
+      v[7] = ck.integer("N");
+      const int eb = dtypeBytes(int(v[0]));
+      const unsigned __int128 B = v[4];
+      rec.p[0] = ck.region("a", B * v[5] * v[6], eb, &x);
+      rec.p[1] = ck.region("b", B * v[6] * v[7], eb, &z);
+      rec.p[2] = ck.region("y", B * v[5] * v[7], eb, &y);
+      ck.disjointOrSame("y", y, "a", x, false);
+      ck.disjointOrSame("y", y, "b", z, false);
       break;
     }
     case K_COPY_STRIDED: {

@@ -113,6 +113,9 @@ void writeAs(int d, uint8_t* p, int64_t i, double v, int from) {
 
 }  // namespace
 
+double readElem(int d, const uint8_t* p, int64_t i) { return readAs(d, p, i); }
+void writeElem(int d, uint8_t* p, int64_t i, double v, int from) { writeAs(d, p, i, v, from); }
+
 int dtypeBytes(int d) {
   switch (d) {
     case D_F32: case D_I32: return 4;
@@ -130,6 +133,10 @@ std::atomic<int> faultUlps{0};
 void setUnaryFault(int op, int ulps) {
   faultUlps = ulps;
   faultOp = op;
+}
+
+int unaryFaultUlps(int op) {
+  return faultOp.load(std::memory_order_relaxed) == op ? faultUlps.load(std::memory_order_relaxed) : 0;
 }
 
 void unaryF32(const Ctx& c, int op, const float* x, float* y, int64_t n) {

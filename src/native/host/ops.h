@@ -35,6 +35,24 @@ void setUnaryFault(int op, int ulps);
 void binaryF32(const Ctx& c, int op, const float* a, bool aScalar, const float* b, bool bScalar, void* y, int64_t n);
 void binaryI32(const Ctx& c, int op, const int32_t* a, bool aScalar, const int32_t* b, bool bScalar, void* y, int64_t n);
 void convert(const Ctx& c, int from, int to, const void* x, void* y, int64_t n);
+// Element i of an arena array of dtype d, as f64 (exactly); and v written as dtype d, rounded to
+// nearest even once (a float to i32 truncates and saturates, as convert does; `from` is v's dtype).
+double readElem(int d, const uint8_t* p, int64_t i);
+void writeElem(int d, uint8_t* p, int64_t i, double v, int from);
+
+// The typed kernels (typed.cc): the op table's f16 and bf16 arithmetic, and i32 where the op takes
+// it, each element computed as the oracle does, in f64 from the exact operands, and rounded once to
+// the dtype; i32 wraps. A unary op on i32 is neg or abs.
+void unaryTyped(const Ctx& c, int op, int d, const uint8_t* x, uint8_t* y, int64_t n);
+void binaryTyped(const Ctx& c, int op, int d, const uint8_t* a, bool aScalar, const uint8_t* b, bool bScalar, uint8_t* y, int64_t n);
+// y[r] = sum (from -0; +0 for an empty row) or max (from -inf, INT_MIN for i32; NaN wins) of row r,
+// accumulated in f64 in index order: the oracle's order over a row-major operand.
+void reduceTyped(const Ctx& c, bool max, int d, const uint8_t* x, uint8_t* y, int64_t rows, int64_t cols);
+// y [batch, M, N] = a [batch, M, K] x b [batch, K, N], each dot product accumulated in f64 in k order
+// (i32: wrapping) and rounded once.
+void matmulTyped(const Ctx& c, int d, const uint8_t* a, const uint8_t* b, uint8_t* y, int64_t batch, int64_t M, int64_t K, int64_t N);
+// The ulps setUnaryFault moves op `op`'s results by (0: no fault); the typed kernels obey it too.
+int unaryFaultUlps(int op);
 
 // y[r] = sum (or max) of row r of x [rows, cols].
 void rowReduce(const Ctx& c, bool max, const float* x, float* y, int64_t rows, int64_t cols);

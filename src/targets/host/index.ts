@@ -1,16 +1,18 @@
 /**
  * The `host` target: the machine's own CPU through the host_kernels addon (src/native/host/,
- * docs/HOST.md). It admits what those kernels compute: f32 arithmetic (i32 for the binary ops), every
- * quantized weight dtype as a matmul's right operand, a gather's table or a convert's source, and the
- * data movement of rank <= 4 that copy_strided and update carry. Everything else is refused with a
- * stable capability `host.<op>` (or `host.<op>.<dtype>`), so a plan says what is missing.
+ * docs/HOST.md). It admits what those kernels compute: the op table's arithmetic in every dtype the
+ * oracle runs it in (f32 on the SIMD kernels; f16, bf16 and i32 on the typed kernels, in f64 and
+ * rounded once), reductions over any axes and gather along any axis (rank <= 4), every quantized
+ * weight dtype as a matmul's right operand, a gather's table or a convert's source, and the data
+ * movement of rank <= 4 that copy_strided and update carry. Everything else is refused with a stable
+ * capability `host.<op>` (or `host.<op>.<dtype>`), so a plan says what is missing.
  */
 import type { CheckedEqn } from '../../ir/checked.js';
 import { QUANT_DTYPES, isQuantized, numel } from '../../ir/types.js';
 import type { AnyDType } from '../../ir/types.js';
 import type { OpName } from '../../ops/rule.js';
 import { ADMIT, admit, refuse } from '../target.js';
-import { HOST_OP_CONTRACTS, HOST_STEP_CONTRACTS } from './verify.js';
+import { HOST_OP_CONTRACTS, HOST_STEP_CONTRACTS, hostOpContract } from './verify.js';
 import { deriveRowBound } from '../rowBounds.js';
 import type { RowBody } from '../../ir/types.js';
 import { rmsnormOf } from './rmsnorm.js';
@@ -32,11 +34,15 @@ function onlyDtypes(op: OpName, dtypes: readonly AnyDType[]): AdmissionRule {
   };
 }
 
-/** A binary op: f32 (`ge` writes bools), or i32 through the addon's integer kernel. */
+/** The dtypes the addon computes arithmetic in: f32 (SIMD), f16, bf16 and i32 (typed.cc). */
+const ARITH: readonly AnyDType[] = ['f32', 'f16', 'bf16', 'i32'];
+const FLOAT: readonly AnyDType[] = ['f32', 'f16', 'bf16'];
+
+/** A binary op on two operands of one arithmetic dtype (`ge` writes bools). */
 function binary(op: OpName): AdmissionRule {
   return (e) => {
     const d = dtypeOf(e, 0);
-    if ((d !== 'f32' && d !== 'i32') || dtypeOf(e, 1) !== d) return refuse(`host.${op}.${d}`);
+    if (!ARITH.includes(d) || dtypeOf(e, 1) !== d) return refuse(`host.${op}.${d}`);
     return ADMIT;
   };
 }
@@ -52,32 +58,40 @@ function movement(op: OpName): AdmissionRule {
   };
 }
 
-/** A reduction over the last axis only: the addon's row_sum and row_max. */
+/** A reduction over any axes of an operand of rank <= 4: a strided copy brings them last, a row kernel reduces. */
 function reduction(op: OpName): AdmissionRule {
   return (e) => {
     const x = e.ins[0]!;
-    if (x.dtype !== 'f32') return refuse(`host.${op}.${x.dtype}`);
-    const axes = (e.eqn.attrs['axes'] as readonly number[] | undefined) ?? [];
-    if (x.shape.length > 0 && (axes.length !== 1 || axes[0] !== x.shape.length - 1)) return refuse(`host.${op}.axes`);
+    if (!ARITH.includes(x.dtype)) return refuse(`host.${op}.${x.dtype}`);
+    if (x.shape.length > HOST_MAX_RANK) return refuse(`host.${op}.rank`);
     return ADMIT;
   };
 }
 
-/** matmul: f32 by f32, or f32 activations `[T, K]` by a quantized weight `[N, K]` (its right operand, transposed). */
+/**
+ * matmul: two operands of one arithmetic dtype (f32 on the SIMD kernels, f16, bf16 and i32 on the typed
+ * one), or f32 activations `[T, K]` by a quantized weight `[N, K]` (its right operand, transposed).
+ */
 const matmul: AdmissionRule = (e) => {
   const a = e.ins[0]!;
   const b = e.ins[1]!;
-  if (a.dtype !== 'f32') return refuse(`host.matmul.${a.dtype}`);
-  if (isQuantized(b.dtype)) return a.shape.length === 2 && b.shape.length === 2 ? ADMIT : refuse('host.matmul.rank');
-  if (b.dtype !== 'f32') return refuse(`host.matmul.${b.dtype}`);
+  if (isQuantized(b.dtype)) {
+    if (a.dtype !== 'f32') return refuse(`host.matmul.${a.dtype}`);
+    return a.shape.length === 2 && b.shape.length === 2 ? ADMIT : refuse('host.matmul.rank');
+  }
+  if (!ARITH.includes(a.dtype)) return refuse(`host.matmul.${a.dtype}`);
+  if (b.dtype !== a.dtype) return refuse(`host.matmul.${b.dtype}`);
   return a.shape.length === b.shape.length ? ADMIT : refuse('host.matmul.rank');
 };
 
-/** gather: rows of a table of rank 2 by i32 indices along axis 0 (a quantized weight, or any table in the arena). */
+/**
+ * gather by i32 indices: a quantized weight's rows (axis 0 of a rank-2 table), or a table in the arena
+ * of any element dtype along any axis (a strided copy brings the axis first and the result back).
+ */
 const gather: AdmissionRule = (e) => {
   const t = e.ins[0]!;
   if (e.ins[1]!.dtype !== 'i32') return refuse(`host.gather.${e.ins[1]!.dtype}`);
-  if ((e.eqn.attrs['axis'] ?? 0) !== 0 || t.shape.length !== 2) return refuse('host.gather.axis');
+  if (isQuantized(t.dtype)) return (e.eqn.attrs['axis'] ?? 0) === 0 && t.shape.length === 2 ? ADMIT : refuse('host.gather.axis');
   return ADMIT;
 };
 
@@ -106,7 +120,8 @@ function binaryShaped(op: OpName): AdmissionRule {
   };
 }
 
-const unary = (op: OpName) => onlyDtypes(op, ['f32']);
+/** A unary op in the dtypes the op table runs it in: neg and abs take i32 too. */
+const unary = (op: OpName) => onlyDtypes(op, op === 'neg' || op === 'abs' ? ARITH : FLOAT);
 
 /** `rule` with `contract` attached to what it admits (the per-op contract run --verify propagates). */
 function contracted(op: keyof typeof HOST_OP_CONTRACTS, rule: AdmissionRule): AdmissionRule {
@@ -121,7 +136,7 @@ function contracted(op: keyof typeof HOST_OP_CONTRACTS, rule: AdmissionRule): Ad
       const rel = b.ok ? b.rel : (1.01 * C / 2 + 5) * 2 ** -24;
       return admit({ error: { kind: 'rel', rel }, domain: { kind: 'row-steps' }, note: b.ok ? `derived from ${b.steps.length} steps` : 'the RMSNorm kernel\'s bound' });
     }
-    return admit(HOST_OP_CONTRACTS[op]);
+    return admit(hostOpContract(op, e));
   };
 }
 
@@ -134,8 +149,8 @@ const ROWS = {
   convert, reduce_sum: reduction('reduce_sum'), reduce_max: reduction('reduce_max'), matmul, gather,
   reshape: movement('reshape'), transpose: movement('transpose'), broadcast: movement('broadcast'),
   slice: movement('slice'), concat: movement('concat'), dynamic_update_slice: movement('dynamic_update_slice'),
-  // The addon's iota kernel writes f32 (exact below 2^24) and i32 indices.
-  iota: (e) => (e.outs[0]!.dtype === 'f32' || e.outs[0]!.dtype === 'i32' ? ADMIT : refuse(`host.iota.${e.outs[0]!.dtype}`)),
+  // The addon's iota kernel writes f32 (exact below 2^24) and i32 indices; f16 and bf16 convert those once.
+  iota: (e) => (ARITH.includes(e.outs[0]!.dtype) ? ADMIT : refuse(`host.iota.${e.outs[0]!.dtype}`)),
   row_kernel: rowKernel,
 } satisfies Record<Exclude<OpName, 'all_reduce'>, AdmissionRule>;
 

@@ -9,6 +9,7 @@
 import { F32_EPS } from '../contract.js';
 import type { OpContract } from '../contract.js';
 import type { OpName } from '../../ops/rule.js';
+import type { CheckedEqn } from '../../ir/checked.js';
 import type { StepContracts } from '../rowBounds.js';
 
 const EXACT: OpContract = { error: { kind: 'exact' }, domain: { kind: 'any' } };
@@ -25,6 +26,30 @@ export const HOST_OP_CONTRACTS = {
   reshape: EXACT, transpose: EXACT, broadcast: EXACT, slice: EXACT, concat: EXACT, dynamic_update_slice: EXACT, iota: EXACT,
   row_kernel: { error: { kind: 'rel', rel: 8 * F32_EPS }, domain: { kind: 'row-steps' } },
 } as const satisfies Readonly<Record<Exclude<OpName, 'all_reduce'>, OpContract>>;
+
+/** The unary functions evaluated through libm: within 1 ulp of the oracle's rounded result, in any dtype. */
+const LIBM = ['rsqrt', 'exp', 'log', 'tanh', 'erf', 'logistic', 'sin', 'cos'] as const;
+
+/**
+ * 1 ulp of a 16-bit float relative to the result: 2^-10 (f16) or 2^-7 (bf16) of |want|, or the least
+ * subnormal. The typed kernels (src/native/host/typed.cc) compute in f64 and round once, as the oracle.
+ */
+const HALF_UNARY: Readonly<Record<'f16' | 'bf16', OpContract>> = {
+  f16: { error: { kind: 'absrel', abs: 2 ** -24, rel: 2 ** -10 }, domain: { kind: 'any' }, note: '<= 1 f16 ulp of the exact value' },
+  bf16: { error: { kind: 'absrel', abs: 2 ** -133, rel: 2 ** -7 }, domain: { kind: 'any' }, note: '<= 1 bf16 ulp of the exact value' },
+};
+
+/**
+ * The contract of one admitted equation (not a row kernel): f32 ops the table above; f16, bf16 and i32
+ * arithmetic on the typed kernels is the oracle's result bit for bit (computed in f64 in the oracle's
+ * order and rounded once; i32 wraps), but for the libm functions, within 1 ulp of the dtype.
+ */
+export function hostOpContract(op: Exclude<OpName, 'all_reduce' | 'row_kernel'>, e: CheckedEqn): OpContract {
+  const d = (e.ins[0] ?? e.outs[0]!).dtype;
+  if (d === 'f32' || op === 'convert' || op === 'gather') return HOST_OP_CONTRACTS[op];
+  if ((d === 'f16' || d === 'bf16') && (LIBM as readonly string[]).includes(op)) return HALF_UNARY[d];
+  return EXACT;
+}
 
 /** The steps a host row kernel's bound is derived from: f32 steps, each correctly rounded. */
 export const HOST_STEP_CONTRACTS: StepContracts = {
