@@ -1,6 +1,6 @@
 /**
  * Contract verification of the host target (docs/HOST.md, "Contracts"): every op the target admits is
- * built as small programs (hostOps.ts, hostMoves.ts), compiled by the host backend as a user's would be,
+ * built as small programs (hostOps.ts, hostMoves.ts, hostTyped.ts), compiled by the host backend as a user's would be,
  * loaded on the host device (the real native kernels) and replayed through a Session over edge inputs
  * and a random bulk. Each result element is judged against the CPU oracle under the op's contract
  * (src/targets/host/contracts.ts): bit for bit the oracle's rounded result, or within the element's
@@ -12,12 +12,14 @@ import type { Device } from '../devices/device.js';
 import { HostDevice } from '../devices/host/device.js';
 import { UsageError } from '../errors/index.js';
 import type { StepOutput, TensorMap } from '../oracle/types.js';
-import { HOST_CONTRACTS, describeHostContract } from '../targets/host/contracts.js';
+import { HOST_CONTRACTS, HOST_TYPED_CONTRACTS, describeHostContract } from '../targets/host/contracts.js';
+import type { HostContract } from '../targets/host/contracts.js';
 import { checkBulk } from './bulk.js';
 import { CONTRACT_DEADLINE_MS, openSession } from './deviceSession.js';
 import { f32Source } from './hostCases.js';
 import type { F32Source } from './hostCases.js';
 import { convert, gather, iota, movement, rowKernels } from './hostMoves.js';
+import { hostTyped } from './hostTyped.js';
 import type { ElementBound, HostContractOp, HostProgram } from './hostOps.js';
 import { HOST_CONTRACT_OPS, hostArithmetic } from './hostOps.js';
 import type { SweepOptions } from './reference.js';
@@ -63,11 +65,11 @@ export interface HostContractReport {
 function programsOf(op: HostContractOp, r: F32Source, bulk: number): HostProgram[] {
   switch (op) {
     case 'reshape': case 'transpose': case 'broadcast': case 'slice': case 'concat': case 'dynamic_update_slice': return movement(op, r, bulk);
-    case 'iota': return iota();
+    case 'iota': return [...iota(), ...hostTyped(op, r, bulk)];
     case 'convert': return convert(r, bulk);
-    case 'gather': return gather(r, bulk);
+    case 'gather': return [...gather(r, bulk), ...hostTyped(op, r, bulk)];
     case 'row_kernel': return rowKernels(r, bulk);
-    default: return hostArithmetic(op, r, bulk);
+    default: return [...hostArithmetic(op, r, bulk), ...hostTyped(op, r, bulk)];
   }
 }
 
@@ -109,7 +111,9 @@ export async function runHostContracts(opts: HostContractOptions): Promise<HostC
     } finally {
       device.drop();
     }
-    return tally.report(op, describeHostContract(HOST_CONTRACTS[op]), programs.map((p) => p.name));
+    const typed = (HOST_TYPED_CONTRACTS as Partial<Record<string, HostContract>>)[op];
+    const words = describeHostContract(HOST_CONTRACTS[op]) + (typed === undefined ? '' : `; in f16, bf16 (and i32): ${describeHostContract(typed)}`);
+    return tally.report(op, words, programs.map((p) => p.name));
   }, 2, opts.onProgress);
 }
 

@@ -27,14 +27,28 @@ describe('targets/host', () => {
     expect(checked.eqns.map((q) => capability(admissionOf(HOST, q)))).to.deep.equal(checked.eqns.map(() => null));
   });
 
+  it('admits f16, bf16 and i32 arithmetic, reductions over any axes and gather along any axis', () => {
+    const p = program('wide');
+    const x = p.activation('x', 'f16', [2, 4]);
+    const b = p.activation('b', 'bf16', [2, 3, 4]);
+    const y = p.activation('y', 'f32', [2, 4]);
+    const i = p.activation('i', 'i32', [2]);
+    const k = p.activation('k', 'i32', [4, 4]);
+    p.results(p.exp(x), p.reduceSum(y, [0]), p.iota([4], 0, 'f16'), p.add(x, x), p.reduceMax(b, [0, 2]), p.matmul(b, p.transpose(b, [0, 2, 1])),
+      p.gather(b, i, 2), p.gather(y, i, 1), p.neg(k), p.reduceSum(k, [0]), p.matmul(k, k), p.logistic(b));
+    const checked = checkProgram(p.build());
+    expect(checked.eqns.map((q) => capability(admissionOf(HOST, q)))).to.deep.equal(checked.eqns.map(() => null));
+  });
+
   it('refuses what no kernel computes with a stable host capability', () => {
     const p = program('no');
     const x = p.activation('x', 'f16', [2, 4]);
-    const y = p.activation('y', 'f32', [2, 4]);
-    p.results(p.exp(x), p.reduceSum(y, [0]), p.iota([4], 0, 'f16'), p.add(x, x));
+    const y = p.activation('y', 'f32', [1, 2, 1, 2, 1]);
+    const [r] = p.rowKernel([x], (body, v) => [body.exp(v)]);
+    p.results(r!, p.reduceSum(y, [0]), p.transpose(y, [4, 3, 2, 1, 0]));
     const checked = checkProgram(p.build());
     expect(checked.eqns.map((q) => capability(admissionOf(HOST, q)))).to.deep.equal([
-      'host.exp.f16', 'host.reduce_sum.axes', 'host.iota.f16', 'host.add.f16',
+      'host.row_kernel.f16', 'host.reduce_sum.rank', 'host.transpose.rank',
     ]);
   });
 

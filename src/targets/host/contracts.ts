@@ -61,6 +61,35 @@ export const HOST_CONTRACTS = {
   row_kernel: { kind: 'row', derivation: 'RMSNorm: |err| <= (γ(C)/2 + 5u)·|y|; a composed softmax body: |err| <= (γ(C) + (max - min + 5)·u)·|y| (docs/HOST.md)' },
 } as const satisfies Readonly<Record<Exclude<OpName, 'all_reduce'>, HostContract>>;
 
+/** The 16-bit float dtypes and i32, which the typed kernels compute in (src/native/host/typed.cc). */
+export type TypedDtype = 'f16' | 'bf16' | 'i32';
+
+const ORACLE = { kind: 'exact', why: 'computed in f64 from the exact operands and rounded once, as the oracle' } as const;
+const ORDERED = { kind: 'exact', why: 'accumulated in f64 in the oracle\'s order and rounded once' } as const;
+
+/**
+ * The typed kernels' contracts, per op they compute in f16 and bf16 (and i32 for neg, abs, the
+ * reductions and matmul): each element is the oracle's formula in f64, rounded once to the dtype, so
+ * it is the oracle's result bit for bit, but for the libm functions, promised within 1 ulp of the
+ * dtype (libm's last f64 bit against V8's can flip a rounding on a tie; measured: 0 ulp). The other
+ * ops keep their row above in every dtype (data movement, convert and gather move or round exactly).
+ */
+export const HOST_TYPED_CONTRACTS = {
+  add: ORACLE, sub: ORACLE, mul: ORACLE, div: ORACLE, max: EXACT_MOVE, min: EXACT_MOVE,
+  ge: { kind: 'exact', why: 'a compare' },
+  neg: { kind: 'exact', why: 'a sign flip (i32: wrapping)' }, abs: { kind: 'exact', why: 'a sign clear (i32: wrapping)' },
+  recip: ORACLE, sqrt: ORACLE,
+  rsqrt: ulps(1, -Infinity, Infinity, 'every f16 and bf16 value (measured: 0 ulp from the oracle\'s rounded result)'),
+  exp: ulps(1, -Infinity, Infinity, 'every f16 and bf16 value (measured: 0 ulp from the oracle\'s rounded result)'),
+  log: ulps(1, -Infinity, Infinity, 'every f16 and bf16 value (measured: 0 ulp from the oracle\'s rounded result)'),
+  tanh: ulps(1, -Infinity, Infinity, 'every f16 and bf16 value (measured: 0 ulp from the oracle\'s rounded result)'),
+  erf: ulps(1, -Infinity, Infinity, 'every f16 and bf16 value (measured: 0 ulp from the oracle\'s rounded result)'),
+  logistic: ulps(1, -Infinity, Infinity, 'every f16 and bf16 value (measured: 0 ulp from the oracle\'s rounded result)'),
+  sin: ulps(1, -Infinity, Infinity, 'every f16 and bf16 value (measured: 0 ulp from the oracle\'s rounded result)'),
+  cos: ulps(1, -Infinity, Infinity, 'every f16 and bf16 value (measured: 0 ulp from the oracle\'s rounded result)'),
+  reduce_sum: ORDERED, reduce_max: { kind: 'exact', why: 'a compare and select' }, matmul: ORDERED,
+} as const satisfies Readonly<Partial<Record<OpName, HostContract>>>;
+
 /** Words for a contract, as the report and docs/HOST.md print it. */
 export function describeHostContract(c: HostContract): string {
   switch (c.kind) {

@@ -46,6 +46,15 @@ const HALF_UNARY: Readonly<Record<'f16' | 'bf16', OpContract>> = {
  */
 export function hostOpContract(op: Exclude<OpName, 'all_reduce' | 'row_kernel'>, e: CheckedEqn): OpContract {
   const d = (e.ins[0] ?? e.outs[0]!).dtype;
+  if (op === 'reduce_sum' && d === 'f32') {
+    // The sum runs over the reduced elements, wherever they lie; the vocabulary counts the operand's last
+    // axis, so the per-term bound is scaled to n reduced terms (the same γ(n)·Σ|x| for a last-axis sum).
+    const x = e.ins[0]!;
+    const axes = (e.eqn.attrs['axes'] as readonly number[] | undefined) ?? [];
+    const n = axes.reduce((p, a) => p * x.shape[a]!, 1);
+    const last = x.shape[x.shape.length - 1] ?? 1;
+    return n === last || last === 0 ? SUM : { ...SUM, error: { kind: 'sum-magnitude', perTerm: (F32_EPS * n) / last }, note: `γ(${n})·Σ|x| over the ${n} reduced terms` };
+  }
   if (d === 'f32' || op === 'convert' || op === 'gather') return HOST_OP_CONTRACTS[op];
   if ((d === 'f16' || d === 'bf16') && (LIBM as readonly string[]).includes(op)) return HALF_UNARY[d];
   return EXACT;
