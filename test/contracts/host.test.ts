@@ -117,6 +117,46 @@ describe('host contracts: every admitted op on the native kernels against the or
     expect(j.reports.map((x) => x.op)).to.deep.equal(['sin']);
   });
 
+  it('sweeps the typed kernels: every elementwise op in f16 and bf16, reductions off the last axis, matmul in f16, bf16 and i32, gather on every axis', () => {
+    for (const op of ['add', 'div', 'ge', 'exp', 'sqrt', 'cos']) expect(byOp(reports, op).programs, op).to.include.members([`${op} f16`, `${op} bf16`]);
+    expect(byOp(reports, 'neg').programs).to.include.members(['neg f16', 'neg bf16', 'neg i32']);
+    expect(byOp(reports, 'reduce_sum').programs).to.include.members(['reduce_sum f32 axes 0', 'reduce_sum f32 axes 0,2', 'reduce_sum f16 axes 0', 'reduce_sum bf16 axes 0,2', 'reduce_sum i32 axes 0']);
+    expect(byOp(reports, 'reduce_max').programs).to.include.members(['reduce_max f16 axes 0,2', 'reduce_max i32 axes 0']);
+    expect(byOp(reports, 'matmul').programs).to.include.members(['matmul f16', 'matmul bf16', 'matmul i32']);
+    expect(byOp(reports, 'gather').programs).to.include.members(['gather f32 axis 1', 'gather f16 axis 2', 'gather i32 axis 0']);
+    expect(byOp(reports, 'iota').programs).to.include.members(['iota f16', 'iota bf16']);
+  });
+
+  it('negative control: the typed exp off by 3 ulps of f16 and bf16 fails in both dtypes', async () => {
+    const k = loadHostKernels();
+    k.setUnaryFault('exp', 3);
+    let r: HostContractReport[];
+    try {
+      r = await runHostContracts({ target: 'host', op: 'exp', bulk: 2048 });
+    } finally {
+      k.setUnaryFault(null);
+    }
+    expect(r[0]!.programFailures['exp f16']).to.be.greaterThan(100);
+    expect(r[0]!.programFailures['exp bf16']).to.be.greaterThan(100);
+  });
+
+  it('negative control through a device wrapper: an f16 add one ulp off, a bf16 matmul and a sum over the first axis scaled fail', async () => {
+    // A few ulps of the result's dtype: 2^-9 of an f16, 2^-5 of a bf16 (2^-10 of an f32 sum is far past γ(16)).
+    const by = (rel: number) => (x: number) => (Number.isFinite(x) && x !== 0 ? x * (1 + rel) : x);
+    for (const [op, graph, program] of [
+      ['add', 'host-contract-add-f16', 'add f16'],
+      ['matmul', 'host-contract-matmul-bf16', 'matmul bf16'],
+      ['reduce_sum', 'host-contract-reduce_sum-f16-0', 'reduce_sum f16 axes 0'],
+      ['reduce_sum', 'host-contract-reduce_sum-f32-0', 'reduce_sum f32 axes 0'],
+    ] as const) {
+      const device = () => withKernelFault(new HostDevice(), { graph, fault: by(program.includes('bf16') ? 2 ** -5 : program.includes('f32') ? 2 ** -10 : 2 ** -9) });
+      const r = await runHostContracts({ target: 'host', op, bulk: 1024, device });
+      expect(r[0]!.pass, program).to.equal(false);
+      expect(r[0]!.programFailures[program], program).to.be.greaterThan(0);
+      expect(r[0]!.firstFailure!.program, program).to.equal(program);
+    }
+  });
+
   it('the CLI refuses an op host does not verify, with a usage error', async () => {
     const r = await cli(['contracts', '--target', 'host', '--op', 'all_reduce']);
     expect(r.code).to.equal(2);
