@@ -58,9 +58,12 @@ function own(c: OpContract | undefined, cols: number): { abs: number; rel: numbe
   }
 }
 
-function propagate(op: string, ins: readonly Err[], at: string, body: RowBody | undefined, cols: number, steps: StepContracts): Err {
+/** One unit in the last place near 1 of a float dtype: the re-rounding of an inexact operand's result in it. */
+const ULP_NEAR_ONE: Readonly<Record<string, number>> = { f16: 2 ** -10, bf16: 2 ** -7 };
+
+function propagate(op: string, ins: readonly Err[], at: string, body: RowBody | undefined, cols: number, steps: StepContracts, unit = u): Err {
   const [a = EXACT, b = EXACT] = ins;
-  const rr = ins.some(inexact) ? u : 0;
+  const rr = ins.some(inexact) ? unit : 0;
   const maxRel = Math.max(0, ...ins.map((e) => e.rel));
   const sumAbs = ins.reduce((s, e) => s + e.abs, 0);
   const notes = merge(...ins);
@@ -111,7 +114,7 @@ export function programTolerance(checked: CheckedProgram, target: Target): Progr
       const o = own(contract, cols);
       out = { abs: o.abs, rel: o.rel, notes: o.note !== undefined ? [`${at}: ${o.note}`] : [] };
     } else {
-      const p = propagate(e.op, ins, at, body, cols, steps);
+      const p = propagate(e.op, ins, at, body, cols, steps, ULP_NEAR_ONE[e.outs[0]?.dtype ?? 'f32'] ?? u);
       const o = body !== undefined ? { abs: 0, rel: 0 } : own(contract, cols);
       out = { abs: p.abs + o.abs, rel: p.rel + o.rel, notes: o.note !== undefined ? [...p.notes, `${at}: ${o.note}`] : p.notes };
     }

@@ -81,4 +81,27 @@ describe('targets/host: run --verify judges each result by the per-op contracts'
     expect(rn.kind).to.equal('absrel');
     expect(rn.rel).to.be.greaterThan(32 * 2 ** -24).and.lessThan(5e-6);
   });
+
+  it('the typed kernels: f16 and bf16 arithmetic exact, a libm function within 1 ulp of its dtype, re-rounded in its dtype downstream', () => {
+    const p = program('typed');
+    const x = p.activation('x', 'f16', [4, 8]);
+    const b = p.activation('b', 'bf16', [4, 8]);
+    const f = p.activation('f', 'f32', [64, 2]);
+    const q = p.named('q').div(p.mul(p.add(x, x), 3), x);
+    const s = p.named('s').reduceSum(b, [0]);
+    const e = p.named('e').exp(x);
+    const y = p.named('y').mul(e, 3);
+    const t = p.named('t').tanh(b);
+    const cs = p.named('cs').reduceSum(f, [0]);
+    p.results(q, s, e, y, t, cs);
+    const r = programNumerics(checkProgram(p.build()), HOST);
+    expect(r.tolerance['q']).to.deep.equal({ kind: 'exact' });
+    expect(r.tolerance['s']).to.deep.equal({ kind: 'exact' });
+    expect(r.tolerance['e']).to.deep.equal({ kind: 'absrel', abs: 2 ** -24, rel: 2 ** -10 });
+    expect(r.tolerance['t']).to.deep.equal({ kind: 'absrel', abs: 2 ** -133, rel: 2 ** -7 });
+    // exp's ulp, then the mul's own rounding in f16 of a value already off: two f16 ulps, not one and an f32 one.
+    expect(r.tolerance['y']).to.deep.equal({ kind: 'absrel', abs: 2 ** -24, rel: 2 * 2 ** -10 });
+    // An f32 sum over the first axis: γ(64)·Σ|x| over its 64 terms, not over the last axis' 2.
+    expect(r.tolerance['cs']).to.deep.equal({ kind: 'absrel', abs: 0, rel: 64 * 2 ** -23 });
+  });
 });
