@@ -101,6 +101,13 @@ describe('host kernels: one call per step', function () {
       [{ op: 'matmul_w', x, y, T: 1, w: 3 }, /^\/kernels\/1\/w$/, /not an integer in \[0, 0\]/],
       [{ op: 'unary', fn: 'neg', x, y, n: 2.5 }, /^\/kernels\/1\/n$/, /not an integer/],
       [{ op: 'rope', x, y, T: 1, H: 1, D: 4, rd: 3, pos: x, cos: x, sin: x, maxPos: 1 }, /^\/kernels\/1\/rd$/, /even/],
+      // The typed kernels: f16, bf16 or i32 only, i32 unary only neg and abs, 2-byte alignment, regions in the arena.
+      [{ op: 'unary_t', fn: 'exp', dtype: 'f32', x, y, n: 4 }, /^\/kernels\/1\/dtype$/, /f16, bf16 or i32/],
+      [{ op: 'unary_t', fn: 'exp', dtype: 'i32', x, y, n: 4 }, /^\/kernels\/1\/fn$/, /neg or abs/],
+      [{ op: 'binary_t', fn: 'add', dtype: 'f16', a: x + 1, b: x, y, n: 4 }, /^\/kernels\/1\/a$/, /not aligned to 2 bytes/],
+      [{ op: 'reduce_t', max: false, dtype: 'bf16', x, y: 4094, rows: 2, C: 4 }, /^\/kernels\/1\/y$/, /run past the arena's 4096/],
+      [{ op: 'matmul_t', dtype: 'i32', a: x, b: x, y: x, batch: 1, M: 2, K: 2, N: 2 }, /^\/kernels\/1\/y$/, /overlaps a/],
+      [{ op: 'reduce_t', max: false, dtype: 'bool', x, y, rows: 1, C: 4 }, /^\/kernels\/1\/dtype$/, /f16, bf16 or i32/],
       [Float64Array.of(99, -1), /^\/kernels\/1$/, /unknown kernel op 99/],
       [Float64Array.of(12, -1, 0, 0), /^\/kernels\/1$/, /ends inside the record/],
     ];
