@@ -147,6 +147,10 @@ export const CONFORMANCE: readonly Case[] = [
   ...NUMERIC.map(binaryCase),
   ...NUMERIC.map(unaryCase),
   ...NUMERIC.flatMap((d) => [reduceCase(d, 'reduce_sum'), reduceCase(d, 'reduce_max')]),
+  {
+    name: 'reduce_sum and reduce_max f16 of rank 5 over axes that merge', args: [['x', 'f16', [2, 3, 2, 2, 3]]],
+    eqns: [{ op: 'reduce_sum', in: ['x'], out: 's', axes: [0, 1] }, { op: 'reduce_max', in: ['x'], out: 'm', axes: [1, 2, 4] }], results: ['s', 'm'],
+  },
   ...NUMERIC.map((d) => matmulCase(d, false)), matmulCase('f32', true), matmulCase('bf16', true),
   ...[0, 1, 2].map((axis) => gatherCase('f32', axis)), gatherCase('f16', 1), gatherCase('bf16', 2), gatherCase('i32', 1),
   ...NUMERIC.map(movementCase),

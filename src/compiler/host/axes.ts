@@ -2,11 +2,13 @@
  * Reductions over any set of axes and gather along any axis, as the addon's strided copies around its
  * row kernels (docs/HOST.md): a copy brings the reduced axes last (or the gathered axis first), the row
  * kernel runs on rows, and a gather's result is copied back into place. Adjacent axes that move together
- * are merged first, so the copies stay within rank 4 for any operand of rank <= 4. The copies move
+ * are merged first (src/targets/host/axes.ts), so a reduction's copy has rank <= 4 for any operand of
+ * rank <= 4, and more where axes merge; a gather's copies are of rank 3. The copies move
  * bytes exactly; the reduced elements keep their row-major order, which is the oracle's order.
  */
 import type { CheckedEqn } from '../../ir/checked.js';
 import { dtypeBytes, elementDtype, numel, storageBytes } from '../../ir/types.js';
+import { axisRuns, reduceCopyRank } from '../../targets/host/axes.js';
 import type { KernelCall } from './kernelList.js';
 
 /** Row-major element strides of `shape`. */
@@ -14,18 +16,6 @@ function strides(shape: readonly number[]): number[] {
   const s = new Array<number>(shape.length).fill(1);
   for (let k = shape.length - 2; k >= 0; k--) s[k] = s[k + 1]! * shape[k + 1]!;
   return s;
-}
-
-/** The operand's dims merged into runs of kept or reduced axes: [extent, reduced] per run. */
-export function axisRuns(shape: readonly number[], axes: readonly number[]): [number, boolean][] {
-  const runs: [number, boolean][] = [];
-  shape.forEach((d, k) => {
-    const red = axes.includes(k);
-    const last = runs[runs.length - 1];
-    if (last !== undefined && last[1] === red) last[0] *= d;
-    else runs.push([d, red]);
-  });
-  return runs;
 }
 
 /**
@@ -46,8 +36,7 @@ export function lowerReduce(e: CheckedEqn, x: number, y: number, scratch: (bytes
   const calls: KernelCall[] = [];
   let from = x;
   // Reduced runs that are not one trailing run: copy them last, kept runs first, in order.
-  const trailing = red.length === 0 || (red.length === 1 && runs[runs.length - 1]![1]);
-  if (!trailing && numel(t.shape) > 0) {
+  if (reduceCopyRank(t.shape, axes) > 0 && numel(t.shape) > 0) {
     const dims = runs.map(([d]) => d);
     const xs = strides(dims);
     const order = [...runs.keys()].filter((k) => !runs[k]![1]).concat([...runs.keys()].filter((k) => runs[k]![1]));

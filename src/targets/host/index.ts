@@ -17,6 +17,7 @@ import { deriveRowBound } from '../rowBounds.js';
 import type { RowBody } from '../../ir/types.js';
 import { rmsnormOf } from './rmsnorm.js';
 import { rowBodyOf } from './rowBody.js';
+import { reduceCopyRank } from './axes.js';
 import type { AdmissionRule, AdmissionTable, NumericsPolicy, Target } from '../target.js';
 
 /** The widest rank the addon's strided copy and in-place update take. */
@@ -58,12 +59,15 @@ function movement(op: OpName): AdmissionRule {
   };
 }
 
-/** A reduction over any axes of an operand of rank <= 4: a strided copy brings them last, a row kernel reduces. */
+/**
+ * A reduction over any axes: a strided copy brings them last (of rank <= 4 once adjacent axes that
+ * move together are merged: axes.ts), a row kernel reduces.
+ */
 function reduction(op: OpName): AdmissionRule {
   return (e) => {
     const x = e.ins[0]!;
     if (!ARITH.includes(x.dtype)) return refuse(`host.${op}.${x.dtype}`);
-    if (x.shape.length > HOST_MAX_RANK) return refuse(`host.${op}.rank`);
+    if (reduceCopyRank(x.shape, (e.eqn.attrs['axes'] as readonly number[] | undefined) ?? []) > HOST_MAX_RANK) return refuse(`host.${op}.rank`);
     return ADMIT;
   };
 }
