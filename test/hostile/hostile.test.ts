@@ -19,6 +19,7 @@ import { cases as engineCases } from './engineCases.js';
 import { cases as farmCases } from './farmCases.js';
 import { cases as filesCases } from './filesCases.js';
 import { cases as hosttCases } from './hosttCases.js';
+import { cases as host2Cases } from './host2Cases.js';
 import { cases as limitsCases } from './limitsCases.js';
 import { cases as partitionCases } from './partitionCases.js';
 import { cases as quantCases } from './quantCases.js';
@@ -38,6 +39,7 @@ const TABLES: Readonly<Record<string, readonly HostileCase[]>> = {
   serve: serveCases,
   hostContracts: hostcCases,
   ctxmerge: ctxmergeCases,
+  host2: host2Cases,
 };
 
 const BIN = fileURLToPath(new URL('../../src/cli/bin.js', import.meta.url));

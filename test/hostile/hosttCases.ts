@@ -1,6 +1,6 @@
 /**
  * Hostile cases of the `host` target (issue 11): equations it has no kernel for, a row kernel body
- * the kernels do not compose, f16 arithmetic, a file weight past its file's end. Each is a typed refusal (exit 1), never a crash in the addon.
+ * the kernels do not compose, an f16 row kernel, a reduction past rank 4, a file weight past its file's end. Each is a typed refusal (exit 1), never a crash in the addon.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,9 +9,9 @@ import { put } from './fixtures.js';
 
 const act = (name: string, dtype: string, shape: number[]) => ({ name, role: 'activation', dtype, shape });
 
-const IOTA = {
-  format: 'program@1', name: 't', args: [act('x', 'f32', [4])],
-  eqns: [{ op: 'iota', in: [], out: 'i', shape: [4], dimension: 0, dtype: 'f16' }, { op: 'convert', in: ['i'], out: 'j', dtype: 'f32' }, { op: 'add', in: ['x', 'j'], out: 'y' }],
+const ROW16 = {
+  format: 'program@1', name: 't', args: [act('x', 'f16', [2, 4])],
+  eqns: [{ op: 'row_kernel', in: ['x'], out: 'y', body: { params: ['x'], steps: [{ op: 'exp', in: ['x'], out: 'e' }], results: ['e'] } }],
   results: ['y'],
 };
 
@@ -21,9 +21,9 @@ const ROW = {
   results: ['y'],
 };
 
-const F16 = {
-  format: 'program@1', name: 'h', args: [act('x', 'f16', [4])],
-  eqns: [{ op: 'exp', in: ['x'], out: 'y' }], results: ['y'],
+const ALTERNATING = {
+  format: 'program@1', name: 'h', args: [act('x', 'f32', [2, 2, 2, 2, 2])],
+  eqns: [{ op: 'reduce_sum', in: ['x'], out: 'y', axes: [0, 2, 4] }], results: ['y'],
 };
 
 const QMM = {
@@ -34,8 +34,8 @@ const QMM = {
 
 export const cases: readonly HostileCase[] = [
   {
-    name: 'host: an f16 iota has no kernel',
-    setup: (d) => put(d, 'p.json', IOTA),
+    name: 'host: an f16 row kernel has no kernel',
+    setup: (d) => put(d, 'p.json', ROW16),
     cli: ['plan', '{dir}/p.json', '--target', 'host', '--json'],
     exit: 1, code: 'CapabilityMissing',
   },
@@ -46,8 +46,8 @@ export const cases: readonly HostileCase[] = [
     exit: 1, code: 'CapabilityMissing',
   },
   {
-    name: 'host: f16 arithmetic',
-    setup: (d) => { put(d, 'p.json', F16); put(d, 'in.json', { x: { dtype: 'f16', shape: [4], data: [1, 2, 3, 4] } }); },
+    name: 'host: a reduction over axes that alternate five times (a copy of rank 5)',
+    setup: (d) => { put(d, 'p.json', ALTERNATING); put(d, 'in.json', { x: { dtype: 'f32', shape: [2, 2, 2, 2, 2], data: new Array(32).fill(1) } }); },
     cli: ['run', '{dir}/p.json', '--target', 'host', '--inputs', '{dir}/in.json'],
     exit: 1, code: 'CapabilityMissing',
   },
