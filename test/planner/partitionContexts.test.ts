@@ -171,11 +171,11 @@ describe('planner: a partition keeps every target within its hardware contexts o
   });
 
   it('a target past its contexts whose segments no other target takes refuses the plan: ContextLimit naming it', () => {
-    // npu4 segments that compute in f16 (the host refuses f16 arithmetic), 17 of them between host abs.
-    const p = program('f16-chain');
+    // npu4 segments that move rank-5 data (the host refuses data movement past rank 4), 17 of them between host abs.
+    const p = program('rank5-chain');
     const x = p.activation('x', 'f32', [4, 8]);
     let v = p.abs(x);
-    for (let k = 0; k < 17; k++) v = p.abs(p.convert(p.mul(p.convert(v, 'f16'), 0.5), 'f32'));
+    for (let k = 0; k < 17; k++) v = p.abs(p.reshape(p.transpose(p.reshape(v, [2, 2, 2, 2, 2]), [4, 3, 2, 1, 0]), [4, 8]));
     p.results(v);
     const prog = p.build();
     const checked = checkProgram(prog);
