@@ -7,16 +7,16 @@ import type { HostileCase } from './case.js';
 import { put } from './fixtures.js';
 
 /**
- * 17 npu4 segments (a multiply in f16, which the host refuses, between converts) each between two host
- * `abs` (which npu4 refuses): npu4 needs 17 contexts and no segment can move.
+ * 17 npu4 segments (a transpose of rank 5 between reshapes, which the host refuses past rank 4) each
+ * between two host `abs` (which npu4 refuses): npu4 needs 17 contexts and no segment can move.
  */
 function overflow(): object {
   const eqns: object[] = [{ op: 'abs', in: ['x'], out: 'h0' }];
   let v = 'h0';
   for (let k = 0; k < 17; k++) {
     eqns.push(
-      { op: 'convert', in: [v], out: `n${k}`, dtype: 'f16' }, { op: 'mul', in: [`n${k}`, { lit: 0.5 }], out: `m${k}` },
-      { op: 'convert', in: [`m${k}`], out: `w${k}`, dtype: 'f32' }, { op: 'abs', in: [`w${k}`], out: `h${k + 1}` },
+      { op: 'reshape', in: [v], out: `n${k}`, shape: [2, 2, 2, 2, 2] }, { op: 'transpose', in: [`n${k}`], out: `m${k}`, perm: [4, 3, 2, 1, 0] },
+      { op: 'reshape', in: [`m${k}`], out: `w${k}`, shape: [4, 8] }, { op: 'abs', in: [`w${k}`], out: `h${k + 1}` },
     );
     v = `h${k + 1}`;
   }
