@@ -34,7 +34,7 @@ const QMM = {
 
 export const cases: readonly HostileCase[] = [
   {
-    name: 'host: an f16 row kernel has no kernel',
+    name: 'host: an f16 row kernel with a libm step (exp), which has no derived bound',
     setup: (d) => put(d, 'p.json', ROW16),
     cli: ['plan', '{dir}/p.json', '--target', 'host', '--json'],
     exit: 1, code: 'CapabilityMissing',

@@ -134,6 +134,11 @@ const RMSNORM = { params: ['x', 'w'], steps: [
   { op: 'mul', in: ['xn', 'w'], out: 'y' },
 ], results: ['y'] };
 
+const I32_ROW = { params: ['x'], steps: [
+  { op: 'reduce_max', in: ['x'], out: 'm' }, { op: 'sub', in: ['x', 'm'], out: 'd' }, { op: 'mul', in: ['d', { lit: 3 }], out: 't' },
+  { op: 'abs', in: ['t'], out: 'a' }, { op: 'reduce_sum', in: ['a'], out: 's' },
+], results: ['t', 's'] };
+
 function stateCase(d: Dt, carried: 'intermediate' | 'result'): Case {
   return {
     name: `state ${d} carried from ${carried === 'intermediate' ? 'an intermediate' : 'a result'}`,
@@ -158,6 +163,10 @@ export const CONFORMANCE: readonly Case[] = [
   ...NUMERIC.map(convertCase),
   { name: 'row_kernel softmax f32', args: [['x', 'f32', [3, 16]]], eqns: [{ op: 'row_kernel', in: ['x'], out: 'y', body: SOFTMAX }], results: ['y'] },
   { name: 'row_kernel rmsnorm f32', args: [['x', 'f32', [3, 16]], ['w', 'f32', [16], 'weight']], eqns: [{ op: 'row_kernel', in: ['x', 'w'], out: 'y', body: RMSNORM }], results: ['y'] },
+  ...(['f16', 'bf16'] as const).map((d): Case => ({
+    name: `row_kernel rmsnorm ${d}`, args: [['x', d, [3, 16]], ['w', d, [16], 'weight']], eqns: [{ op: 'row_kernel', in: ['x', 'w'], out: 'y', body: RMSNORM }], results: ['y'],
+  })),
+  { name: 'row_kernel i32: a row minus its max, and its sum', args: [['x', 'i32', [3, 8]]], eqns: [{ op: 'row_kernel', in: ['x'], out: ['d', 's'], body: I32_ROW }], results: ['d', 's'] },
   ...FLOATS.flatMap((d) => [stateCase(d, 'intermediate'), stateCase(d, 'result')]),
 ];
 
@@ -166,6 +175,13 @@ export const CONFORMANCE: readonly Case[] = [
  * but host refuses must be listed here, or the test above fails.
  */
 export const NO_CPU_RUNS = { all_reduce: 'a collective: it reduces across devices, and a single device has no peers' } as const;
+
+/**
+ * What the host refuses though a CPU could run it, with the reason (not a capability any CPU lacks): a
+ * row kernel in f16 or bf16 with a libm step (exp, log, ...), whose 1-ulp error has no bound derived
+ * through the steps after it. An f16 or bf16 row kernel without one runs (above).
+ */
+export const HOST_REFUSES = { 'row_kernel.f16.<libm op>': 'no derived bound through the steps after a libm step in f16/bf16' } as const;
 
 /** The program JSON of a case. */
 function programOf(c: Case) {

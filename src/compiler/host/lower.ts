@@ -87,7 +87,7 @@ export function lowerHost(checked: CheckedProgram): HostLowered {
     };
     const io: RowBodySlots = {
       at: operand, out: (k) => slots[outs[k]!]!, place: temp,
-      literal: (v) => { const at = arena.alloc(4, true); constants.push([at, 'f32', v]); return at; },
+      literal: (v, d = 'f32') => { const at = arena.alloc(4, true); constants.push([at, d, v]); return at; },
     };
     calls.push(...lowerEqn(e, io, weight));
     // Freed only now, so an equation's output never shares bytes with its own inputs or scratch.
@@ -190,7 +190,8 @@ function lowerEqn(e: CheckedEqn, io: RowBodySlots, weight: (k: number) => number
       return lowerGather(e, at(0), at(1), y, scratch);
     }
     case 'row_kernel': {
-      const r = rmsnormOf(e);
+      // The RMSNorm kernel is f32; a body of other rows runs step by step on the typed kernels.
+      const r = x.dtype === 'f32' ? rmsnormOf(e) : null;
       if (r !== null) return [{ op: 'rmsnorm', eqn, x: at(r.x), g: at(r.g), y, rows, C, eps: r.eps }];
       const plan = rowBodyOf(e);
       if (plan === null) return refused(e, 'row_kernel.body');

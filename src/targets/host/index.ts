@@ -107,12 +107,25 @@ const convert: AdmissionRule = (e) => {
   return ADMIT;
 };
 
-/** A row kernel of f32 rows: the RMSNorm the addon has a kernel for, or a body its kernels compose (rowBody.ts). */
+/**
+ * A row kernel: of f32 rows, the RMSNorm the addon has a kernel for or a body its kernels compose
+ * (rowBody.ts); of f16, bf16 or i32 rows, a body of steps the typed kernels compute as the oracle
+ * does, each rounded once to the dtype. A libm function among those steps is refused
+ * (`host.row_kernel.<dtype>.<op>`): its ulp of the dtype has no derived bound through the steps after it.
+ */
 const rowKernel: AdmissionRule = (e) => {
-  for (const t of [...e.ins, ...e.outs]) if (t.dtype !== 'f32') return refuse(`host.row_kernel.${t.dtype}`);
+  const d = e.ins[0]!.dtype;
+  for (const t of [...e.ins, ...e.outs]) if (t.dtype !== d || !ARITH.includes(d)) return refuse(`host.row_kernel.${t.dtype}`);
   if (e.ins.some((t) => t.shape.length > HOST_MAX_RANK)) return refuse('host.row_kernel.rank');
-  return rmsnormOf(e) === null && rowBodyOf(e) === null ? refuse('host.row_kernel.body') : ADMIT;
+  if (d === 'f32') return rmsnormOf(e) === null && rowBodyOf(e) === null ? refuse('host.row_kernel.body') : ADMIT;
+  const plan = rowBodyOf(e);
+  if (plan === null) return refuse('host.row_kernel.body');
+  const libm = plan.steps.find((s) => TYPED_LIBM.includes(s.op));
+  return libm === undefined ? ADMIT : refuse(`host.row_kernel.${d}.${libm.op}`);
 };
+
+/** The unary functions the typed kernels take from libm (within 1 ulp of their dtype, not exact). */
+const TYPED_LIBM: readonly string[] = ['exp', 'log', 'tanh', 'erf', 'logistic', 'sin', 'cos', 'rsqrt'];
 
 /** A binary op whose operands are the result's size, or one of them a scalar. */
 function binaryShaped(op: OpName): AdmissionRule {
@@ -132,6 +145,10 @@ function contracted(op: keyof typeof HOST_OP_CONTRACTS, rule: AdmissionRule): Ad
   return (e) => {
     const a = rule(e);
     if (!a.admitted) return a;
+    if (op === 'row_kernel' && e.ins[0]!.dtype !== 'f32') {
+      // Every step on the typed kernels is the oracle's step, rounded once to the dtype (no libm step is admitted).
+      return admit({ error: { kind: 'exact' }, domain: { kind: 'any' }, note: 'each step the oracle\'s, in its dtype' });
+    }
     if (op === 'row_kernel') {
       const x = e.ins[0]!;
       const b = deriveRowBound(e.eqn.attrs['body'] as RowBody, x.shape[x.shape.length - 1] ?? 1, HOST_STEP_CONTRACTS);

@@ -1,8 +1,8 @@
 /**
  * A row kernel's body as the host addon runs it when it is not the RMSNorm it has a kernel for: step
  * by step over the whole [rows, C] tensor, each value either a vector (one per row), a shared row
- * ([C], the same for every row) or a per-row scalar. Elementwise f32 steps and reduce_sum / reduce_max
- * over the row are admitted; `ge` (a bool result) and anything else refuse the body. The admission
+ * ([C], the same for every row) or a per-row scalar. Elementwise steps and reduce_sum / reduce_max
+ * over the row, in one dtype (f32, f16, bf16 or i32), are admitted; `ge` (a bool result) and anything else refuse the body. The admission
  * table and the backend both ask this, so they cannot disagree.
  */
 import type { CheckedEqn } from '../../ir/checked.js';
@@ -21,8 +21,10 @@ export interface RowStepPlan {
   readonly kind: RowValueKind;
 }
 
-/** A planned body: rows and row length, each param's kind, the steps, and the results. */
+/** A planned body: its element dtype, rows and row length, each param's kind, the steps, and the results. */
 export interface RowBodyPlan {
+  /** Every param's dtype: f32 runs on the SIMD kernels, f16, bf16 and i32 on the typed ones. */
+  readonly dtype: 'f32' | 'f16' | 'bf16' | 'i32';
   readonly rows: number;
   readonly C: number;
   readonly params: ReadonlyMap<string, RowValueKind>;
@@ -40,9 +42,11 @@ export function rowBodyOf(e: CheckedEqn): RowBodyPlan | null {
   const C = widest.shape[widest.shape.length - 1] ?? 1;
   const rows = numel(widest.shape.slice(0, -1));
   const kinds = new Map<string, RowValueKind>();
+  const dtype = e.ins[0]!.dtype;
+  if (dtype !== 'f32' && dtype !== 'f16' && dtype !== 'bf16' && dtype !== 'i32') return null;
   for (const [k, name] of body.params.entries()) {
     const t = e.ins[k]!;
-    if (t.dtype !== 'f32') return null;
+    if (t.dtype !== dtype) return null;
     kinds.set(name, t.shape.length === widest.shape.length ? 'vector' : 'shared');
   }
   const params = new Map(kinds);
@@ -73,5 +77,5 @@ export function rowBodyOf(e: CheckedEqn): RowBodyPlan | null {
     const have = kinds.get(r);
     if (have !== want && !(want === 'vector' && have === 'shared')) return null;
   }
-  return { rows, C, params, steps, results: body.results };
+  return { dtype, rows, C, params, steps, results: body.results };
 }
