@@ -68,7 +68,7 @@ function programsOf(op: HostContractOp, r: F32Source, bulk: number): HostProgram
     case 'iota': return [...iota(), ...hostTyped(op, r, bulk)];
     case 'convert': return convert(r, bulk);
     case 'gather': return [...gather(r, bulk), ...hostTyped(op, r, bulk)];
-    case 'row_kernel': return rowKernels(r, bulk);
+    case 'row_kernel': return [...rowKernels(r, bulk), ...hostTyped(op, r, bulk)];
     default: return [...hostArithmetic(op, r, bulk), ...hostTyped(op, r, bulk)];
   }
 }

@@ -194,6 +194,37 @@ function iotas(): HostProgram[] {
   });
 }
 
+/**
+ * Row kernels on the typed kernels: an RMSNorm body in f16 and bf16 (rows of modest values, so the
+ * sum of squares stays finite) and an i32 body (a row minus its max, scaled, its sum), step by step.
+ */
+function rowTyped(r: F32Source, bulk: number): HostProgram[] {
+  const [rows, C] = [16, 64];
+  const steps = Math.max(1, Math.ceil(bulk / (rows * C)));
+  const out: HostProgram[] = [];
+  for (const dtype of HALVES) {
+    const modest = () => roundToDtype(dtype, (r.u() * 2 - 1) * 2 ** Math.floor(r.u() * 6 - 3));
+    const chunks: TensorMap[] = Array.from({ length: steps }, (_, c) => ({ x: tensor(dtype, [rows, C], fill(rows * C, modest, c === 0 ? [0, -0, 1, -1, 0.5] : [])) }));
+    const g = tensor(dtype, [C], fill(C, modest, [0, -0, 1, -1]));
+    const { checked, json } = built(`row_kernel-rmsnorm-${dtype}`, (p) => {
+      const xv = p.activation('x', dtype, [rows, C]);
+      return p.named('y').rowKernel([xv, p.weight('g', dtype, [C])], (b, v, gv) => {
+        const ms = b.div(b.reduceSum(b.mul(v, v)), C);
+        return [b.mul(b.div(v, b.sqrt(b.add(ms, 1e-3))), gv)];
+      });
+    });
+    out.push({ name: `row_kernel rmsnorm ${dtype}`, checked, json, weights: { g }, chunks, bound: exact });
+  }
+  const next = valueOf('i32', r);
+  const chunks: TensorMap[] = Array.from({ length: steps }, (_, c) => ({ x: tensor('i32', [rows, C], fill(rows * C, next, c === 0 ? edgesOf('i32') : [])) }));
+  const { checked, json } = built('row_kernel-i32', (p) => p.named('y', 's').rowKernel([p.activation('x', 'i32', [rows, C])], (b, v) => {
+    const t = b.mul(b.sub(v, b.reduceMax(v)), 3);
+    return [t, b.reduceSum(b.abs(t))];
+  }));
+  out.push({ name: 'row_kernel i32', checked, json, weights: {}, chunks, bound: exact });
+  return out;
+}
+
 /** The typed and axis programs of `op` (none for an op that has only its f32 programs). */
 export function hostTyped(op: HostContractOp, r: F32Source, bulk: number): HostProgram[] {
   switch (op) {
@@ -201,6 +232,7 @@ export function hostTyped(op: HostContractOp, r: F32Source, bulk: number): HostP
     case 'matmul': return matmuls(r, bulk);
     case 'gather': return gathers(r);
     case 'iota': return iotas();
+    case 'row_kernel': return rowTyped(r, bulk);
     default: return op in HOST_TYPED_CONTRACTS ? elementwise(op as keyof typeof HOST_TYPED_CONTRACTS, r, bulk) : [];
   }
 }

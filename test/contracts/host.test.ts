@@ -39,7 +39,7 @@ describe('host contracts: every admitted op on the native kernels against the or
     expect([...HOST_CONTRACT_OPS].sort()).to.deep.equal(admitted);
     expect(reports.map((r) => r.op)).to.deep.equal([...HOST_CONTRACT_OPS]);
     expect(byOp(reports, 'matmul').programs).to.include.members(['matmul f32', 'matmul q4_0', 'matmul q8_0', 'matmul q4_k', 'matmul q6_k', 'matmul q4nx_q41', 'matmul q4_1']);
-    expect(byOp(reports, 'row_kernel').programs).to.deep.equal(['row_kernel rmsnorm', 'row_kernel softmax']);
+    expect(byOp(reports, 'row_kernel').programs).to.deep.equal(['row_kernel rmsnorm', 'row_kernel softmax', 'row_kernel rmsnorm f16', 'row_kernel rmsnorm bf16', 'row_kernel i32']);
   });
 
   it('every op passes, each with elements in its domain', () => {
@@ -140,7 +140,7 @@ describe('host contracts: every admitted op on the native kernels against the or
     expect(r[0]!.programFailures['exp bf16']).to.be.greaterThan(100);
   });
 
-  it('negative control through a device wrapper: an f16 add one ulp off, a bf16 matmul and a sum over the first axis scaled fail', async () => {
+  it('negative control through a device wrapper: an f16 add and row kernel a few ulps off, a bf16 matmul and a sum over the first axis scaled fail', async () => {
     // A few ulps of the result's dtype: 2^-9 of an f16, 2^-5 of a bf16 (2^-10 of an f32 sum is far past γ(16)).
     const by = (rel: number) => (x: number) => (Number.isFinite(x) && x !== 0 ? x * (1 + rel) : x);
     for (const [op, graph, program] of [
@@ -148,6 +148,7 @@ describe('host contracts: every admitted op on the native kernels against the or
       ['matmul', 'host-contract-matmul-bf16', 'matmul bf16'],
       ['reduce_sum', 'host-contract-reduce_sum-f16-0', 'reduce_sum f16 axes 0'],
       ['reduce_sum', 'host-contract-reduce_sum-f32-0', 'reduce_sum f32 axes 0'],
+      ['row_kernel', 'host-contract-row_kernel-rmsnorm-f16', 'row_kernel rmsnorm f16'],
     ] as const) {
       const device = () => withKernelFault(new HostDevice(), { graph, fault: by(program.includes('bf16') ? 2 ** -5 : program.includes('f32') ? 2 ** -10 : 2 ** -9) });
       const r = await runHostContracts({ target: 'host', op, bulk: 1024, device });
