@@ -2,7 +2,8 @@
  * The `host` target: the machine's own CPU through the host_kernels addon (src/native/host/,
  * docs/HOST.md). It admits what those kernels compute: the op table's arithmetic in every dtype the
  * oracle runs it in (f32 on the SIMD kernels; f16, bf16 and i32 on the typed kernels, in f64 and
- * rounded once), reductions over any axes and gather along any axis (rank <= 4), every quantized
+ * rounded once), reductions over any axes (a copy of rank <= 4 brings them last) and gather along any
+ * axis, row kernels of f32 (and of f16, bf16 or i32 rows without a libm step), every quantized
  * weight dtype as a matmul's right operand, a gather's table or a convert's source, and the data
  * movement of rank <= 4 that copy_strided and update carry. Everything else is refused with a stable
  * capability `host.<op>` (or `host.<op>.<dtype>`), so a plan says what is missing.
