@@ -53,7 +53,10 @@ export async function farmCommand(dir: string, opts: FarmOptions, io: Io): Promi
   try {
     bar?.start(files.length, 0, { hits, compiled, refused: 0 });
     const queue = new PQueue({ concurrency: workers * 2 });
-    await queue.addAll(files.map((file) => async () => {
+    // Not `await queue.addAll(...)`: clear() drops the waiting tasks, whose promises then never settle,
+    // and the farm would end with the event loop empty, exit 0 and nothing said. onIdle() settles once
+    // the tasks running finish, whatever clear() dropped.
+    for (const file of files) void queue.add(async () => {
       const name = relative(dir, file);
       try {
         const text = readText(file);
@@ -68,7 +71,8 @@ export async function farmCommand(dir: string, opts: FarmOptions, io: Io): Promi
       } finally {
         bar?.increment(1, { hits, compiled, refused: refused.length });
       }
-    }));
+    });
+    await queue.onIdle();
   } finally {
     bar?.stop();
     await engine.close();
