@@ -1,7 +1,7 @@
 /**
  * Hostile conditions of output files and the cache's directory: a farm whose cache cannot be used must
  * fail typed and non-zero however many programs wait their turn (a dropped queue entry once left the
- * farm's promise unsettled, and it exited 0 printing nothing).
+ * farm's promise unsettled, and it exited 0 printing nothing); `farm --queue --timeout` values it refuses.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -34,4 +34,9 @@ export const cases: readonly HostileCase[] = [
       expect(doc.error?.code).to.equal('CacheUnavailable');
     },
   },
+  // No server is needed to refuse these: the flags are checked before the queue is opened.
+  { name: 'farm --timeout without --queue', setup: progs(1), cli: ['farm', '{dir}/progs', '--target', 'cpu', '--timeout', '1000', '--json'], exit: 2, code: 'UsageError' },
+  { name: 'farm --queue --timeout 0', setup: progs(1), cli: ['farm', '{dir}/progs', '--target', 'cpu', '--queue', 'redis://127.0.0.1:1/0', '--timeout', '0'], exit: 2, code: 'UsageError' },
+  { name: 'farm --queue --timeout past a timer\'s reach', setup: progs(1), cli: ['farm', '{dir}/progs', '--target', 'cpu', '--queue', 'redis://127.0.0.1:1/0', '--timeout', '2147483648', '--json'], exit: 2, code: 'UsageError' },
+  { name: 'farm --queue --timeout that is not a number', setup: progs(1), cli: ['farm', '{dir}/progs', '--target', 'cpu', '--queue', 'redis://127.0.0.1:1/0', '--timeout', '5s'], exit: 2 },
 ];
