@@ -61,7 +61,8 @@ describe('a full disk (tmpfs)', function () {
     fill(disk);
     const r = cli(['contracts', '--target', 'xdna2', '--op', 'exp', '--bulk', '256', '--report', file, '--json'], dir);
     expect(r.exit, r.stderr).to.equal(1);
-    const doc = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { error: { code: string; path: string } };
+    // One document on stdout, the error: the report is written before the sweep's results are printed.
+    const doc = JSON.parse(r.stdout) as { error: { code: string; path: string } };
     expect(doc.error.code).to.equal('WriteFailed');
     expect(doc.error.path).to.equal(file);
     expect(existsSync(file)).to.equal(false);
