@@ -82,6 +82,26 @@ export function writeError(path: string, e: unknown, fail: FileFailure = cannotW
   return typeof code === 'string' && MACHINE_CODES.has(code) ? new WriteFailed(path, fsReason(e)) : fail(path, fsReason(e));
 }
 
+// What link(2) answers where the file system has no hard links.
+const NO_LINKS: ReadonlySet<string> = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']);
+
+/** Writes `bytes` to a new file `path` (O_EXCL), fsynced; on a failure after creating it, removes it. */
+function writeExclusive(f: WriterFs, path: string, bytes: Uint8Array, mode: number): void {
+  const fd = f.openSync(path, 'wx', mode);
+  try {
+    try {
+      let off = 0;
+      while (off < bytes.byteLength) off += f.writeSync(fd, bytes, off, bytes.byteLength - off);
+      f.fsyncSync(fd);
+    } finally {
+      f.closeSync(fd);
+    }
+  } catch (e) {
+    try { f.unlinkSync(path); } catch { /* already gone */ }
+    throw e;
+  }
+}
+
 /** A temporary name beside `path`, hidden, unique to this process and call. */
 function tempBeside(path: string): string {
   return join(dirname(path), `.${basename(path)}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
@@ -111,7 +131,14 @@ export function writeOutputFile(path: string, data: string | Uint8Array, opts: W
       f.closeSync(fd);
     }
     if (opts.exclusive === true) {
-      f.linkSync(tmp, path);
+      try {
+        f.linkSync(tmp, path);
+      } catch (e) {
+        if (!NO_LINKS.has((e as NodeJS.ErrnoException).code ?? '')) throw e;
+        // A file system without hard links (FAT, some network mounts): O_EXCL on the name itself keeps
+        // "never replace"; a failure part way removes what this call created there.
+        writeExclusive(f, path, bytes, opts.mode ?? 0o666);
+      }
       f.unlinkSync(tmp);
     } else {
       f.renameSync(tmp, path);

@@ -62,6 +62,17 @@ describe('io: writeOutputFile is atomic', () => {
     expect(readdirSync(dir)).to.deep.equal(['key']);
   });
 
+  it('an exclusive write where the file system has no hard links still writes once and never replaces', () => {
+    const noLinks: WriterFs = { ...fullDisk(Infinity), linkSync: () => { throw Object.assign(new Error('EPERM: operation not permitted, link'), { code: 'EPERM' }); } };
+    const p = join(dir, 'key');
+    writeOutputFile(p, 'secret', { exclusive: true, mode: 0o600, fs: noLinks });
+    expect(readFileSync(p, 'utf8')).to.equal('secret');
+    expect(statSync(p).mode & 0o777).to.equal(0o600);
+    expect(() => writeOutputFile(p, 'other', { exclusive: true, fs: noLinks })).to.throw(UsageError, /EEXIST/);
+    expect(readFileSync(p, 'utf8')).to.equal('secret');
+    expect(readdirSync(dir)).to.deep.equal(['key']);
+  });
+
   it('replaces a previous file whole when the write succeeds', () => {
     const p = join(dir, 'out');
     writeFileSync(p, 'old');
