@@ -32,6 +32,20 @@ export interface SuperviseOptions {
   readonly startTimeoutMs?: number;
   /** The deadline of calls that name none (default: none; a live worker is waited for). */
   readonly defaultDeadlineMs?: number;
+  /**
+   * Start again, on a later call, a worker that refused to start (see refuseStart): not before `firstMs`
+   * after the refusal, doubling with each refusal in a row up to `maxMs`. Calls meanwhile answer the
+   * refusal at once, as without this option. Default: a refusal is final.
+   */
+  readonly refusalRetry?: RefusalRetry;
+}
+
+/** The backoff of SuperviseOptions.refusalRetry. */
+export interface RefusalRetry {
+  readonly firstMs: number;
+  readonly maxMs: number;
+  /** @internal The clock, in ms (default performance.now); tests advance their own. */
+  readonly now?: () => number;
 }
 
 /** One incarnation of the actor: its worker thread, from start until it exits or is replaced. */
@@ -69,6 +83,9 @@ export class ActorSupervisor<Api extends object, Events extends Record<string, u
   #restartTotal = 0;
   // Set when a worker refused to start: the actor is down with this cause instead of ActorDown.
   #refusedWith: WireError | null = null;
+  // Refusals in a row (reset by 'ready'), and when a call may start a worker again (refusalRetry).
+  #refusals = 0;
+  #retryAt = Infinity;
   #closed: Promise<void> | null = null;
 
   constructor(opts: SuperviseOptions) {
@@ -146,9 +163,22 @@ export class ActorSupervisor<Api extends object, Events extends Record<string, u
 
   #refusal(): Error | null {
     if (this.#state === 'closed') return new EngineClosed();
+    if (this.#state === 'down' && this.#refusedWith !== null && this.#retryDue()) {
+      // The cause may have been fixed (a directory made writable, a disk freed): try one worker, and
+      // let this call wait for it like any call during a start.
+      this.#refusedWith = null;
+      this.#state = 'starting';
+      this.#spawn();
+      return null;
+    }
     if (this.#state === 'down') return this.#refusedWith !== null ? errorFromWire(this.name, this.#refusedWith) : this.#downError();
     if (this.#poisonedSince !== null) return new DevicePoisoned(this.#poisonedSince);
     return null;
+  }
+
+  #retryDue(): boolean {
+    const r = this.#opts.refusalRetry;
+    return r !== undefined && (r.now ?? performance.now.bind(performance))() >= this.#retryAt;
   }
 
   #downError(): ActorDown {
@@ -202,6 +232,7 @@ export class ActorSupervisor<Api extends object, Events extends Record<string, u
         slot.ready = true;
         clearTimeout(slot.startTimer);
         this.#poisonedSince = null;
+        this.#refusals = 0;
         this.#state = 'ready';
         for (const call of this.#calls.waiting()) this.#post(call, worker);
         this.#emit('ready', { threadId: slot.threadId });
@@ -276,9 +307,18 @@ export class ActorSupervisor<Api extends object, Events extends Record<string, u
     this.#spawn();
   }
 
-  /** A worker refused to start: no restart can fix its cause, so the actor is down with it. */
+  /**
+   * A worker refused to start: no restart can fix its cause, so the actor is down with it (until a
+   * call after the refusalRetry backoff, when there is one, tries a worker again).
+   */
   #refuse(error: WireError): void {
     this.#refusedWith = error;
+    const r = this.#opts.refusalRetry;
+    if (r !== undefined) {
+      this.#refusals++;
+      const delay = Math.min(r.firstMs * 2 ** Math.min(this.#refusals - 1, 52), r.maxMs);
+      this.#retryAt = (r.now ?? performance.now.bind(performance))() + delay;
+    }
     this.#state = 'down';
     this.#drop();
     this.#calls.rejectAll(() => errorFromWire(this.name, error));

@@ -47,6 +47,14 @@ export interface RemoteVerifyResult {
   readonly bad: { readonly key: string; readonly reason: BlobDefect }[];
 }
 
+/**
+ * True for an error the server answered with (ioredis's ReplyError: WRONGTYPE and the like), as against
+ * one of the connection (refused, reset, timed out): the first is about one key, the second the tier's.
+ */
+function isReplyError(e: unknown): boolean {
+  return e instanceof Error && e.name === 'ReplyError';
+}
+
 /** One Redis server used as a blob cache tier; opens its connection on first use. */
 export class RemoteTier {
   readonly target: RedisTarget;
@@ -81,6 +89,9 @@ export class RemoteTier {
     try {
       file = await client.getBuffer(RemoteTier.keyOf(r.key));
     } catch (e) {
+      // The server answered: this one key is bad (WRONGTYPE: a list or hash where a blob belongs), not
+      // the tier. It is this entry's miss, and the publish after the compile replaces it (SET takes any type).
+      if (isReplyError(e)) { this.#counts.damaged++; this.#counts.misses++; return null; }
       this.#failed(e);
       this.#counts.unavailable++;
       return null;
@@ -126,7 +137,14 @@ export class RemoteTier {
     const ok: string[] = [];
     const bad: { key: string; reason: BlobDefect }[] = [];
     for (const key of await this.keys()) {
-      const file = await client.getBuffer(RemoteTier.keyOf(key));
+      let file: Buffer | null;
+      try {
+        file = await client.getBuffer(RemoteTier.keyOf(key));
+      } catch (e) {
+        if (!isReplyError(e)) throw e;
+        bad.push({ key, reason: 'unreadable' }); // a key of another Redis type
+        continue;
+      }
       if (file === null) continue; // removed meanwhile
       const read = /^[0-9a-f]{64}$/.test(key) ? decodeBlob(file, key) : { ok: false as const, reason: 'foreign' as const };
       if (read.ok) ok.push(key);

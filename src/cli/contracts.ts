@@ -29,7 +29,7 @@ import { intOption, jsonOption, targetOption } from './options.js';
 import { contractsExhaustiveCommand } from './contractsExhaustive.js';
 import type { Io } from './output.js';
 import { EXIT } from './output.js';
-import { saveReport, sweepProgress } from './contractsReport.js';
+import { reportSaid, saveReport, sweepProgress } from './contractsReport.js';
 import { checkReportPath } from '../contracts/report.js';
 import { NPU4_CONTRACT } from '../targets/npu4/index.js';
 
@@ -77,6 +77,8 @@ function npu4Line(r: Npu4ContractReport): string {
 /** The npu4 report. */
 function npu4Report(reports: readonly Npu4ContractReport[], opts: ContractsOptions, io: Io): boolean {
   const pass = reports.every((r) => r.pass);
+  // Written before anything is printed: a report that cannot be written leaves --json one document, the error.
+  saveReport(opts, reports, pass, io, NPU4_CONTRACT.normwise);
   if (opts.json) io.out(JSON.stringify({ target: opts.target, simulated: true, pass, reports }));
   else {
     io.out(`contracts of npu4 on the simulated device, each op compiled by the NPU4 backend (${reports.length} op${reports.length === 1 ? '' : 's'}):`);
@@ -87,13 +89,15 @@ function npu4Report(reports: readonly Npu4ContractReport[], opts: ContractsOptio
     }
     io.out(pass ? 'every op is within the narrowing contract' : `${reports.filter((r) => !r.pass).length} op(s) break the narrowing contract`);
   }
-  saveReport(opts, reports, pass, io, NPU4_CONTRACT.normwise);
+  reportSaid(opts, io);
   return pass;
 }
 
 /** The xdna2 report. */
 function xdna2Report(reports: readonly ContractReport[], opts: ContractsOptions, io: Io): boolean {
   const pass = reports.every((r) => r.pass);
+  // Written before anything is printed: a report that cannot be written leaves --json one document, the error.
+  saveReport(opts, reports, pass, io);
   if (opts.json) io.out(JSON.stringify({ target: opts.target, simulated: true, pass, reports }));
   else {
     io.out(`contracts of ${opts.target} on the simulated device, each op compiled by the XDNA2 backend (${reports.length} op${reports.length === 1 ? '' : 's'}):`);
@@ -103,7 +107,7 @@ function xdna2Report(reports: readonly ContractReport[], opts: ContractsOptions,
     }
     io.out(pass ? 'every op is within its contract' : `${reports.filter((r) => !r.pass).length} op(s) break their contract`);
   }
-  saveReport(opts, reports, pass, io);
+  reportSaid(opts, io);
   return pass;
 }
 
@@ -115,6 +119,8 @@ function hostLine(r: HostContractReport): string {
 /** The host report. */
 function hostReport(reports: readonly HostContractReport[], opts: ContractsOptions, io: Io): boolean {
   const pass = reports.every((r) => r.pass);
+  // Written before anything is printed: a report that cannot be written leaves --json one document, the error.
+  saveReport(opts, reports, pass, io);
   if (opts.json) io.out(JSON.stringify({ target: opts.target, simulated: false, pass, reports }));
   else {
     io.out(`contracts of host on this machine's CPU, each op compiled by the host backend and run by the native kernels (${reports.length} op${reports.length === 1 ? '' : 's'}):`);
@@ -125,7 +131,7 @@ function hostReport(reports: readonly HostContractReport[], opts: ContractsOptio
     }
     io.out(pass ? 'every op is within its contract' : `${reports.filter((r) => !r.pass).length} op(s) break their contract`);
   }
-  saveReport(opts, reports, pass, io);
+  reportSaid(opts, io);
   return pass;
 }
 

@@ -27,11 +27,15 @@ function howOf(f: ReportFlags): string {
   return parts.join(' ');
 }
 
-/** Writes the report when --report was given (`normwiseBound`: the NPU4 contract's), and says where unless --json. */
-export function saveReport(f: ReportFlags, reports: SweepReports, pass: boolean, io: Io, normwiseBound?: number): void {
+/** Writes the report when --report was given (`normwiseBound`: the NPU4 contract's); reportSaid says where. */
+export function saveReport(f: ReportFlags, reports: SweepReports, pass: boolean, _io: Io, normwiseBound?: number): void {
   if (f.report === undefined) return;
   writeContractReport(f.report, { target: f.target, pass, generated: new Date().toISOString(), how: howOf(f), ops: reportOps(reports, normwiseBound) });
-  if (!f.json) io.out(`report written to ${f.report}`);
+}
+
+/** Says where the report went (not with --json, whose stdout is one document), after the summary. */
+export function reportSaid(f: ReportFlags, io: Io): void {
+  if (f.report !== undefined && !f.json) io.out(`report written to ${f.report}`);
 }
 
 /** The bar over a sweep's ops, and the callback the sweep tells. */

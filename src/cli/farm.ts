@@ -20,6 +20,9 @@ import { isProgramJson, jsonFiles, reportFarm, requireDir, type FarmSummary } fr
 
 export type { FarmSummary } from './farmSummary.js';
 
+// A timer cannot wait longer (setTimeout fires at once past it): the bound of --timeout.
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 export interface FarmOptions extends LimitFlags {
   readonly target: string;
   readonly workers?: number;
@@ -53,7 +56,10 @@ export async function farmCommand(dir: string, opts: FarmOptions, io: Io): Promi
   try {
     bar?.start(files.length, 0, { hits, compiled, refused: 0 });
     const queue = new PQueue({ concurrency: workers * 2 });
-    await queue.addAll(files.map((file) => async () => {
+    // Not `await queue.addAll(...)`: clear() drops the waiting tasks, whose promises then never settle,
+    // and the farm would end with the event loop empty, exit 0 and nothing said. onIdle() settles once
+    // the tasks running finish, whatever clear() dropped.
+    for (const file of files) void queue.add(async () => {
       const name = relative(dir, file);
       try {
         const text = readText(file);
@@ -68,7 +74,8 @@ export async function farmCommand(dir: string, opts: FarmOptions, io: Io): Promi
       } finally {
         bar?.increment(1, { hits, compiled, refused: refused.length });
       }
-    }));
+    });
+    await queue.onIdle();
   } finally {
     bar?.stop();
     await engine.close();
@@ -91,15 +98,25 @@ export const farm: CliCommand = {
       .addOption(redisUrlOption('--remote-cache <url>', 'a shared cache tier behind the local one, redis://host:port/db'))
       .addOption(redisUrlOption('--queue <url>', 'enqueue one job per program on this Redis for farm-worker processes, instead of compiling here'))
       .addOption(intOption('--attempts <n>', 'with --queue: tries per job before its failure is final (default 3)'))
+      .addOption(intOption('--timeout <ms>', 'with --queue: give up after this many ms, FarmTimeout (default: wait as long as it takes)'))
+      // For tests: how soon the farm says no worker has taken a job yet (default 5000 ms).
+      .addOption(intOption('--notice-ms <ms>', 'with --queue: ms before saying no worker has taken a job yet').hideHelp())
       .addOption(jsonOption('machine-readable summary'))
-      .action(action((d: string, o: FarmOptions & { queue?: string; attempts?: number }) => {
+      .action(action((d: string, o: FarmOptions & { queue?: string; attempts?: number; timeout?: number; noticeMs?: number }) => {
         if (o.queue === undefined) {
-          if (o.attempts !== undefined) throw new UsageError('--attempts applies to a farm with --queue');
+          const queued = (['attempts', 'timeout', 'noticeMs'] as const).find((k) => o[k] !== undefined);
+          if (queued) throw new UsageError(`--${queued === 'noticeMs' ? 'notice-ms' : queued} applies to a farm with --queue`);
           return farmCommand(d, o, io);
         }
         const local = (['workers', 'cacheDir', 'remoteCache'] as const).find((k) => o[k] !== undefined);
         if (local) throw new UsageError(`with --queue the farm compiles nothing itself: give --${local.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} to farm-worker instead`);
-        const q = { target: o.target, queue: o.queue, ...(o.attempts !== undefined ? { attempts: o.attempts } : {}), ...(o.json ? { json: true } : {}) };
+        for (const [flag, v] of [['--timeout', o.timeout], ['--notice-ms', o.noticeMs]] as const) {
+          if (v !== undefined && !(v >= 1 && v <= MAX_TIMER_MS)) throw new UsageError(`${flag} must be a whole number of ms from 1 to ${MAX_TIMER_MS}, got ${v}`);
+        }
+        const q = {
+          target: o.target, queue: o.queue, ...(o.attempts !== undefined ? { attempts: o.attempts } : {}), ...(o.json ? { json: true } : {}),
+          ...(o.timeout !== undefined ? { timeoutMs: o.timeout } : {}), ...(o.noticeMs !== undefined ? { noticeMs: o.noticeMs } : {}),
+        };
         // BullMQ and ioredis load only for a queued farm: eagerly they cost every command about a second.
         return import('./farmQueue.js').then(({ farmQueueCommand }) => farmQueueCommand(d, q, io));
       }));

@@ -19,6 +19,10 @@ export interface QueueFarmCliOptions {
   /** The queue's Redis URL (checked by the flag's parser). */
   readonly queue: string;
   readonly attempts?: number;
+  /** Give up after this many ms with FarmTimeout (default: no bound). */
+  readonly timeoutMs?: number;
+  /** Ms before the line saying no worker has taken a job yet (default NO_WORKER_NOTICE_MS). */
+  readonly noticeMs?: number;
   readonly json?: boolean;
   /** Show the progress bar (default: when stderr is a terminal and not --json). */
   readonly progress?: boolean;
@@ -80,7 +84,13 @@ export async function farmQueueCommand(dir: string, opts: QueueFarmCliOptions, i
     outcomes = await runQueueFarm(jobs, {
       queue: opts.queue, target: opts.target,
       ...(opts.attempts !== undefined ? { attempts: opts.attempts } : {}),
+      ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
+      ...(opts.noticeMs !== undefined ? { noWorkerNoticeMs: opts.noticeMs } : {}),
       onProgress: (p) => view.update(p),
+      // Said even with --json (stderr): a farm with no worker otherwise looks like a hung one.
+      onNoWorker: (n) => io.err(`farm: no worker has taken a job yet after ${(n.waitedMs / 1000).toFixed(1)} s `
+        + `(${n.workers < 0 ? 'workers not counted yet' : `${n.workers} worker${n.workers === 1 ? '' : 's'} connected`}, ${n.total} jobs waiting); `
+        + `start one with \`npu-offload farm-worker --queue URL\`${opts.timeoutMs !== undefined ? `; giving up after ${opts.timeoutMs} ms` : ''}`),
     });
   } finally {
     view.stop();

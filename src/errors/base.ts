@@ -38,7 +38,9 @@ export type ErrorCode =
   | 'GgufError'
   | 'SealError'
   | 'TokenizerError'
-  | 'RemoteUnavailable';
+  | 'RemoteUnavailable'
+  | 'WriteFailed'
+  | 'FarmTimeout';
 
 /** A scalar as the wire writes it: numbers, or the strings JSON cannot write as numbers. */
 export type WireNumber = number | 'nan' | 'inf' | '-inf' | '-0';

@@ -12,7 +12,7 @@ import {
   CapabilityMissing, ContextLimit, IntegerToFloat, MissingBound, MissingContract, NarrowingRange, RegionLimit,
 } from './planning.js';
 import { IndexOutOfRange, IntegerDivideByZero, InvalidInput, InvalidOptions, InvalidProgram, ResourceLimit } from './program.js';
-import { CacheError, CacheUnavailable, GgufError, Q4nxError, RemoteUnavailable, SealError, TokenizerError, UsageError } from './tools.js';
+import { CacheError, CacheUnavailable, GgufError, Q4nxError, RemoteUnavailable, SealError, TokenizerError, UsageError, WriteFailed, FarmTimeout } from './tools.js';
 
 /** What the table needs of a class: a constructor over its wire fields, in the order of its WireSpec. */
 export interface ErrorClass {
@@ -30,6 +30,8 @@ export const ERROR_CLASSES = {
   UsageError, CacheError, CacheUnavailable, Q4nxError, GgufError, SealError,
   TokenizerError,
   RemoteUnavailable,
+  WriteFailed,
+  FarmTimeout,
 } as const satisfies Record<ErrorCode, ErrorClass>;
 
 function decode(kind: WireSpec[string], v: unknown): unknown {

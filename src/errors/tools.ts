@@ -103,3 +103,28 @@ export class RemoteUnavailable extends EngineError {
   }
   static readonly wire = { url: 'string', reason: 'string' } as const;
 }
+
+/**
+ * An output file could not be written for a cause in the machine, not in the path given: the disk is
+ * full (ENOSPC), a quota is reached (EDQUOT), the device failed (EIO). `path` is the file; what was there
+ * before is left as it was.
+ */
+export class WriteFailed extends EngineError {
+  readonly code = 'WriteFailed' as const;
+  constructor(readonly path: string, readonly reason: string) {
+    super(`cannot write ${path}: ${reason}; nothing was replaced`);
+  }
+  static readonly wire = { path: 'string', reason: 'string' } as const;
+}
+
+/** `farm --queue` gave up after `--timeout`: `taken` of `total` jobs had been taken by a worker (0: no worker came). */
+export class FarmTimeout extends EngineError {
+  readonly code = 'FarmTimeout' as const;
+  /** `url`: the queue's server as given, its password left out. */
+  constructor(readonly url: string, readonly timeoutMs: number, readonly taken: number, readonly total: number) {
+    super(taken === 0
+      ? `no worker took a job from the queue at ${url} within ${timeoutMs} ms: is a farm-worker running against it?`
+      : `the farm did not finish within ${timeoutMs} ms: workers took ${taken} of ${total} jobs from the queue at ${url}`);
+  }
+  static readonly wire = { url: 'string', timeoutMs: 'number', taken: 'number', total: 'number' } as const;
+}

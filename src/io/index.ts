@@ -5,4 +5,4 @@ export {
   type FileFailure, type OpenFile, type ReadFileOptions, type RegularFileOptions,
 } from './files.js';
 export { IDENTITY_END_BYTES, fileIdentity, readFileRange, type FileIdentity, type RangeExpectation } from './fileRange.js';
-export { ensureDir, writeOutputFile, type WriteOptions } from './write.js';
+export { ensureDir, writeError, writeOutputFile, type WriteOptions, type WriterFs } from './write.js';

@@ -76,7 +76,18 @@ export interface EngineOptions {
   readonly onWarning?: (message: string) => void;
   /** The most steps one job may run (default 1 000 000, docs/LIMITS.md); Infinity for no maximum. */
   readonly maxSteps?: number;
+  /**
+   * A blob cache that cannot open (CacheUnavailable) is tried again by the first call at least `firstMs`
+   * (default 1000) after the refusal, doubling with each refusal in a row up to `maxMs` (default 60 000);
+   * calls meanwhile fail at once with the CacheUnavailable. So a long-running engine recovers once
+   * the directory is fixed. `now` (ms) is the clock, for tests.
+   */
+  readonly cacheRetry?: { readonly firstMs?: number; readonly maxMs?: number; readonly now?: () => number };
 }
+
+/** The default backoff of a refused blob cache: 1 s, doubling, at most 60 s. */
+export const CACHE_RETRY_FIRST_MS = 1000;
+export const CACHE_RETRY_MAX_MS = 60_000;
 
 export interface JobSpec {
   /** The program: the format's JSON form, a decoded Program, or a builder. */
@@ -154,7 +165,16 @@ export class Engine extends EventEmitter<EngineEvents> {
   #cacheActor() {
     if (this.#cache) return this.#cache;
     const remote = this.#opts.remoteCache;
-    this.#cache = superviseActor<CacheApi>({ name: 'cache', entry: here('../workers/cache.worker.js'), workerData: { dir: this.cacheDir, ...(remote !== undefined ? { remote } : {}) }, restart: this.#restart });
+    const r = this.#opts.cacheRetry;
+    const refusalRetry = {
+      firstMs: r?.firstMs ?? CACHE_RETRY_FIRST_MS,
+      maxMs: Math.max(r?.maxMs ?? CACHE_RETRY_MAX_MS, r?.firstMs ?? CACHE_RETRY_FIRST_MS),
+      ...(r?.now !== undefined ? { now: r.now } : {}),
+    };
+    this.#cache = superviseActor<CacheApi>({
+      name: 'cache', entry: here('../workers/cache.worker.js'), workerData: { dir: this.cacheDir, ...(remote !== undefined ? { remote } : {}) },
+      restart: this.#restart, refusalRetry,
+    });
     const warn = this.#opts.onWarning ?? ((m: string) => process.emitWarning(m, { code: 'NPU_OFFLOAD_REMOTE_CACHE' }));
     this.#cache.on('warning', (m: unknown) => warn(String(m)));
     return this.#cache;

@@ -12,12 +12,14 @@ import { randomBytes } from 'node:crypto';
 import type { ConnectionOptions } from 'bullmq';
 import { openRedis, redisOptions } from '../cache/redisClient.js';
 import { parseRedisUrl, type RedisTarget } from '../cache/redisUrl.js';
-import { InvalidOptions, messageOf, RemoteUnavailable } from '../errors/index.js';
+import { FarmTimeout, InvalidOptions, messageOf, RemoteUnavailable } from '../errors/index.js';
 
 /** The queue every farm and farm worker uses unless told another. */
 export const FARM_QUEUE = 'npu-offload-farm';
 /** Attempts per job: a failure that may pass (a crashed compiler) is tried this many times in all. */
 export const FARM_ATTEMPTS = 3;
+/** How long the farm waits with no job taken before it says no worker has taken one yet, in ms. */
+export const NO_WORKER_NOTICE_MS = 5000;
 
 /** One job: a program (the format's JSON form) to compile for a target; `file` names it in reports. */
 export interface FarmJobData {
@@ -65,6 +67,15 @@ export interface QueueFarmOptions {
   /** How often to look at jobs whose events may have been missed, and at the worker count, in ms (default 1000). */
   readonly sweepMs?: number;
   readonly onProgress?: (p: FarmProgress) => void;
+  /**
+   * Bound on the whole wait for outcomes, in ms (default: none, the farm waits as long as it takes).
+   * Past it the farm removes its jobs that no worker holds and throws FarmTimeout.
+   */
+  readonly timeoutMs?: number;
+  /** After this many ms with no job taken by any worker, `onNoWorker` is told once (default 5000). */
+  readonly noWorkerNoticeMs?: number;
+  /** Told once when no worker has taken a job `noWorkerNoticeMs` after the jobs were enqueued. */
+  readonly onNoWorker?: (n: { readonly waitedMs: number; readonly workers: number; readonly total: number }) => void;
 }
 
 function record(v: unknown): v is Record<string, unknown> {
@@ -107,6 +118,13 @@ export function bullConnection(target: RedisTarget, stopping: () => boolean): Co
   };
 }
 
+/** Checks a farm's timeout: absent (no bound), or a whole number of ms from 1 to 2^31 - 1. */
+export function checkFarmTimeout(ms: number | undefined, field: string): number | undefined {
+  if (ms === undefined) return undefined;
+  if (!(Number.isInteger(ms) && ms >= 1 && ms <= 2 ** 31 - 1)) throw new InvalidOptions(field, `a whole number of ms from 1 to 2147483647, not ${String(ms)}`);
+  return ms;
+}
+
 /** Checks the attempts option: a whole number from 1 to 100. */
 export function checkAttempts(n: number | undefined, field: string): number {
   const v = n ?? FARM_ATTEMPTS;
@@ -129,6 +147,8 @@ export function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
 export async function runQueueFarm(programs: readonly { readonly file: string; readonly program: unknown }[], opts: QueueFarmOptions): Promise<FarmOutcome[]> {
   const target = parseRedisUrl(opts.queue, 'queue');
   const attempts = checkAttempts(opts.attempts, 'attempts');
+  checkFarmTimeout(opts.timeoutMs, 'timeoutMs');
+  checkFarmTimeout(opts.noWorkerNoticeMs, 'noWorkerNoticeMs');
   const name = opts.queueName ?? FARM_QUEUE;
   const probe = await openRedis(target, opts.connectTimeoutMs);
   // Events are read from the stream's present end, taken before any job exists, so none is missed.
@@ -152,12 +172,15 @@ export async function runQueueFarm(programs: readonly { readonly file: string; r
   const outcomes: (FarmOutcome | undefined)[] = new Array(programs.length);
   const pending = new Map<string, number>(programs.map((_, i) => [`${run}-${i}`, i]));
   const counts = { hits: 0, compiled: 0, refused: 0, workers: -1 };
+  // Jobs some worker has taken (active, or finished either way): the farm's only sign a worker exists.
+  const taken = new Set<string>();
   const progress = () => opts.onProgress?.({ total: programs.length, done: programs.length - pending.size, ...counts });
   let finish: () => void = () => undefined;
   const allDone = new Promise<void>((r) => { finish = r; });
   const settle = (id: string, outcome: (file: string) => FarmOutcome) => {
     const i = pending.get(id);
     if (i === undefined) return;
+    taken.add(id);
     pending.delete(id);
     const o = outcome(programs[i]!.file);
     outcomes[i] = o;
@@ -173,6 +196,7 @@ export async function runQueueFarm(programs: readonly { readonly file: string; r
   const failed = (id: string, reason: string) => settle(id, (file) => ({ file, ok: false, error: failureOf(reason) }));
   events.on('completed', ({ jobId, returnvalue }) => completed(jobId, returnvalue));
   events.on('failed', ({ jobId, failedReason }) => failed(jobId, failedReason));
+  events.on('active', ({ jobId }) => { if (pending.has(jobId)) taken.add(jobId); });
 
   const downTimeoutMs = opts.downTimeoutMs ?? 15_000;
   let downSince: number | null = null;
@@ -185,6 +209,7 @@ export async function runQueueFarm(programs: readonly { readonly file: string; r
       counts.workers = await within(queue.getWorkersCount(), 5000, 'worker count');
       for (const id of [...pending.keys()].slice(0, 200)) {
         const job = await within(Job.fromId(queue, id), 5000, 'job state');
+        if (job?.processedOn !== undefined) taken.add(id);
         if (job === undefined) failed(id, JSON.stringify({ code: 'ActorCrashed', actor: 'farm', detail: 'the job was removed from the queue before it finished' }));
         else if (job.finishedOn !== undefined) {
           if (job.failedReason && !isFarmJobResult(job.returnvalue)) failed(id, job.failedReason);
@@ -199,6 +224,8 @@ export async function runQueueFarm(programs: readonly { readonly file: string; r
     }
   };
   let timer: NodeJS.Timeout | undefined;
+  let noticeTimer: NodeJS.Timeout | undefined;
+  let deadline: NodeJS.Timeout | undefined;
   const loop = () => { timer = setTimeout(() => { void sweep().finally(() => { if (pending.size > 0) loop(); }); }, opts.sweepMs ?? 1000); };
   try {
     await within(events.waitUntilReady(), opts.connectTimeoutMs ?? 5000, 'queue events');
@@ -213,17 +240,39 @@ export async function runQueueFarm(programs: readonly { readonly file: string; r
     progress();
     if (pending.size === 0) finish();
     loop();
-    await Promise.race([allDone, broken]);
+    const enqueuedAt = performance.now();
+    const noticeMs = opts.noWorkerNoticeMs ?? NO_WORKER_NOTICE_MS;
+    noticeTimer = setTimeout(() => {
+      if (pending.size > 0 && taken.size === 0) {
+        opts.onNoWorker?.({ waitedMs: Math.round(performance.now() - enqueuedAt), workers: counts.workers, total: programs.length });
+      }
+    }, noticeMs);
+    if (opts.timeoutMs !== undefined) {
+      const timeoutMs = opts.timeoutMs;
+      deadline = setTimeout(() => fatal?.(new FarmTimeout(target.shown, timeoutMs, taken.size, programs.length)), timeoutMs);
+    }
+    try {
+      await Promise.race([allDone, broken]);
+    } catch (e) {
+      // Given up on: the jobs no worker holds leave the queue, so a worker that comes later does not
+      // compile for a farm that has gone (a job a worker holds is locked and stays to finish there).
+      if (e instanceof FarmTimeout) {
+        await within(Promise.allSettled([...pending.keys()].map((id) => queue.remove(id))), 5000, 'removing unfinished jobs').catch(() => undefined);
+      }
+      throw e;
+    }
     // Every outcome is in hand: the jobs' records would only fill the server until they age out.
     const ids = programs.map((_, i) => `${run}-${i}`);
     for (let from = 0; from < ids.length; from += 100) {
       await within(Promise.all(ids.slice(from, from + 100).map((id) => queue.remove(id))), 5000, 'removing finished jobs').catch(() => undefined);
     }
   } catch (e) {
-    if (e instanceof RemoteUnavailable) throw e;
+    if (e instanceof RemoteUnavailable || e instanceof FarmTimeout) throw e;
     throw new RemoteUnavailable(target.shown, messageOf(e));
   } finally {
     clearTimeout(timer);
+    clearTimeout(noticeTimer);
+    clearTimeout(deadline);
     stopping = true;
     await within(Promise.allSettled([events.close(), queue.close()]), 5000, 'closing the queue')
       .catch(() => within(Promise.allSettled([events.disconnect(), queue.disconnect()]), 2000, 'disconnecting'))

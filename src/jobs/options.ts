@@ -113,6 +113,15 @@ export function checkEngineOptions(opts: unknown): Record<string, unknown> {
     if (!(typeof w === 'number' && Number.isFinite(w) && w > 0)) throw new InvalidOptions('restart.windowMs', `a window is a positive number of ms, not ${kindOf(w)}`);
     o['restart'] = r;
   }
+  if (o['cacheRetry'] !== undefined) {
+    const r = copyOf(o['cacheRetry'], 'cacheRetry');
+    for (const k of ['firstMs', 'maxMs'] as const) {
+      const v = r[k];
+      if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v > 0)) throw new InvalidOptions(`cacheRetry.${k}`, `a positive number of ms, not ${kindOf(v)}`);
+    }
+    if (r['now'] !== undefined && typeof r['now'] !== 'function') throw new InvalidOptions('cacheRetry.now', `a function returning ms, not ${kindOf(r['now'])}`);
+    o['cacheRetry'] = r;
+  }
   const devices = checkDevices(o['devices']);
   if (devices !== undefined) o['devices'] = devices;
   return o;

@@ -11,7 +11,7 @@
 import type { KeyObject } from 'node:crypto';
 import { existsSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { messageOf, SealError, UsageError } from '../errors/index.js';
+import { messageOf, SealError, UsageError, WriteFailed } from '../errors/index.js';
 import { escapeControl, quote } from '../io/escape.js';
 import { fsReason } from '../io/files.js';
 import { ensureDir, writeOutputFile } from '../io/write.js';
@@ -107,7 +107,8 @@ export function sealSet(srcDir: string, outDir: string, keys: SealKeys): SealRes
     try { renameSync(tmp, out); } catch (e) { throw new UsageError(`cannot write the sealed set ${outDir}: ${fsReason(e)}`); }
   } catch (e) {
     rmSync(tmp, { recursive: true, force: true });
-    throw e;
+    // The temporary directory is gone: the failure is the set's, named as the user gave it.
+    throw e instanceof WriteFailed ? new WriteFailed(outDir, e.reason) : e;
   }
   return { dir: outDir, manifest, sealed: paths.filter((p) => p !== LAYOUT_FILE) };
 }

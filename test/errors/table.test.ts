@@ -39,6 +39,8 @@ const SAMPLES = {
   SealError: new errors.SealError('kernels/a.bin', 'digest-mismatch'),
   TokenizerError: new errors.TokenizerError('model/tokenizer.json', 'no "model" object'),
   RemoteUnavailable: new errors.RemoteUnavailable('redis://127.0.0.1:1/0', 'connect ECONNREFUSED'),
+  WriteFailed: new errors.WriteFailed('/tmp/r.html', 'no space left on the device (ENOSPC)'),
+  FarmTimeout: new errors.FarmTimeout('redis://127.0.0.1:6379/0', 60_000, 0, 3),
 } satisfies Record<ErrorCode, EngineError>;
 
 describe('errors: one table from code to class', () => {

@@ -106,6 +106,54 @@ describe('remote cache tier (Redis)', function () {
     });
   }
 
+  const wrongTypes: [string, (k: string) => Promise<unknown>][] = [
+    ['a list', (k) => client.rpush(k, 'not', 'a', 'blob')],
+    ['a hash', (k) => client.hset(k, 'field', 'value')],
+    ['a set', (k) => client.sadd(k, 'member')],
+  ];
+  for (const [what, make] of wrongTypes) {
+    it(`a remote key that is ${what} is that entry's miss, replaced; the tier stays up for the others`, async () => {
+      const a = engine();
+      const p = await a.compileOnly(chainProgram(2, 30), 'cpu');
+      const q = await a.compileOnly(chainProgram(2, 31), 'cpu');
+      const bad = RemoteTier.keyOf(p.keys[0]!);
+      await client.del(bad);
+      await make(bad);
+
+      const warnings: string[] = [];
+      const b = engine({ onWarning: (m) => warnings.push(m) });
+      expect((await b.compileOnly(chainProgram(2, 30), 'cpu')).hit).to.equal(false);
+      // The other entry is still served from the tier in the same run.
+      expect((await b.compileOnly(chainProgram(2, 31), 'cpu')).hit).to.equal(true);
+      const s = await b.cacheStats();
+      expect(s).to.include({ remoteHits: 1, stored: 1 });
+      expect(s.remote).to.include({ damaged: 1, published: 1, hits: 1, unavailable: 0 });
+      expect(warnings).to.deep.equal([]);
+      // Replaced by a sound entry (a string of this identity's blob), which the next engine takes as a hit.
+      expect(await client.type(bad)).to.equal('string');
+      expect(decodeBlob(await remoteBytes(p.keys[0]!), p.keys[0]!).ok).to.equal(true);
+      expect(q.keys[0]).to.not.equal(p.keys[0]);
+      const c = engine();
+      expect((await c.compileOnly(chainProgram(2, 30), 'cpu')).hit).to.equal(true);
+    });
+  }
+
+  it('verify() names a key of the wrong Redis type as a bad entry and goes on', async () => {
+    const a = engine();
+    const keys = [];
+    for (let i = 0; i < 2; i++) keys.push((await a.compileOnly(chainProgram(2, 40 + i), 'cpu')).keys[0]!);
+    await client.del(RemoteTier.keyOf(keys[0]!));
+    await client.rpush(RemoteTier.keyOf(keys[0]!), 'x');
+    const tier = new RemoteTier(redis.url(1));
+    try {
+      const v = await tier.verify();
+      expect(v.ok).to.deep.equal([keys[1]!]);
+      expect(v.bad).to.deep.equal([{ key: keys[0]!, reason: 'unreadable' }]);
+    } finally {
+      await tier.close();
+    }
+  });
+
   it('verify() checks every remote entry and names the bad ones without removing them', async () => {
     const a = engine();
     const keys = [];

@@ -30,6 +30,7 @@ import { cases as sweepCases } from './sweepCases.js';
 import { cases as hostcCases } from './hostcCases.js';
 import { cases as tokCases } from './tokCases.js';
 import { cases as ctxmergeCases } from './ctxmergeCases.js';
+import { cases as files2Cases } from './files2Cases.js';
 
 const TABLES: Readonly<Record<string, readonly HostileCase[]>> = {
   files: filesCases, cache: cacheCases, limits: limitsCases, engine: engineCases, embed: embedCases, tokenize: tokCases, farm: farmCases,
@@ -40,6 +41,7 @@ const TABLES: Readonly<Record<string, readonly HostileCase[]>> = {
   hostContracts: hostcCases,
   ctxmerge: ctxmergeCases,
   host2: host2Cases,
+  files2: files2Cases,
 };
 
 const BIN = fileURLToPath(new URL('../../src/cli/bin.js', import.meta.url));

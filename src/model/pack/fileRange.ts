@@ -3,7 +3,7 @@
  * model through memory a tile row at a time instead of holding whole tensors (a 0.6B embedding is
  * 600 MB as f32).
  */
-import { closeSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, readSync, writeSync } from 'node:fs';
 import { UsageError } from '../../errors/index.js';
 import { openRegularFile } from '../../io/files.js';
 
@@ -48,7 +48,8 @@ export class FileWriter {
     this.written += b.length;
   }
 
+  /** Flushes the file to the disk (before its directory is renamed into place) and closes it. */
   close(): void {
-    closeSync(this.fd);
+    try { fsyncSync(this.fd); } finally { closeSync(this.fd); }
   }
 }

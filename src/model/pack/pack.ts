@@ -6,9 +6,9 @@
  */
 import { copyFileSync, existsSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { EngineError, InvalidInput, UsageError } from '../../errors/index.js';
+import { EngineError, InvalidInput, UsageError, WriteFailed } from '../../errors/index.js';
 import { fileKind, fsReason, isRegularFile } from '../../io/files.js';
-import { ensureDir, writeOutputFile } from '../../io/write.js';
+import { ensureDir, writeError, writeOutputFile } from '../../io/write.js';
 import { openGguf } from '../gguf/reader.js';
 import { scanDeclaredScales } from '../gguf/scaleGuard.js';
 import type { GgufFile } from '../gguf/types.js';
@@ -88,7 +88,9 @@ export function tokenizerFile(arg: string): string {
 /** A file-system failure while writing the output, typed and naming the directory. */
 function writeFailure(outDir: string, e: unknown): unknown {
   const isFsError = typeof (e as NodeJS.ErrnoException | undefined)?.syscall === 'string';
-  return e instanceof EngineError || !isFsError ? e : new UsageError(`cannot write ${outDir}: ${fsReason(e)}`);
+  if (e instanceof WriteFailed) return new WriteFailed(outDir, e.reason);
+  // A full disk is WriteFailed (exit 1), a path that cannot be written a UsageError; both name outDir.
+  return e instanceof EngineError || !isFsError ? e : writeError(outDir, e, (p, why) => new UsageError(`cannot write ${p}: ${why}`));
 }
 
 const tag = (): string => `${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
