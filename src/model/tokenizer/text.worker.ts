@@ -1,18 +1,18 @@
 /**
- * The text worker's thread: loads the tokenizer named by workerData.source once, then renders chats and
- * encodes texts one call at a time. Its heap is bounded by the TextWorker that started it, and the
- * TextWorker ends it when a call runs past its time; here only the rendered prompt's size is bounded.
+ * The text worker's child process: loads the tokenizer named by its argument's `source` once, then
+ * renders chats and encodes texts one call at a time. Its heap is bounded by the TextWorker that started
+ * it, which kills it when a call runs past its time; here only the rendered prompt's size is bounded.
  * @internal
  */
-import { parentPort, workerData } from 'node:worker_threads';
 import { EngineError, messageOf, ResourceLimit, TokenizerError } from '../../errors/index.js';
 import { loadTokenizer } from './load.js';
 import { templatePlace, type TextCall, type TextReply, type TextWorkerData } from './textProtocol.js';
 import type { Tokenizer } from './types.js';
 
-const data = workerData as TextWorkerData;
-const port = parentPort!;
-const post = (m: TextReply): void => port.postMessage(m);
+const data = JSON.parse(process.argv[2] ?? '{}') as TextWorkerData;
+const post = (m: TextReply): void => { process.send?.(m); };
+// The parent went away: nothing is left to answer.
+process.on('disconnect', () => process.exit(0));
 const wire = (e: unknown) => (e instanceof EngineError ? e : new TokenizerError(data.source, messageOf(e))).toWire();
 
 function maxTokenBytes(tok: Tokenizer): number {
@@ -50,7 +50,7 @@ try {
 }
 if (tok !== undefined) {
   const t = tok;
-  port.on('message', (c: TextCall) => {
+  process.on('message', (c: TextCall) => {
     try {
       serve(t, c);
     } catch (e) {

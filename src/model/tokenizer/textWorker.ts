@@ -1,18 +1,22 @@
 /**
- * TextWorker: a tokenizer in a worker thread, so that rendering a chat template and encoding a long
- * prompt never hold the caller's event loop (a server's health answers meanwhile). The thread loads the
+ * TextWorker: a tokenizer in a child process, so that rendering a chat template and encoding a long
+ * prompt never hold the caller's event loop (a server's health answers meanwhile). The child loads the
  * tokenizer from its path once and serves one call at a time; its heap is bounded (`memoryMb`), each
  * call's rendering and encoding are bounded in time (`renderMs`, `encodeMs`) and the rendered prompt in
  * bytes (`templateBytes`). Past a bound the call fails with ResourceLimit (`template-ms`,
- * `template-memory`, `template-bytes`, `tokenize-ms`, `tokenize-memory`), the thread is ended when it
- * is stuck or dead, and the next call starts a fresh one. An idle thread does not keep a process alive.
+ * `template-memory`, `template-bytes`, `tokenize-ms`, `tokenize-memory`), the child is ended when it
+ * is stuck or dead, and the next call starts a fresh one. An idle child does not keep a process alive.
+ *
+ * A process, not a worker thread: a worker's `resourceLimits` are overridden by the process's own
+ * `--max-old-space-size` (nodejs/node#43991), and a worker that then reaches the heap limit, or hits
+ * V8's fatal "invalid size" on a huge array, aborts the whole process. A child dies alone.
  * A text that cannot fit a context is refused before it is encoded (`prompt-bytes`): no token stands
  * for more than the vocabulary's longest token's bytes, times NORMALIZER_SHRINK for what a normalizer
  * may shrink text by.
  */
-import { Worker } from 'node:worker_threads';
+import { fork, type ChildProcess } from 'node:child_process';
+import type { Socket } from 'node:net';
 import { fromWire, InvalidInput, InvalidOptions, messageOf, ResourceLimit, TokenizerError, type WireError } from '../../errors/index.js';
-import { workerExecArgv } from '../../actors/execArgv.js';
 import { checkMessages } from './chat.js';
 import { templatePlace, type TextCall, type TextReply, type TextWorkerData } from './textProtocol.js';
 import type { ChatMessage, ChatOptions, EncodeOptions } from './types.js';
@@ -25,14 +29,14 @@ export interface TextLimits {
   readonly encodeMs?: number;
   /** The largest rendered chat prompt, in UTF-8 bytes (default 16 MiB). */
   readonly templateBytes?: number;
-  /** The thread's heap (V8's old generation), in MiB (default 256). */
+  /** The child's heap (V8's old generation), in MiB (default 256). */
   readonly memoryMb?: number;
 }
 
 /** The defaults of TextLimits. */
 export const TEXT_LIMITS: Required<TextLimits> = { renderMs: 10_000, encodeMs: 10_000, templateBytes: 16 * 1024 * 1024, memoryMb: 256 };
 
-/** Loading the tokenizer in the thread, in ms: a real one loads in a second or two. */
+/** Starting the child and loading the tokenizer in it, in ms: a real one loads in a second or two. */
 export const TEXT_LOAD_MS = 60_000;
 
 /**
@@ -47,16 +51,26 @@ export function maxPromptBytes(ctx: number, maxTokenBytes: number): number {
 }
 
 type Phase = 'load' | 'render' | 'encode';
-type Event = { readonly reply: TextReply } | { readonly exit: number; readonly error: unknown };
+type Exit = { readonly exit: number | null; readonly signal: NodeJS.Signals | null };
+type Event = { readonly reply: TextReply } | Exit;
+
+/** The last bytes of the child's stderr kept, to tell why it died (V8 prints its fatal errors there). */
+const STDERR_TAIL = 4096;
 
 interface Thread {
-  readonly worker: Worker;
+  readonly child: ChildProcess;
   phase: Phase;
   maxTokenBytes?: number;
   loadError?: WireError;
-  error?: unknown;
+  stderr: string;
   closed: boolean;
   handler?: (ev: Event) => void;
+}
+
+/** Keeps the process alive (a call in flight) or not (idle). */
+function hold(c: ChildProcess, on: boolean): void {
+  const channel = c.channel as { ref?: () => void; unref?: () => void } | null | undefined;
+  if (on) { c.ref(); channel?.ref?.(); } else { c.unref(); channel?.unref?.(); }
 }
 
 function checkLimits(l: TextLimits): Required<TextLimits> {
@@ -104,11 +118,15 @@ export class TextWorker {
     return { prompt: done.prompt ?? '', ids: done.ids };
   }
 
-  /** Ends the thread (a later call starts another). */
+  /** Ends the child (a later call starts another). */
   async close(): Promise<void> {
     const t = this.#thread;
     this.#thread = undefined;
-    if (t !== undefined) { t.closed = true; await t.worker.terminate(); }
+    if (t === undefined || t.child.exitCode !== null || t.child.signalCode !== null) return;
+    t.closed = true;
+    const gone = new Promise<void>((r) => t.child.once('exit', () => r()));
+    t.child.kill('SIGKILL');
+    await gone;
   }
 
   /** One call at a time: a call waits for the one before it, so each call's time bound is its own. */
@@ -120,36 +138,39 @@ export class TextWorker {
 
   async #call(build: (id: number, maxTokenBytes: number) => TextCall): Promise<{ ids: number[]; prompt?: string }> {
     const t = this.#start();
-    // A call in flight keeps the process alive; an idle thread does not.
-    t.worker.ref();
+    hold(t.child, true);
     try {
       const most = t.maxTokenBytes ?? await this.#await(t, undefined, TEXT_LOAD_MS);
       const call = build(this.#next++, most);
       t.phase = call.type === 'chat' ? 'render' : 'encode';
       return await this.#await(t, call, t.phase === 'render' ? this.limits.renderMs : this.limits.encodeMs);
     } finally {
-      t.worker.unref();
+      hold(t.child, false);
     }
   }
 
   #start(): Thread {
     if (this.#thread !== undefined) return this.#thread;
     const data: TextWorkerData = { source: this.source, templateBytes: this.limits.templateBytes };
-    const worker = new Worker(new URL('./text.worker.js', import.meta.url), {
-      workerData: data, name: 'text', execArgv: workerExecArgv(),
-      ...(this.limits.memoryMb !== Infinity ? { resourceLimits: { maxOldGenerationSizeMb: this.limits.memoryMb } } : {}),
+    const child = fork(new URL('./text.worker.js', import.meta.url), [JSON.stringify(data)], {
+      // Not the caller's flags: `-e`/`--input-type` would not start, and its heap bound is not this one.
+      execArgv: this.limits.memoryMb === Infinity ? [] : [`--max-old-space-size=${this.limits.memoryMb}`],
+      serialization: 'advanced', stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
     });
-    const t: Thread = { worker, phase: 'load', closed: false };
-    worker.unref();
-    worker.on('message', (reply: TextReply) => {
+    const t: Thread = { child, phase: 'load', closed: false, stderr: '' };
+    hold(child, false);
+    child.stderr?.setEncoding('utf8');
+    child.stderr?.on('data', (d: string) => { t.stderr = (t.stderr + d).slice(-STDERR_TAIL); });
+    (child.stderr as Socket | null)?.unref();
+    child.on('message', (reply: TextReply) => {
       if (reply.type === 'ready') t.maxTokenBytes = reply.maxTokenBytes;
       if (reply.type === 'loadFailed') { t.loadError = reply.error; this.#end(t); }
       t.handler?.({ reply });
     });
-    worker.on('error', (e) => { t.error = e; });
-    worker.on('exit', (exit) => {
+    child.on('error', () => { /* a failed spawn or send: its exit follows */ });
+    child.on('exit', (exit, signal) => {
       if (this.#thread === t) this.#thread = undefined;
-      t.handler?.({ exit, error: t.error });
+      t.handler?.({ exit, signal });
     });
     this.#thread = t;
     return t;
@@ -157,7 +178,7 @@ export class TextWorker {
 
   #end(t: Thread): void {
     if (this.#thread === t) this.#thread = undefined;
-    void t.worker.terminate();
+    t.child.kill('SIGKILL');
   }
 
   /** Waits for the thread to be ready (no call) or for a call's answer, under `ms` per phase. */
@@ -194,7 +215,7 @@ export class TextWorker {
       arm(ms);
       if (call !== undefined) {
         try {
-          t.worker.postMessage(call);
+          t.child.send(call, (e) => { if (e !== null && e !== undefined) settle(() => reject(new TokenizerError(this.source, `the text worker cannot be reached: ${messageOf(e)}`))); });
         } catch (e) {
           settle(() => reject(new InvalidInput('', `the request cannot be sent to the text worker: ${messageOf(e)}`)));
         }
@@ -210,15 +231,16 @@ export class TextWorker {
     return fromWire(w) ?? new TokenizerError(this.source, w.message);
   }
 
-  /** Why a thread stopped in the middle of a call. */
-  #death(t: Thread, ev: { exit: number; error: unknown }): Error {
+  /** Why the child stopped in the middle of a call. */
+  #death(t: Thread, ev: Exit): Error {
     if (t.closed) return new TokenizerError(this.source, 'the text worker was closed');
-    if ((ev.error as { code?: unknown } | undefined)?.code === 'ERR_WORKER_OUT_OF_MEMORY') {
+    // V8 writes its fatal errors (the heap limit, an array or string past its largest size) to stderr.
+    if (/out of memory|invalid size|invalid array length|invalid table size/i.test(t.stderr)) {
       const max = this.limits.memoryMb * 1024 * 1024;
       if (t.phase === 'load') return new TokenizerError(this.source, `loading the tokenizer took more than the text worker's ${this.limits.memoryMb} MiB of memory`);
       // The heap reached its bound; how much more was wanted is not known.
       return new ResourceLimit(t.phase === 'render' ? 'template-memory' : 'tokenize-memory', max, max, this.#place(t.phase));
     }
-    return new TokenizerError(this.source, `the text worker stopped (exit code ${ev.exit})${ev.error === undefined ? '' : `: ${messageOf(ev.error)}`}`);
+    return new TokenizerError(this.source, `the text worker stopped (${ev.signal ?? `exit code ${ev.exit}`})`);
   }
 }
