@@ -15,6 +15,9 @@ const post = (m: TextReply): void => { process.send?.(m); };
 process.on('disconnect', () => process.exit(0));
 const wire = (e: unknown) => (e instanceof EngineError ? e : new TokenizerError(data.source, messageOf(e))).toWire();
 
+/** V8's longest string (2^29 - 24 code units on 64-bit): an output past it fails as "Invalid string length". */
+const MAX_STRING_LENGTH = 2 ** 29 - 24;
+
 function maxTokenBytes(tok: Tokenizer): number {
   let most = 1;
   for (let id = 0; id < tok.vocabSize; id++) most = Math.max(most, tok.decodeBytes([id]).length);
@@ -34,7 +37,14 @@ function serve(tok: Tokenizer, c: TextCall): void {
     post({ type: 'done', id: c.id, ids: tok.encode(c.text, c.options) });
     return;
   }
-  const prompt = tok.applyChatTemplate(c.messages, c.options);
+  let prompt: string;
+  try {
+    prompt = tok.applyChatTemplate(c.messages, c.options);
+  } catch (e) {
+    // A template whose output outgrew V8's longest string wanted more than any bound allows.
+    if (e instanceof TokenizerError && /Invalid string length/.test(e.reason)) throw new ResourceLimit('template-bytes', MAX_STRING_LENGTH, data.templateBytes, templatePlace(data.source));
+    throw e;
+  }
   checkRendered(prompt, data.templateBytes, 'template-bytes', templatePlace(data.source));
   if (c.maxPromptBytes !== undefined) checkRendered(prompt, c.maxPromptBytes, 'prompt-bytes', 'messages');
   post({ type: 'encoding', id: c.id });
