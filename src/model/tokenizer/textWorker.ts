@@ -125,6 +125,8 @@ export class TextWorker {
     if (t === undefined || t.child.exitCode !== null || t.child.signalCode !== null) return;
     t.closed = true;
     const gone = new Promise<void>((r) => t.child.once('exit', () => r()));
+    // Held until it is gone: an unreferenced child would let the process end inside close().
+    hold(t.child, true);
     t.child.kill('SIGKILL');
     await gone;
   }
