@@ -76,6 +76,12 @@ describe('serve: the OpenAI parameters it does not implement, wire names, health
     expect(e.message).to.not.contain('not null');
   });
 
+  it('a body past 8 MiB is a 413 in OpenAI\'s shape', async () => {
+    const r = await fetch(`${s.url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'tiny', prompt: 'x'.repeat(8 * 1024 * 1024) }) });
+    expect(r.status).to.equal(413);
+    expect(((await r.json()) as { error: { code: string } }).error.code).to.equal('FST_ERR_CTP_BODY_TOO_LARGE');
+  });
+
   it('health answers 503 ShuttingDown from the moment a stop begins, while the running request finishes', async () => {
     let release!: () => void;
     const paused = new Promise<void>((r) => { release = r; });
