@@ -102,7 +102,7 @@ export function parseBody(body: unknown, kind: 'chat' | 'completions'): ServeReq
     if (m.length === 0) throw new InvalidOptions('messages', 'at least one message');
     m.forEach((msg, i) => {
       if (!ROLES.includes(msg.role)) throw new InvalidOptions(`messages/${i}/role`, `${JSON.stringify(msg.role)} is not a role this server renders (${ROLES.join(', ')}; tool messages are not supported yet)`);
-      for (const f of ['tool_calls', 'function_call']) if (!absent(msg[f])) throw new InvalidOptions(`messages/${i}/${f}`, 'tool calls are not supported by this server');
+      for (const f of ['tool_calls', 'function_call']) if (!empty(msg[f])) throw new InvalidOptions(`messages/${i}/${f}`, 'tool calls are not supported by this server');
     });
     prompt = { messages: m };
   } else {
