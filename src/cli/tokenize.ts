@@ -7,6 +7,7 @@
 import { EngineError, InvalidInput, messageOf, ResourceLimit, UsageError } from '../errors/index.js';
 import { checkMessages } from '../model/tokenizer/chat.js';
 import { loadTokenizer } from '../model/tokenizer/load.js';
+import { TextWorker } from '../model/tokenizer/textWorker.js';
 import type { Tokenizer } from '../model/tokenizer/types.js';
 import type { CliCommand } from './command.js';
 import { EXIT, errorJson, type Io } from './output.js';
@@ -61,14 +62,15 @@ function atLine(e: unknown, n: number): unknown {
   return e instanceof InvalidInput ? new InvalidInput(`line ${n}${e.path}`, e.reason) : e;
 }
 
-function one(tok: Tokenizer, value: unknown, o: TokenizeFlags): Record<string, unknown> {
+async function one(tok: Tokenizer, text: TextWorker | undefined, value: unknown, o: TokenizeFlags): Promise<Record<string, unknown>> {
   if (o.decode === true) {
     if (!Array.isArray(value)) throw new InvalidInput('', 'with --decode a line must be a JSON array of token ids');
     return { text: tok.decode(value as number[], { skipSpecial: o.skipSpecial === true }) };
   }
-  if (o.chat === true) {
+  if (text !== undefined) {
+    // The model's template runs in the text worker, bounded in time, memory and output (docs/LIMITS.md).
     checkMessages(value);
-    const r = tok.encodeChat(value, {
+    const r = await text.encodeChat(value, {
       addGenerationPrompt: o.generationPrompt !== false,
       ...(o.thinking === false ? { enableThinking: false } : {}),
     });
@@ -91,6 +93,15 @@ export async function tokenizeCommand(source: string, o: TokenizeFlags, io: Io,
   input: AsyncIterable<Uint8Array | string> = process.stdin, maxLineBytes = MAX_LINE_BYTES): Promise<number> {
   if (o.decode === true && o.chat === true) throw new UsageError('--decode and --chat cannot be used together');
   const tok = loadTokenizer(source);
+  const text = o.chat === true ? new TextWorker(source) : undefined;
+  try {
+    return await each(tok, text, o, io, input, maxLineBytes);
+  } finally {
+    await text?.close();
+  }
+}
+
+async function each(tok: Tokenizer, worker: TextWorker | undefined, o: TokenizeFlags, io: Io, input: AsyncIterable<Uint8Array | string>, maxLineBytes: number): Promise<number> {
   let failed = false;
   let n = 0;
   for await (const line of lines(input, maxLineBytes)) {
@@ -112,7 +123,7 @@ export async function tokenizeCommand(source: string, o: TokenizeFlags, io: Io,
       }
       let r: Record<string, unknown>;
       try {
-        r = one(tok, value, o);
+        r = await one(tok, worker, value, o);
       } catch (e) {
         throw atLine(e, n);
       }

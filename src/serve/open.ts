@@ -11,7 +11,7 @@ import { loadModel, type GenerateRequest, type LoadModelOptions, type Qwen3Model
 import type { FinishReason, GeneratedToken, GenerationResult } from '../model/qwen3/generate.js';
 import { TextStream } from '../model/qwen3/stream.js';
 import { loadTokenizer } from '../model/tokenizer/load.js';
-import type { Tokenizer } from '../model/tokenizer/types.js';
+import { TextWorker } from '../model/tokenizer/textWorker.js';
 import type { Registry, RouteOptions, RouteSession, ServeRoute } from './addons.js';
 import type { ServedModel } from './model.js';
 import { repacked, REPACK_TARGETS } from './repack.js';
@@ -77,18 +77,20 @@ export async function resolveModel(path: string, load: LoadModelOptions & { read
   return { id, route: 'built-in', open: () => warmed(() => loadModel(path, opts)) };
 }
 
-function promptOf(t: Tokenizer, r: GenerateRequest): number[] {
+/** A request's prompt as ids, its text rendered and encoded in the text worker (off the event loop). */
+async function promptOf(t: TextWorker, r: GenerateRequest): Promise<number[]> {
   if (r.promptIds !== undefined) return [...r.promptIds];
-  if (r.messages !== undefined) return t.encodeChat(r.messages, r.enableThinking === undefined ? {} : { enableThinking: r.enableThinking }).ids;
+  if (r.messages !== undefined) return (await t.encodeChat(r.messages, r.enableThinking === undefined ? {} : { enableThinking: r.enableThinking })).ids;
   return t.encode(r.prompt ?? '');
 }
 
 /** A route's session as a served model: the directory's tokenizer, its end ids, stop strings and counts. */
 export function routeModel(dir: string, session: RouteSession): ServedModel {
   const tokenizer = loadTokenizer(dir);
+  const worker = new TextWorker(dir);
   return {
     async *generate(r: GenerateRequest): AsyncGenerator<GeneratedToken, GenerationResult, void> {
-      const promptIds = promptOf(tokenizer, r);
+      const promptIds = await promptOf(worker, r);
       const max = r.maxTokens ?? 128;
       const stream = new TextStream(tokenizer, r.stop ?? []);
       const ids: number[] = [];
@@ -110,7 +112,7 @@ export function routeModel(dir: string, session: RouteSession): ServedModel {
       const ms = performance.now() - t0;
       return { ids, text, promptTokens: promptIds.length, finishReason: finish, timings: { prefillMs: 0, decodeMs: ms, prefillTokS: 0, decodeTokS: ms > 0 ? (ids.length * 1000) / ms : 0, decodeSteps: ids.length }, ranOn: [] };
     },
-    close: async () => { await session.close?.(); },
+    close: async () => { await worker.close(); await session.close?.(); },
   };
 }
 

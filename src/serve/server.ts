@@ -81,6 +81,8 @@ export function createServer(o: ServerOptions): Server {
   registerPages(app, { modelId: o.modelId, holder, maxQueue, counters, queue: () => ({ running: queue.pending, waiting: queue.size }), ...(o.engine !== undefined ? { engine: o.engine } : {}) });
 
   app.get('/v1/health', async (_req, reply) => {
+    // From the moment a stop begins, so that a load balancer stops sending requests here.
+    if (closing) return reply.code(503).send({ status: 'stopping', model: o.modelId, ...failure(503, 'server_error', 'ShuttingDown', 'the server is shutting down').body });
     const s = holder.state;
     if (s === 'ready') return { status: 'ok', model: o.modelId };
     const why = s === 'loading' ? 'the model is loading' : `the model failed to load: ${failureOf(holder.error).body.error.message}`;

@@ -31,6 +31,7 @@ import { cases as hostcCases } from './hostcCases.js';
 import { cases as tokCases } from './tokCases.js';
 import { cases as ctxmergeCases } from './ctxmergeCases.js';
 import { cases as files2Cases } from './files2Cases.js';
+import { cases as serve2Cases } from './serve2Cases.js';
 
 const TABLES: Readonly<Record<string, readonly HostileCase[]>> = {
   files: filesCases, cache: cacheCases, limits: limitsCases, engine: engineCases, embed: embedCases, tokenize: tokCases, farm: farmCases,
@@ -42,6 +43,7 @@ const TABLES: Readonly<Record<string, readonly HostileCase[]>> = {
   ctxmerge: ctxmergeCases,
   host2: host2Cases,
   files2: files2Cases,
+  serve2: serve2Cases,
 };
 
 const BIN = fileURLToPath(new URL('../../src/cli/bin.js', import.meta.url));

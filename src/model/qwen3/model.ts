@@ -17,6 +17,7 @@ import { programFor, type PlacedProgram } from './forms.js';
 import { EngineRunner, ReferenceRunner, type StepRunner } from './runner.js';
 import { openModelSource, type ModelSource } from './source.js';
 import { loadTokenizer } from '../tokenizer/load.js';
+import { TextWorker, type TextLimits } from '../tokenizer/textWorker.js';
 
 /** Options of loadModel. */
 export interface LoadModelOptions {
@@ -45,7 +46,12 @@ export interface LoadModelOptions {
   readonly tokenizer?: string;
   /** A step's deadline in ms (default none: a large model's prefill on the cpu target takes minutes). */
   readonly deadlineMs?: number;
+  /** The bounds of rendering and encoding prompts in the text worker (docs/LIMITS.md). */
+  readonly textLimits?: TextLimits;
 }
+
+/** Each model source's text worker, shared by the models made from it (reference(), decodeTargetOnly()). */
+const TEXT_WORKERS = new WeakMap<ModelSource, { readonly limits: TextLimits; worker?: TextWorker }>();
 
 /** A request: exactly one of `prompt`, `promptIds` or `messages`, and how to decode. */
 export interface GenerateRequest extends Omit<DecodeRequest, 'promptIds'> {
@@ -98,6 +104,9 @@ export class Qwen3Model {
     if (opts.engine !== undefined && opts.threads !== undefined) {
       throw new InvalidOptions('threads', 'an engine given to loadModel keeps its own threads: createEngine({ devices: { host: { threads } } })');
     }
+    // Made now so that bad limits refuse the load; its thread starts with the first text.
+    const text = source.tokenizer instanceof TokenizerError ? undefined : new TextWorker(source.tokenizer.source, opts.textLimits);
+    TEXT_WORKERS.set(source, { limits: opts.textLimits ?? {}, ...(text !== undefined ? { worker: text } : {}) });
     const owned = opts.engine === undefined
       ? createEngine({ ...(opts.cacheDir === undefined ? {} : { cacheDir: opts.cacheDir }), ...(opts.threads === undefined ? {} : { devices: { host: { threads: opts.threads } } }) })
       : undefined;
@@ -211,9 +220,33 @@ export class Qwen3Model {
     return this.#tokenizerFor('messages').encodeChat(r.messages!, r.enableThinking === undefined ? {} : { enableThinking: r.enableThinking }).ids;
   }
 
+  /**
+   * The prompt of a request as ids, its text rendered and encoded in the model's text worker (bounded in
+   * time, memory and size; the event loop stays free). A text that cannot fit the context is refused
+   * (`ResourceLimit` `prompt-bytes`) before it is encoded.
+   */
+  async encodePrompt(r: GenerateRequest): Promise<number[]> {
+    const given = [r.prompt, r.promptIds, r.messages].filter((x) => x !== undefined).length;
+    if (given !== 1 || r.promptIds !== undefined) return this.promptIds(r);
+    if (r.prompt !== undefined) {
+      if (typeof r.prompt !== 'string') throw new InvalidOptions('prompt', `a string, not ${typeof r.prompt}`);
+      return this.#textWorker('prompt').encode(r.prompt, {}, this.ctx);
+    }
+    const options = r.enableThinking === undefined ? {} : { enableThinking: r.enableThinking };
+    return (await this.#textWorker('messages').encodeChat(r.messages!, options, this.ctx)).ids;
+  }
+
+  #textWorker(field: string): TextWorker {
+    const t = this.#tokenizerFor(field);
+    let box = TEXT_WORKERS.get(this.source);
+    if (box === undefined) { box = { limits: {} }; TEXT_WORKERS.set(this.source, box); }
+    box.worker ??= new TextWorker(t.source, box.limits);
+    return box.worker;
+  }
+
   /** Generates from a request: yields each token as it is made, returns the whole result. */
   async *generate(r: GenerateRequest): AsyncGenerator<GeneratedToken, GenerationResult, void> {
-    const promptIds = this.promptIds(r);
+    const promptIds = await this.encodePrompt(r);
     const g: GenerationContext = {
       config: this.config, ctx: this.ctx, prefillChunk: this.prefillChunk, tokenizer: this.tokenizer,
       eosIds: this.eosIds, runner: this.runner, program: (n) => (n > 1 ? this.prefillProgram(n) : this.program(n)),
@@ -232,6 +265,7 @@ export class Qwen3Model {
 
   /** Closes the engine this model made (an engine given to loadModel stays open). */
   async close(): Promise<void> {
+    await TEXT_WORKERS.get(this.source)?.worker?.close();
     await this.runner.close?.();
     await this.#owned?.close();
   }
