@@ -11,7 +11,7 @@ import { DeadlineExceeded, DevicePoisoned, LoadFailed } from '../errors/index.js
 import type { StepInputs } from '../ir/inputsCodec.js';
 import type { StepOutput, TensorMap } from '../oracle/types.js';
 import type { WeightMap } from '../ir/values.js';
-import type { Job } from './job.js';
+import type { Job, JobEvents, JobStage } from './job.js';
 import { LastN } from './kept.js';
 import type { StreamedVerification } from './reference.js';
 
@@ -49,7 +49,8 @@ export interface OpenOn {
   readonly deadlineMs: number;
   readonly artifact: ArtifactSource;
   /** The job's stages (cache-hit, compiled, loaded), if a job is watching. */
-  readonly stage?: Job['stage'];
+  // Spelt out: Job.stage is @internal, so `Job['stage']` would dangle in the emitted types.
+  readonly stage?: <K extends JobStage>(name: K, ...payload: Parameters<JobEvents[K]>) => void;
 }
 
 /**
