@@ -28,6 +28,7 @@ export type ErrorCode =
   | 'ActorDown'
   | 'ActorCrashed'
   | 'EngineClosed'
+  | 'Aborted'
   | 'LoadFailed'
   | 'UsageError'
   | 'CacheError'
@@ -38,7 +39,8 @@ export type ErrorCode =
   | 'GgufError'
   | 'SealError'
   | 'TokenizerError'
-  | 'RemoteUnavailable';
+  | 'RemoteUnavailable'
+  | 'AddonError';
 
 /** A scalar as the wire writes it: numbers, or the strings JSON cannot write as numbers. */
 export type WireNumber = number | 'nan' | 'inf' | '-inf' | '-0';

@@ -31,6 +31,7 @@ const SAMPLES = {
   ActorDown: new errors.ActorDown('cache', 5, 60_000),
   ActorCrashed: new errors.ActorCrashed('device:cpu', 'exit 1'),
   EngineClosed: new errors.EngineClosed(),
+  Aborted: new errors.Aborted('the client went away'),
   UsageError: new errors.UsageError('--steps is a positive integer'),
   CacheError: new errors.CacheError('/tmp/c', 'EACCES'),
   CacheUnavailable: new errors.CacheUnavailable('/tmp/c/v1/index.sqlite', 'file is not a database'),
@@ -39,6 +40,7 @@ const SAMPLES = {
   SealError: new errors.SealError('kernels/a.bin', 'digest-mismatch'),
   TokenizerError: new errors.TokenizerError('model/tokenizer.json', 'no "model" object'),
   RemoteUnavailable: new errors.RemoteUnavailable('redis://127.0.0.1:1/0', 'connect ECONNREFUSED'),
+  AddonError: new errors.AddonError('./my-addon.js', 'command echo-info', 'it returned "0", not an exit code'),
 } satisfies Record<ErrorCode, EngineError>;
 
 describe('errors: one table from code to class', () => {
