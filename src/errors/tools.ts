@@ -110,12 +110,12 @@ export type AddonHook = 'load' | 'register' | 'canServe' | 'open' | 'generate' |
 /**
  * An add-on (`serve --addon`, `npu-offload addon`) failed: its import did not settle in time or threw,
  * or a hook threw or answered what its contract does not allow. `addon` names the package or file,
- * `hook` the hook (with a command's name: `command echo-info`), `reason` what went wrong.
+ * `hook` the hook (an AddonHook), `reason` what went wrong, naming the route or command.
  */
 export class AddonError extends EngineError {
   readonly code = 'AddonError' as const;
-  constructor(readonly addon: string, readonly hook: string, readonly reason: string) {
-    super(`add-on ${addon}, ${hook}: ${reason}`);
+  constructor(readonly addon: string, readonly hook: AddonHook, readonly reason: string) {
+    super(`add-on ${addon} failed in ${hook}: ${reason}`);
   }
   static readonly wire = { addon: 'string', hook: 'string', reason: 'string' } as const;
 }

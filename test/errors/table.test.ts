@@ -40,7 +40,7 @@ const SAMPLES = {
   SealError: new errors.SealError('kernels/a.bin', 'digest-mismatch'),
   TokenizerError: new errors.TokenizerError('model/tokenizer.json', 'no "model" object'),
   RemoteUnavailable: new errors.RemoteUnavailable('redis://127.0.0.1:1/0', 'connect ECONNREFUSED'),
-  AddonError: new errors.AddonError('./my-addon.js', 'command echo-info', 'it returned "0", not an exit code'),
+  AddonError: new errors.AddonError('./my-addon.js', 'command', 'the command echo-info returned "0", not an exit code'),
 } satisfies Record<ErrorCode, EngineError>;
 
 describe('errors: one table from code to class', () => {
