@@ -355,9 +355,25 @@ export class Engine extends EventEmitter<EngineEvents> {
     const deadlineMs = spec.deadlineMs ?? this.#opts.deadlineMs ?? 30_000;
     const artifact = (i: number, refused: boolean) => this.#artifact(planned, i, refused);
     throwIfAborted(signal);
-    // An abort while the job waits for its device takes it out of the queue.
-    const run = await queue.add(() => runSteps({ job, planned, inputs, device, deadlineMs, keep: spec.keepSteps, verifier, artifact, signal }), signal === undefined ? {} : { signal })
-      .catch((e: unknown) => { if (signal?.aborted === true) throw abortedBy(signal); throw e; });
+    // An abort while the job waits for its device takes it out of the queue. Once it runs, p-queue is
+    // not told: it would hand the place on at once, while the job's session is still open on the device
+    // (a step in flight); runSteps stops at its next step and closes it, and only then is the place free.
+    const waiting = new AbortController();
+    let started = false;
+    const leave = () => { if (!started) waiting.abort(); };
+    signal?.addEventListener('abort', leave, { once: true });
+    let run;
+    try {
+      run = await queue.add(() => {
+        started = true;
+        return runSteps({ job, planned, inputs, device, deadlineMs, keep: spec.keepSteps, verifier, artifact, signal });
+      }, signal === undefined ? {} : { signal: waiting.signal });
+    } catch (e) {
+      if (signal?.aborted === true && !started) throw abortedBy(signal);
+      throw e;
+    } finally {
+      signal?.removeEventListener('abort', leave);
+    }
 
     let verification;
     if (verifier) {

@@ -51,6 +51,22 @@ describe('jobs: submit(spec, { signal }) aborts a job', function () {
     }
   });
 
+  it('an abort while a step hangs on the device rejects at once, not at the step\'s deadline', async () => {
+    // The second run never completes; only its 10-minute deadline would end it.
+    const engine = createEngine({ cacheDir: tmp.dir, workers: 1, devices: { cpu: { faults: { hangOnRun: 2 } } } });
+    try {
+      const ac = new AbortController();
+      const job = engine.submit({ program: STEP_PROGRAM, target: 'cpu', inputs: stepInputs(3), steps: 3, deadlineMs: 600_000 }, { signal: ac.signal });
+      // Once step 0 is out, the job goes straight on to send step 1 (the hanging run): abort after that.
+      job.on('step', (e) => { if (e.index === 0) setImmediate(() => ac.abort('stop waiting')); });
+      const e = await rejection(job.result);
+      expect(e).to.be.instanceOf(Aborted);
+      expect((e as Aborted).reason).to.equal('stop waiting');
+    } finally {
+      await engine.close();
+    }
+  });
+
   it('a job aborted while it waits for the device leaves the queue without loading', async () => {
     const engine = createEngine({ cacheDir: tmp.dir, ...SLOW });
     try {
