@@ -1,6 +1,6 @@
 /** npu-offload's public API: re-exports only. */
 export { createEngine, Engine, asEngineError } from './jobs/engine.js';
-export type { EngineOptions, JobSpec, DeviceConfig, CompileOutcome } from './jobs/engine.js';
+export type { EngineOptions, JobSpec, DeviceConfig, CompileOutcome, SubmitOptions } from './jobs/engine.js';
 export type { EngineEvents } from './jobs/engine.js';
 export type { SessionSpec, SessionStep, DeviceSession } from './jobs/deviceSession.js';
 export type { EngineStatus, DeviceStatus, ActorStatus, FailureRecord } from './jobs/status.js';
@@ -91,7 +91,7 @@ export type { CacheTierStats } from './actors/cacheActor.js';
 /** Qwen3 models run through the engine: loadModel(path).generate(...), and the gate against the fp64 reference. */
 export { loadModel, Qwen3Model } from './model/qwen3/model.js';
 export type { GenerateRequest, LoadModelOptions } from './model/qwen3/model.js';
-export type { GeneratedToken, GenerationResult, FinishReason } from './model/qwen3/generate.js';
+export type { GeneratedToken, GenerationResult, FinishReason, GenerateOptions } from './model/qwen3/generate.js';
 export type { SamplingOptions } from './model/qwen3/sampler.js';
 export * as qwen3 from './model/qwen3/index.js';
 export { runPartitioned } from './jobs/partitioned.js';

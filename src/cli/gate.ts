@@ -50,7 +50,7 @@ export async function gateCommand(path: string, f: GateFlags, io: Io): Promise<n
 /** `npu-offload gate`. */
 export const gate: CliCommand = {
   register(cli, { io, action }) {
-    withModelFlags(cli.command('gate').description('check a Qwen3 on a target against the fp64 reference, phase by phase').argument('<model>', 'a GGUF file or a model directory'))
+    withModelFlags(cli.command('gate').description('check a Qwen3 on a target against the fp64 reference, phase by phase').argument('<model>', 'a GGUF file or a model directory'), 'cpu')
       .addOption(new Option('--steps <n>', 'tokens of the greedy and teacher-forced phases (default 8)').argParser(intArg('--steps')))
       .addOption(new Option('--positions <n>', 'positions of the build phase (default 64)').argParser(intArg('--positions')))
       .addOption(new Option('--min-cosine <x>', 'least logits cosine with the reference (default 0.9999)').argParser(numberArg('--min-cosine', -1)))

@@ -40,6 +40,8 @@ export async function generateCommand(path: string, f: GenerateFlags, io: Io): P
     ...(f.stop !== undefined ? { stop: f.stop } : {}),
     logits: f.logits === true,
   };
+  // The reference computes in float64 on one core: minutes a token for a real model, so say so.
+  if (f.target === 'cpu') io.err('--target cpu is the float64 reference: exact but slow (minutes per token for a real model); --target host (the default) is the fast CPU target');
   // No count of work is known before the first step ends: the bar stands still and the time runs.
   const loading = createProgress(`loading the model on ${f.target}: compiling, loading the weights, prefill {bar} | {duration_formatted}`, { clear: true, ...(f.json === undefined ? {} : { json: f.json }) });
   loading.update(0, 1);
@@ -91,7 +93,7 @@ export async function generateCommand(path: string, f: GenerateFlags, io: Io): P
 /** `npu-offload generate`. */
 export const generate: CliCommand = {
   register(cli, { io, action }) {
-    withModelFlags(cli.command('generate').description('generate text with a Qwen3 (a GGUF or a model directory) through the engine').argument('<model>', 'a GGUF file or a model directory'))
+    withModelFlags(cli.command('generate').description('generate text with a Qwen3 (a GGUF or a model directory) through the engine').argument('<model>', 'a GGUF file or a model directory'), 'host')
       .addOption(new Option('--max-tokens <n>', 'most tokens to generate (default 128)').argParser(intArg('--max-tokens')))
       .addOption(new Option('--temperature <t>', '0 (default) is greedy; above 0 samples').argParser(numberArg('--temperature', 0)))
       .addOption(new Option('--top-k <k>', 'sample among the k most likely (0: all)').argParser(intArg('--top-k')))

@@ -1,9 +1,10 @@
 /**
  * The CLI's side of the limits (docs/LIMITS.md): what the `--max-*` flags (declared in
- * ./options.ts) set for `validate`, `plan`, `run` and `farm`, and the bounds on worker counts and
- * contract bulks, which a flag past them is refused against as a usage error (exit 2).
+ * ./options.ts) set for `validate`, `plan`, `run` and `farm`, and the bounds on worker and thread
+ * counts and contract bulks, which a flag past them is refused against as a usage error (exit 2).
  */
 import { availableParallelism } from 'node:os';
+import { InvalidArgumentError } from 'commander';
 import { UsageError } from '../errors/index.js';
 import type { Limits } from '../ir/limits.js';
 
@@ -40,4 +41,18 @@ export function checkWorkers(n: number | undefined, fallback: number, flag = '--
   if (!Number.isInteger(w) || w < 1) throw new UsageError(`${flag} must be a whole number of at least 1, got ${String(n)}`);
   if (w > max) throw new UsageError(`${flag} ${w} is past the bound of ${max} (4 per core on this machine, at least 8)`);
   return w;
+}
+
+/**
+ * A parser of a thread count flag (`--threads` of `generate`, `gate`, `serve`): a whole number from 1
+ * to maxWorkers(), as the worker counts; past it a usage error (exit 2), before any thread starts.
+ */
+export function threadsArg(flag: string) {
+  return (v: string): number => {
+    const n = Number(v);
+    if (v.trim() === '' || !Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError(`${flag} must be a whole number of at least 1, got ${JSON.stringify(v)}`);
+    const max = maxWorkers();
+    if (n > max) throw new InvalidArgumentError(`${flag} ${n} is past the bound of ${max} (4 per core on this machine, at least 8)`);
+    return n;
+  };
 }

@@ -10,6 +10,7 @@ import { checkMessages } from '../model/tokenizer/chat.js';
 import type { ChatMessage } from '../model/tokenizer/types.js';
 import { TARGET_NAMES } from '../targets/target.js';
 import { intArg } from './options.js';
+import { threadsArg } from './limits.js';
 
 /** The flags of the model and its prompt. */
 export interface ModelFlags {
@@ -40,12 +41,12 @@ export function idsArg(v: string): number[] {
   return parts.map(Number);
 }
 
-/** Adds the model and prompt flags to a command. */
-export function withModelFlags(c: Command): Command {
+/** Adds the model and prompt flags to a command; `--target` defaults to `target`. */
+export function withModelFlags(c: Command, target: string): Command {
   return c
-    .addOption(new Option('--target <target>', 'where the programs run').choices([...TARGET_NAMES, 'host']).default('cpu'))
+    .addOption(new Option('--target <target>', 'where the programs run (cpu: the float64 reference, slow; host: the fast CPU target)').choices([...TARGET_NAMES]).default(target))
     .addOption(new Option('--ctx <n>', 'positions the KV cache holds (default 1024, at most the model\'s context)').argParser(intArg('--ctx')))
-    .addOption(new Option('--threads <n>', 'threads of a target that takes a count (host)').argParser(intArg('--threads')))
+    .addOption(new Option('--threads <n>', 'threads of a target that takes a count (host)').argParser(threadsArg('--threads')))
     .addOption(new Option('--prefill-target <targets>', 'where prompts are prefilled, a target or a list (npu4,host); the KV cache is handed to --target'))
     .addOption(new Option('--cache-dir <dir>', 'blob cache directory'))
     .addOption(new Option('--prompt <text>', 'the prompt as text'))

@@ -16,6 +16,7 @@ import { TARGET_NAMES } from '../targets/target.js';
 import type { CliCommand } from './command.js';
 import { createProgress } from './progress.js';
 import { intArg } from './options.js';
+import { threadsArg } from './limits.js';
 import { EXIT, type Io } from './output.js';
 
 /** The flags of `serve`. */
@@ -125,7 +126,7 @@ export const serve: CliCommand = {
       .addOption(new Option('--port <n>', 'the port (0: any free one)').argParser(portArg).default(8000))
       .addOption(new Option('--host <host>', 'the address to listen on').default('127.0.0.1'))
       .addOption(new Option('--target <target>', 'where the model runs').choices([...TARGET_NAMES]).default('host'))
-      .addOption(new Option('--threads <n>', 'threads of the host target').argParser(intArg('--threads')))
+      .addOption(new Option('--threads <n>', 'threads of the host target').argParser(threadsArg('--threads')))
       .addOption(new Option('--prefill-target <targets>', 'where prompts are prefilled, a target or a list (xdna2,host); the KV cache is handed to --target'))
       .addOption(new Option('--ctx <n>', 'positions the KV cache holds').argParser(intArg('--ctx')))
       .addOption(new Option('--max-queue <n>', 'requests that may wait behind the running one; one more gets 429').argParser(intArg('--max-queue')).default(16))

@@ -24,3 +24,15 @@ export class EngineClosed extends EngineError {
   constructor() { super('the engine is closed'); }
   static readonly wire = {} as const;
 }
+
+/**
+ * The caller's AbortSignal ended the work (a job, a generation) before it finished; what it held (its
+ * queue place, its device session) is let go. `reason`: the signal's reason, in words.
+ */
+export class Aborted extends EngineError {
+  readonly code = 'Aborted' as const;
+  constructor(readonly reason: string) {
+    super(`aborted: ${reason}`);
+  }
+  static readonly wire = { reason: 'string' } as const;
+}

@@ -28,6 +28,7 @@ export type ErrorCode =
   | 'ActorDown'
   | 'ActorCrashed'
   | 'EngineClosed'
+  | 'Aborted'
   | 'LoadFailed'
   | 'UsageError'
   | 'CacheError'
@@ -40,7 +41,8 @@ export type ErrorCode =
   | 'TokenizerError'
   | 'RemoteUnavailable'
   | 'WriteFailed'
-  | 'FarmTimeout';
+  | 'FarmTimeout'
+  | 'AddonError';
 
 /** A scalar as the wire writes it: numbers, or the strings JSON cannot write as numbers. */
 export type WireNumber = number | 'nan' | 'inf' | '-inf' | '-0';

@@ -2,7 +2,7 @@
  * One table from code to class, and the one generic path that rebuilds any class from its wire form,
  * so a caller catches the same class across threads, processes and ports.
  */
-import { ActorCrashed, ActorDown, EngineClosed } from './actors.js';
+import { Aborted, ActorCrashed, ActorDown, EngineClosed } from './actors.js';
 import type { EngineError, ErrorCode, WireError, WireSpec } from './base.js';
 import {
   ArgumentMismatch, DeadlineExceeded, DevicePoisoned, DispatchRefused, LoadFailed, NarrowingRangeInput,
@@ -12,7 +12,7 @@ import {
   CapabilityMissing, ContextLimit, IntegerToFloat, MissingBound, MissingContract, NarrowingRange, RegionLimit,
 } from './planning.js';
 import { IndexOutOfRange, IntegerDivideByZero, InvalidInput, InvalidOptions, InvalidProgram, ResourceLimit } from './program.js';
-import { CacheError, CacheUnavailable, GgufError, Q4nxError, RemoteUnavailable, SealError, TokenizerError, UsageError, WriteFailed, FarmTimeout } from './tools.js';
+import { AddonError, CacheError, CacheUnavailable, FarmTimeout, GgufError, Q4nxError, RemoteUnavailable, SealError, TokenizerError, UsageError, WriteFailed } from './tools.js';
 
 /** What the table needs of a class: a constructor over its wire fields, in the order of its WireSpec. */
 export interface ErrorClass {
@@ -26,12 +26,13 @@ export const ERROR_CLASSES = {
   CapabilityMissing, MissingBound, RegionLimit, ContextLimit, MissingContract, NarrowingRange, IntegerToFloat,
   NarrowingRangeUpload, NarrowingRangeInput, NarrowingRangeResult, DispatchRefused, ArgumentMismatch,
   VendorCompilerError, DeadlineExceeded, DevicePoisoned, NoDevice, LoadFailed,
-  ActorDown, ActorCrashed, EngineClosed,
+  ActorDown, ActorCrashed, EngineClosed, Aborted,
   UsageError, CacheError, CacheUnavailable, Q4nxError, GgufError, SealError,
   TokenizerError,
   RemoteUnavailable,
   WriteFailed,
   FarmTimeout,
+  AddonError,
 } as const satisfies Record<ErrorCode, ErrorClass>;
 
 function decode(kind: WireSpec[string], v: unknown): unknown {

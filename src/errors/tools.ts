@@ -128,3 +128,19 @@ export class FarmTimeout extends EngineError {
   }
   static readonly wire = { url: 'string', timeoutMs: 'number', taken: 'number', total: 'number' } as const;
 }
+
+/** Where an add-on failed: loading it, or one of the hooks it gave (src/serve/addons.ts). */
+export type AddonHook = 'load' | 'register' | 'canServe' | 'open' | 'generate' | 'close' | 'command';
+
+/**
+ * An add-on (`serve --addon`, `npu-offload addon`) failed: its import did not settle in time or threw,
+ * or a hook threw or answered what its contract does not allow. `addon` names the package or file,
+ * `hook` the hook (an AddonHook), `reason` what went wrong, naming the route or command.
+ */
+export class AddonError extends EngineError {
+  readonly code = 'AddonError' as const;
+  constructor(readonly addon: string, readonly hook: AddonHook, readonly reason: string) {
+    super(`add-on ${addon} failed in ${hook}: ${reason}`);
+  }
+  static readonly wire = { addon: 'string', hook: 'string', reason: 'string' } as const;
+}

@@ -9,9 +9,10 @@
  * carry (they take MessagePortMain), and pulling keeps a job's stages and its result on one channel, in order.
  */
 import { expose, finalizer, releaseProxy, wrap, type Remote } from 'comlink';
-import { ActorCrashed, EngineClosed, EngineError, InvalidInput, InvalidOptions } from '../errors/index.js';
+import { ActorCrashed, EngineClosed, EngineError, InvalidInput, InvalidOptions, messageOf } from '../errors/index.js';
 import type { EventEmitter } from 'eventemitter3';
-import { createEngine, type CompileOutcome, type Engine, type EngineOptions, type JobSpec } from './engine.js';
+import { createEngine, type CompileOutcome, type Engine, type EngineOptions, type JobSpec, type SubmitOptions } from './engine.js';
+import { abortedBy, signalOf } from './abort.js';
 import { programJsonOf, type ProgramSource } from './inputs.js';
 import { Job, type JobEvents, type JobResult, type JobStage } from './job.js';
 import type { Tensor } from '../ir/tensor.js';
@@ -43,6 +44,8 @@ interface JobUpdate {
 interface EngineHost {
   /** Starts a job; answers its id for `next`. */
   submit(spec: JobSpec): number;
+  /** Aborts a job started here (its `next` then throws Aborted with this reason); a job already gone is left alone. */
+  abort(id: number, reason: string): void;
   /** Waits for the job's next stages or its end; throws the job's typed error once its stages are out. */
   next(id: number): Promise<JobUpdate>;
   compileOnly(program: ProgramSource, target: string): Promise<CompileOutcome>;
@@ -55,6 +58,7 @@ export type JobApi = Pick<Engine, 'submit' | 'compileOnly' | 'status' | 'close'>
 
 interface Tracked {
   readonly stages: StageEvent[];
+  readonly controller: AbortController;
   outcome?: { readonly ok: true; readonly result: JobResult } | { readonly ok: false; readonly error: unknown };
   wake?: () => void;
 }
@@ -74,8 +78,10 @@ export function exposeEngine(port: EnginePort | null | undefined, options: Engin
   const jobs = new Map<number, Tracked>();
   const host: EngineHost & { [finalizer](): void } = {
     submit(spec) {
-      const job = engine.submit(spec);
-      const t: Tracked = { stages: [] };
+      // A signal cannot cross a port: the connecting side's abort arrives as abort(id).
+      const controller = new AbortController();
+      const job = engine.submit(spec, { signal: controller.signal });
+      const t: Tracked = { stages: [], controller };
       const push = (e: StageEvent) => { t.stages.push(e); t.wake?.(); };
       for (const stage of Object.values(FORWARDED)) track(job, stage, push);
       job.result.then((result) => { t.outcome = { ok: true, result }; }, (error: unknown) => { t.outcome = { ok: false, error }; })
@@ -94,6 +100,9 @@ export function exposeEngine(port: EnginePort | null | undefined, options: Engin
       if (stages.length > 0) return { stages };
       jobs.delete(id);
       throw t.outcome.error;
+    },
+    abort(id, reason) {
+      jobs.get(id)?.controller.abort(reason);
     },
     compileOnly: (program, target) => engine.compileOnly(program, target),
     status: () => engine.status(),
@@ -139,25 +148,44 @@ export class RemoteEngine implements JobApi {
   /** Which engine this is, as error messages name it: `engine in worker thread 3`, `engine in a MessagePort`. */
   get name(): string { return `engine in ${this.#attached.name}`; }
 
-  /** Submits a job; its stages and `result` arrive across the port, and `result` always settles. */
-  submit(spec: JobSpec): Job {
+  /**
+   * Submits a job; its stages and `result` arrive across the port, and `result` always settles.
+   * `options.signal` aborts it as in-process: `result` rejects with Aborted at once, and the far
+   * engine is told to stop the job.
+   */
+  submit(spec: JobSpec, options?: SubmitOptions): Job {
     const job = new Job(this.#nextJob++);
-    void this.#drive(job, spec);
+    void this.#drive(job, spec, options);
     return job;
   }
 
-  async #drive(job: Job, spec: JobSpec): Promise<void> {
+  async #drive(job: Job, spec: JobSpec, options: SubmitOptions | undefined): Promise<void> {
+    let ended = false;
+    const end = (f: () => void) => { if (!ended) { ended = true; f(); } };
+    let signal: AbortSignal | undefined;
+    let id: number | undefined;
+    const onAbort = () => {
+      end(() => job.fail(abortedBy(signal!)));
+      if (id !== undefined && !this.#why) void this.#remote.abort(id, messageOf(signal!.reason)).catch(() => undefined);
+    };
     try {
+      signal = signalOf(options);
+      if (signal?.aborted === true) throw abortedBy(signal);
       if (this.#closing) throw new EngineClosed();
       const sent: JobSpec = { ...spec, program: jsonOf(spec.program) };
-      const id = await this.#call(() => this.#remote.submit(sent));
+      signal?.addEventListener('abort', onAbort, { once: true });
+      id = await this.#call(() => this.#remote.submit(sent));
+      // Aborted while the job crossed: the far engine has it now, so tell it.
+      if (ended && signal !== undefined) void this.#remote.abort(id, messageOf(signal.reason)).catch(() => undefined);
       for (;;) {
-        const u = await this.#call(() => this.#remote.next(id));
-        for (const s of u.stages) replay(job, s);
-        if (u.result) { job.succeed(rewired(u.result)); return; }
+        const u = await this.#call(() => this.#remote.next(id!));
+        if (!ended) for (const s of u.stages) replay(job, s);
+        if (u.result) { end(() => job.succeed(rewired(u.result!))); return; }
       }
     } catch (e) {
-      job.fail(this.#typed(e));
+      end(() => job.fail(this.#typed(e)));
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
     }
   }
 

@@ -41,6 +41,7 @@ import { snapshot } from './snapshot.js';
 import { checkDeadline } from './options.js';
 import { hitRate, JobLedger, type EngineStatus } from './status.js';
 import { partitionedJob } from './partitioned.js';
+import { abortedBy, signalOf, throwIfAborted, untilAborted, type AbortOptions } from './abort.js';
 
 export interface DeviceConfig {
   /** The hardware, its simulator, or the hardware when this machine has it (default 'auto'). */
@@ -104,6 +105,13 @@ export interface JobSpec {
   /** How many of the last steps keep their results in `result.steps` (default 1000; Infinity: all). */
   readonly keepSteps?: number;
 }
+
+/**
+ * Options of submit beside the job itself: `signal` aborts the job (its result rejects with Aborted at
+ * once; a job waiting for its device leaves the queue, a running one stops at its next step and closes
+ * its device session, so its queue place goes to the next job).
+ */
+export type SubmitOptions = AbortOptions;
 
 /** The engine's events. */
 export interface EngineEvents {
@@ -205,22 +213,32 @@ export class Engine extends EventEmitter<EngineEvents> {
    * Submits a job; the returned Job emits its stages and its `result` always settles. The program and
    * inputs are copied now (a later change by the caller changes nothing); a mistake in the spec fails
    * the job with InvalidOptions, InvalidProgram, InvalidInput or ResourceLimit naming the place.
+   * `options.signal` aborts it (SubmitOptions): `result` rejects with Aborted, at once when the signal
+   * is already aborted.
    */
-  submit(spec: JobSpec): Job {
+  submit(spec: JobSpec, options?: SubmitOptions): Job {
     const job = new Job(this.#nextJob++, (e) => { this.#listenerFailed(e); });
     if (this.#closed) {
       queueMicrotask(() => job.fail(new EngineClosed()));
       return job;
     }
     let checked: CheckedJob;
+    let signal: AbortSignal | undefined;
     try {
       checked = checkJobSpec(spec, this.#maxSteps);
+      signal = signalOf(options);
     } catch (e) {
       queueMicrotask(() => job.fail(asEngineError(e)));
       return job;
     }
+    if (signal?.aborted === true) {
+      const e = abortedBy(signal);
+      queueMicrotask(() => job.fail(e));
+      return job;
+    }
     this.#ledger.submitted++;
-    const p = this.#run(job, checked).then(
+    const running = this.#run(job, checked, signal);
+    const p = untilAborted(running, signal).then(
       (r) => { this.#ledger.succeeded++; job.succeed(r); },
       (e: unknown) => {
         const err = asEngineError(e);
@@ -228,8 +246,12 @@ export class Engine extends EventEmitter<EngineEvents> {
         job.fail(err);
       },
     );
-    this.#inflight.add(p);
-    void p.finally(() => this.#inflight.delete(p));
+    // An aborted job has settled, but its work ends at its next step: close() waits for that too.
+    const settled = running.then(() => undefined, () => undefined);
+    for (const x of [p, settled]) {
+      this.#inflight.add(x);
+      void x.finally(() => this.#inflight.delete(x));
+    }
     return job;
   }
 
@@ -336,10 +358,10 @@ export class Engine extends EventEmitter<EngineEvents> {
     return this.#cacheActor().call('stats', []);
   }
 
-  async #run(job: Job, spec: CheckedJob): Promise<JobResult> {
+  async #run(job: Job, spec: CheckedJob, signal: AbortSignal | undefined): Promise<JobResult> {
     checkJsonDepth(spec.programJson, this.#limits);
     // A list of targets (`xdna2,host`) runs partitioned: one session per segment (partitioned.ts).
-    if (spec.target.includes(',')) return partitionedJob(this, job, spec);
+    if (spec.target.includes(',')) return partitionedJob(this, job, spec, signal);
     const planned = await this.#plan(spec.programJson, spec.target);
     const target = planned.plan.target;
     job.stage('planned', { target, regions: planned.units.length });
@@ -352,7 +374,26 @@ export class Engine extends EventEmitter<EngineEvents> {
     const queue = this.#queueOf(kind);
     const deadlineMs = spec.deadlineMs ?? this.#opts.deadlineMs ?? 30_000;
     const artifact = (i: number, refused: boolean) => this.#artifact(planned, i, refused);
-    const run = await queue.add(() => runSteps({ job, planned, inputs, device, deadlineMs, keep: spec.keepSteps, verifier, artifact }));
+    throwIfAborted(signal);
+    // An abort while the job waits for its device takes it out of the queue. Once it runs, p-queue is
+    // not told: it would hand the place on at once, while the job's session is still open on the device
+    // (a step in flight); runSteps stops at its next step and closes it, and only then is the place free.
+    const waiting = new AbortController();
+    let started = false;
+    const leave = () => { if (!started) waiting.abort(); };
+    signal?.addEventListener('abort', leave, { once: true });
+    let run;
+    try {
+      run = await queue.add(() => {
+        started = true;
+        return runSteps({ job, planned, inputs, device, deadlineMs, keep: spec.keepSteps, verifier, artifact, signal });
+      }, signal === undefined ? {} : { signal: waiting.signal });
+    } catch (e) {
+      if (signal?.aborted === true && !started) throw abortedBy(signal);
+      throw e;
+    } finally {
+      signal?.removeEventListener('abort', leave);
+    }
 
     let verification;
     if (verifier) {

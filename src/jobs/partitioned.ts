@@ -9,6 +9,7 @@
  * actor only (replay() recycles it), the run fails with DeadlineExceeded naming that device, and the
  * other devices' actors and sessions are untouched.
  */
+import { throwIfAborted } from './abort.js';
 import { segmentFit } from '../compiler/fit.js';
 import { DeadlineExceeded, EngineError, InvalidOptions } from '../errors/index.js';
 import type { CheckedProgram } from '../ir/checked.js';
@@ -89,8 +90,8 @@ export function runPartitioned(engine: SessionOpener, spec: PartitionedSpec): Pr
  * `target` the first listed target and `partition` the segments and the transfers that ran. Sessions
  * do not report their cache use, so `cacheHit` is false; `verify` is refused (InvalidOptions) for now.
  */
-export async function partitionedJob(engine: SessionOpener, job: Job, spec: CheckedJob): Promise<JobResult> {
-  const r = await runChecked(engine, spec, (plan) => { job.stage('planned', { target: plan.targets[0]!, regions: plan.segments.length }); }, (index, results) => { job.stage('step', { index, results }); });
+export async function partitionedJob(engine: SessionOpener, job: Job, spec: CheckedJob, signal?: AbortSignal): Promise<JobResult> {
+  const r = await runChecked(engine, spec, (plan) => { job.stage('planned', { target: plan.targets[0]!, regions: plan.segments.length }); }, (index, results) => { job.stage('step', { index, results }); }, signal);
   return {
     results: r.results, state: r.state, stepCount: r.stepCount, steps: r.steps, target: r.plan.targets[0]!,
     simulated: r.segments.some((s) => s.simulated), cacheHit: false,
@@ -98,7 +99,7 @@ export async function partitionedJob(engine: SessionOpener, job: Job, spec: Chec
   };
 }
 
-async function runChecked(engine: SessionOpener, job: CheckedJob, onPlan?: (p: PartitionPlan) => void, onStep?: (i: number, r: TensorMap) => void): Promise<PartitionedResult> {
+async function runChecked(engine: SessionOpener, job: CheckedJob, onPlan?: (p: PartitionPlan) => void, onStep?: (i: number, r: TensorMap) => void, signal?: AbortSignal): Promise<PartitionedResult> {
   if (job.verify) throw new InvalidOptions('verify', 'a partitioned job is not verified yet: compare with the cpu target\'s run');
   const checked = checkProgram(parseProgram(job.programJson));
   const plan = planPartitionedJob(checked, job.target);
@@ -120,6 +121,8 @@ async function runChecked(engine: SessionOpener, job: CheckedJob, onPlan?: (p: P
   try {
     for (const sp of subs) sessions.push(await openSegment(engine, sp, job.inputsJson as Readonly<Record<string, unknown>>, inputs.state, job.deadlineMs));
     for (let i = 0; i < inputs.count; i++) {
+      // An aborted job stops between steps; the sessions close below.
+      throwIfAborted(signal);
       const acts = inputs.step(i);
       const values = new Map<string, Tensor>();
       const last = i === inputs.count - 1;

@@ -1,9 +1,11 @@
 /**
  * The endpoints an embedded engine is reached through, as one comlink Endpoint that can let go of every
  * listener it added (so a closed connection keeps no thread alive), and the events that say the other
- * side is gone: a Worker's or utility process's 'exit', a MessagePort's 'close'.
+ * side is gone: a Worker's or utility process's 'exit', a MessagePort's 'close', and a Worker's 'error'
+ * (its module threw at import, or it threw uncaught), which unheard would crash this process.
  */
 import type { Endpoint } from 'comlink';
+import { messageOf } from '../errors/index.js';
 import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
 
 // `any`: each kind of port hands its listeners something else (data, a MessageEvent, an exit code).
@@ -34,7 +36,7 @@ export interface Attached {
   readonly endpoint: Endpoint;
   /** For error messages: which worker, process or port this is. */
   readonly name: string;
-  /** Calls `gone` (once) with why, when the other side exits or the port closes. */
+  /** Calls `gone` (once) with why, when the other side fails, exits or the port closes. */
   onGone(gone: (why: string) => void): void;
   /** Removes every listener this side added to the port. */
   detach(): void;
@@ -103,6 +105,7 @@ export function attach(port: EnginePort): Attached {
     onGone(gone) {
       let fired = false;
       const once = (why: string) => { if (!fired) { fired = true; gone(why); } };
+      listen('error', (e: unknown) => once(`it failed: ${messageOf(e)}`));
       listen('exit', (code: number) => once(`it exited with code ${code}`));
       listen('close', () => once('its port closed'));
     },

@@ -11,7 +11,8 @@ import { DeadlineExceeded, DevicePoisoned, LoadFailed } from '../errors/index.js
 import type { StepInputs } from '../ir/inputsCodec.js';
 import type { StepOutput, TensorMap } from '../oracle/types.js';
 import type { WeightMap } from '../ir/values.js';
-import type { Job } from './job.js';
+import type { Job, JobEvents, JobStage } from './job.js';
+import { throwIfAborted } from './abort.js';
 import { LastN } from './kept.js';
 import type { StreamedVerification } from './reference.js';
 
@@ -28,6 +29,8 @@ export interface StepRun {
   readonly keep: number;
   readonly verifier: StreamedVerification | undefined;
   readonly artifact: ArtifactSource;
+  /** The job's abort: checked before every step (a step in flight runs to its end), the session then closed. */
+  readonly signal?: AbortSignal | undefined;
 }
 
 /** What ran: the last step's output, the kept steps' results, and how the artifacts were found. */
@@ -49,7 +52,8 @@ export interface OpenOn {
   readonly deadlineMs: number;
   readonly artifact: ArtifactSource;
   /** The job's stages (cache-hit, compiled, loaded), if a job is watching. */
-  readonly stage?: Job['stage'];
+  // Spelt out: Job.stage is @internal, so `Job['stage']` would dangle in the emitted types.
+  readonly stage?: <K extends JobStage>(name: K, ...payload: Parameters<JobEvents[K]>) => void;
 }
 
 /**
@@ -119,6 +123,7 @@ export async function runSteps(r: StepRun): Promise<StepsRan> {
   let closed = false;
   try {
     for (let i = 0; i < inputs.count; i++) {
+      throwIfAborted(r.signal);
       const last = i === inputs.count - 1;
       const out = await replay(device, opened.session, inputs.step(i), program.results, deadlineMs, last);
       closed = last;

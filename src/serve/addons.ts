@@ -3,11 +3,16 @@
  * directory's config.json `model_type`. A route answers `canServe(dir)` with true or
  * `{ unavailable: reason }`, and `open(dir, options)` gives a session that generates token ids from
  * token ids; the server tokenizes, samples nothing itself, and cuts the text at stop strings.
+ *
+ * An add-on is someone else's code: its load (import and register) is bounded in time, and every hook
+ * it gives (register, canServe, open, its session's generate and close, a command's run) is wrapped so
+ * that a throw, or an answer out of the hook's contract, is an AddonError naming the add-on and the
+ * hook (exit 1), never an internal error. A typed error of the engine a hook throws passes as it is.
  */
 import { pathToFileURL } from 'node:url';
 import { isAbsolute, resolve } from 'node:path';
 import { existsSync } from 'node:fs';
-import { InvalidOptions, messageOf } from '../errors/index.js';
+import { AddonError, EngineError, InvalidOptions, messageOf, type AddonHook } from '../errors/index.js';
 
 /** What a route's session is asked to generate. */
 export interface RouteDecode {
@@ -73,17 +78,144 @@ export class Registry implements AddonRegistry {
   routesFor(modelType: string): ServeRoute[] { return this.routes.filter((r) => r.modelType === modelType); }
 }
 
-/** Loads an add-on by package name or path and lets it register; InvalidOptions('addon') when it cannot. */
-export async function loadAddon(spec: string, registry: Registry): Promise<void> {
+/** How long an add-on's import and register may take together, by default (docs/LIMITS.md). */
+export const DEFAULT_ADDON_LOAD_MS = 10_000;
+const LOAD_ENV = 'NPU_OFFLOAD_ADDON_LOAD_MS';
+
+/** The bound on an add-on's load: NPU_OFFLOAD_ADDON_LOAD_MS when set (whole ms, at least 1), else the default. */
+export function addonLoadMs(): number {
+  const v = process.env[LOAD_ENV];
+  if (v === undefined || v === '') return DEFAULT_ADDON_LOAD_MS;
+  const n = Number(v);
+  if (!(Number.isSafeInteger(n) && n >= 1)) throw new InvalidOptions(LOAD_ENV, `${JSON.stringify(v)} is not a whole number of ms of at least 1`);
+  return n;
+}
+
+/** Options of loadAddon. */
+export interface LoadAddonOptions {
+  /** The bound on the import and register together, in ms (default addonLoadMs()). */
+  readonly loadMs?: number;
+}
+
+/**
+ * Loads an add-on by package name or path and lets it register: InvalidOptions('addon') when there is
+ * no such add-on, it cannot be imported or exports no register; AddonError when its import and
+ * register do not settle within the bound (an import that never settles would otherwise let the
+ * process end, exit 0, as if it had finished), or register throws.
+ */
+export async function loadAddon(spec: string, registry: Registry, options: LoadAddonOptions = {}): Promise<void> {
+  const loadMs = options.loadMs ?? addonLoadMs();
   const local = spec.startsWith('.') || isAbsolute(spec);
   const target = local ? pathToFileURL(resolve(spec)).href : spec;
   if (local && !existsSync(resolve(spec))) throw new InvalidOptions('addon', `no such add-on file ${spec}`);
-  let mod: { register?: unknown };
+  let timer: NodeJS.Timeout | undefined;
+  let hook: 'load' | 'register' = 'load';
+  // Not unref'd: this timer is what keeps the process alive while an import hangs on nothing.
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new AddonError(spec, hook, `${hook === 'load' ? 'its import' : 'register'} did not settle within ${loadMs} ms (the bound: ${LOAD_ENV}, default ${DEFAULT_ADDON_LOAD_MS})`)), loadMs);
+  });
   try {
-    mod = (await import(target)) as { register?: unknown };
-  } catch (e) {
-    throw new InvalidOptions('addon', `cannot load the add-on ${spec}: ${messageOf(e)}`);
+    let mod: { register?: unknown };
+    try {
+      mod = (await Promise.race([import(target), late])) as { register?: unknown };
+    } catch (e) {
+      if (e instanceof AddonError) throw e;
+      throw new InvalidOptions('addon', `cannot load the add-on ${spec}: ${messageOf(e)}`);
+    }
+    if (typeof mod.register !== 'function') throw new InvalidOptions('addon', `the add-on ${spec} exports no register(registry) function`);
+    hook = 'register';
+    const register = mod.register as (r: AddonRegistry) => unknown;
+    await Promise.race([guard(spec, 'register', 'register', async () => register(scoped(spec, registry))), late]);
+  } finally {
+    clearTimeout(timer);
   }
-  if (typeof mod.register !== 'function') throw new InvalidOptions('addon', `the add-on ${spec} exports no register(registry) function`);
-  await (mod.register as (r: AddonRegistry) => unknown)(registry);
+}
+
+/**
+ * Calls a hook; what it throws that is not the engine's typed error becomes an AddonError naming the
+ * hook (`what`: the hook in words, its route or command named).
+ */
+async function guard<T>(addon: string, hook: AddonHook, what: string, f: () => Promise<T> | T): Promise<T> {
+  try {
+    return await f();
+  } catch (e) {
+    if (e instanceof EngineError) throw e;
+    throw new AddonError(addon, hook, `${what} threw ${messageOf(e)}`);
+  }
+}
+
+function shown(v: unknown): string {
+  try {
+    return v === undefined ? 'undefined' : typeof v === 'function' ? 'a function' : JSON.stringify(v) ?? String(v);
+  } catch {
+    return Object.prototype.toString.call(v);
+  }
+}
+
+/** The registry one add-on sees: what it adds is wrapped to name it. */
+function scoped(addon: string, registry: Registry): AddonRegistry {
+  return {
+    addRoute: (route) => {
+      registry.addRoute(route);
+      registry.routes[registry.routes.length - 1] = guardedRoute(addon, route);
+    },
+    addCommand: (command) => {
+      if (typeof command?.name !== 'string' || typeof command.run !== 'function') {
+        throw new AddonError(addon, 'register', 'a command has a name string and a run function');
+      }
+      registry.addCommand(guardedCommand(addon, command));
+    },
+  };
+}
+
+/** A hook of a route in words: `the echo route's canServe`. */
+type At = (hook: AddonHook) => string;
+
+function guardedRoute(addon: string, route: ServeRoute): ServeRoute {
+  const at: At = (hook) => `the ${route.modelType} route's ${hook}`;
+  return {
+    modelType: route.modelType,
+    ...(route.optional !== undefined ? { optional: route.optional } : {}),
+    canServe: async (dir) => {
+      const answer = await guard(addon, 'canServe', at('canServe'), () => route.canServe(dir));
+      if (answer === true || (typeof answer === 'object' && answer !== null && typeof answer.unavailable === 'string')) return answer;
+      throw new AddonError(addon, 'canServe', `${at('canServe')} answered ${shown(answer)}, not true or { unavailable: reason }`);
+    },
+    open: async (dir, options) => {
+      const session = await guard(addon, 'open', at('open'), () => route.open(dir, options));
+      if (typeof session?.generate !== 'function') throw new AddonError(addon, 'open', `${at('open')} answered ${shown(session)}, not a session with a generate function`);
+      return guardedSession(addon, at, session);
+    },
+  };
+}
+
+function guardedSession(addon: string, at: At, session: RouteSession): RouteSession {
+  return {
+    generate: (r) => ({
+      [Symbol.asyncIterator]: () => {
+        let it: AsyncIterator<number>;
+        const call = async <T>(f: () => Promise<T> | T): Promise<T> => guard(addon, 'generate', at('generate'), f);
+        return {
+          next: () => call(() => (it ??= session.generate(r)[Symbol.asyncIterator]()).next()),
+          return: async (v?: unknown) => (it?.return !== undefined ? call(() => it.return!(v)) : { done: true as const, value: v as number }),
+        };
+      },
+    }),
+    ...(session.close !== undefined ? { close: () => guard(addon, 'close', at('close'), () => session.close!()) } : {}),
+  };
+}
+
+function guardedCommand(addon: string, command: AddonCommand): AddonCommand {
+  const what = `the command ${command.name}`;
+  return {
+    name: command.name,
+    description: command.description,
+    run: async (args, out) => {
+      const code: unknown = await guard(addon, 'command', what, () => command.run(args, out));
+      if (!(typeof code === 'number' && Number.isInteger(code) && code >= 0 && code <= 255)) {
+        throw new AddonError(addon, 'command', `${what} returned ${shown(code)}, not an exit code (a whole number from 0 to 255)`);
+      }
+      return code;
+    },
+  };
 }

@@ -52,7 +52,28 @@ describe('cli: generate and gate', function () {
     expect(r.status, r.err).to.equal(0);
     // The terminal gets control characters escaped, as every line the CLI prints.
     expect(r.out).to.equal(`${escapeLines(json.text)}\n`);
-    expect(r.err).to.match(/2 prompt tokens, 6 generated \(length\); prefill [\d.]+ tok\/s, decode [\d.]+ tok\/s on engine:cpu/);
+    expect(r.err).to.match(/2 prompt tokens, 6 generated \(length\); prefill [\d.]+ tok\/s, decode [\d.]+ tok\/s on engine:host/);
+  });
+
+  it('runs on host (the fast CPU target) by default; --target cpu says on stderr it is the slow float64 reference', () => {
+    const plain = run('generate', gguf, '--prompt-ids', '104,105', '--max-tokens', '2', '--ctx', '32');
+    expect(plain.status, plain.err).to.equal(0);
+    expect(plain.err).to.match(/on engine:host\b/);
+    expect(plain.err).not.to.include('float64 reference');
+    const cpu = run('generate', gguf, '--prompt-ids', '104,105', '--max-tokens', '2', '--ctx', '32', '--target', 'cpu');
+    expect(cpu.status, cpu.err).to.equal(0);
+    expect(cpu.err).to.match(/on engine:cpu\b/);
+    expect(cpu.err).to.include('--target cpu is the float64 reference: exact but slow');
+    expect(cpu.err).to.include('--target host (the default) is the fast CPU target');
+  });
+
+  it('--threads past the bound of the worker counts is a usage error (exit 2) for generate, gate and serve, before any load', () => {
+    for (const cmd of [['generate', gguf, '--prompt', 'x'], ['gate', gguf], ['serve', gguf, '--port', '0']]) {
+      const r = run(...cmd, '--threads', '100000');
+      expect(r.status, `${cmd[0]}: ${r.err}`).to.equal(2);
+      expect(r.err).to.match(/--threads 100000 is past the bound of \d+ \(4 per core on this machine, at least 8\)/);
+      expect(run(...cmd, '--threads', '0').status, `${cmd[0]} --threads 0`).to.equal(2);
+    }
   });
 
   it('--chat renders ChatML for a model without a template; --seed and --temperature sample repeatably', () => {

@@ -31,6 +31,7 @@ const SAMPLES = {
   ActorDown: new errors.ActorDown('cache', 5, 60_000),
   ActorCrashed: new errors.ActorCrashed('device:cpu', 'exit 1'),
   EngineClosed: new errors.EngineClosed(),
+  Aborted: new errors.Aborted('the client went away'),
   UsageError: new errors.UsageError('--steps is a positive integer'),
   CacheError: new errors.CacheError('/tmp/c', 'EACCES'),
   CacheUnavailable: new errors.CacheUnavailable('/tmp/c/v1/index.sqlite', 'file is not a database'),
@@ -41,6 +42,7 @@ const SAMPLES = {
   RemoteUnavailable: new errors.RemoteUnavailable('redis://127.0.0.1:1/0', 'connect ECONNREFUSED'),
   WriteFailed: new errors.WriteFailed('/tmp/r.html', 'no space left on the device (ENOSPC)'),
   FarmTimeout: new errors.FarmTimeout('redis://127.0.0.1:6379/0', 60_000, 0, 3),
+  AddonError: new errors.AddonError('./my-addon.js', 'command', 'the command echo-info returned "0", not an exit code'),
 } satisfies Record<ErrorCode, EngineError>;
 
 describe('errors: one table from code to class', () => {

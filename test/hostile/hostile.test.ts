@@ -32,6 +32,7 @@ import { cases as tokCases } from './tokCases.js';
 import { cases as ctxmergeCases } from './ctxmergeCases.js';
 import { cases as files2Cases } from './files2Cases.js';
 import { cases as serve2Cases } from './serve2Cases.js';
+import { cases as lib2Cases } from './lib2Cases.js';
 
 const TABLES: Readonly<Record<string, readonly HostileCase[]>> = {
   files: filesCases, cache: cacheCases, limits: limitsCases, engine: engineCases, embed: embedCases, tokenize: tokCases, farm: farmCases,
@@ -44,6 +45,7 @@ const TABLES: Readonly<Record<string, readonly HostileCase[]>> = {
   host2: host2Cases,
   files2: files2Cases,
   serve2: serve2Cases,
+  lib2: lib2Cases,
 };
 
 const BIN = fileURLToPath(new URL('../../src/cli/bin.js', import.meta.url));

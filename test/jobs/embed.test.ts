@@ -142,6 +142,20 @@ describe('jobs: an engine embedded behind a port (comlink)', function () {
     await engine.close();
   });
 
+  it('a worker whose module throws at import fails every pending call with ActorCrashed saying why, and this process lives', async () => {
+    const worker = new Worker(new URL('./fixtures/broken.worker.js', import.meta.url));
+    const engine = connectEngine(worker);
+    const job = engine.submit(VERIFIED);
+    const status = engine.status();
+    const [e, s] = [await rejection(job.result), await rejection(status)];
+    for (const x of [e, s]) {
+      expect(x).to.be.instanceOf(ActorCrashed);
+      expect(x.message).to.contain('it failed: Error: this engine worker cannot load');
+    }
+    expect(await rejection(engine.submit(VERIFIED).result)).to.be.instanceOf(ActorCrashed);
+    await engine.close();
+  });
+
   it('a MessagePort that closes mid-job settles the job, and the engine behind it closes and lets its thread exit', async () => {
     const { port1, port2 } = new MessageChannel();
     const worker = new Worker(PORT_WORKER, { workerData: { port: port2, options: { cacheDir: tmp.dir, ...HANGING } }, transferList: [port2] });

@@ -5,34 +5,15 @@
  */
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-const root = fileURLToPath(new URL('../../../', import.meta.url));
-const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+import { packedConsumer } from './packed.js';
 
 describe('package: embedding in another project', function () {
   this.timeout(300_000);
-  let work: string;
-  before(() => { work = mkdtempSync(join(tmpdir(), 'npuo-embed-')); });
-  after(() => { rmSync(work, { recursive: true, force: true }); });
 
   it('packs, installs into a consumer, and runs a job and the CLI from another working directory', () => {
-    // `npm test` has just built dist/; packing must not rebuild it under the running tests.
-    execFileSync(npm, ['pack', '--ignore-scripts', '--pack-destination', work], { cwd: root, stdio: 'pipe' });
-    const tgz = readdirSync(work).find((f) => f.endsWith('.tgz'));
-    expect(tgz, 'npm pack wrote no tarball').to.be.a('string');
-
-    const consumer = join(work, 'consumer');
-    mkdirSync(consumer);
-    writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', type: 'module', private: true }));
-    // Install scripts are skipped and better-sqlite3's native build is copied from ours: compiling it
-    // again would add a minute and test better-sqlite3, not this package.
-    execFileSync(npm, ['install', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund', join(work, tgz!)], { cwd: consumer, stdio: 'pipe' });
-    cpSync(join(root, 'node_modules/better-sqlite3/build'), join(consumer, 'node_modules/better-sqlite3/build'), { recursive: true });
-
+    const { work, consumer } = packedConsumer();
     writeFileSync(join(consumer, 'main.mjs'), `
 import { createEngine, program, tensor } from 'npu-offload';
 const p = program('embedded');

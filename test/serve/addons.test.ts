@@ -3,7 +3,7 @@ import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
-import { InvalidInput } from '../../src/errors/index.js';
+import { AddonError, InvalidInput } from '../../src/errors/index.js';
 import { packGguf } from '../../src/model/pack/pack.js';
 import { writeTinyQwen3 } from '../../src/model/qwen3/tiny.js';
 import { Registry, loadAddon } from '../../src/serve/addons.js';
@@ -70,5 +70,46 @@ describe('serve: add-on routes by model_type', function () {
     const e = await resolveModel(dir, { target: 'host' }, registry, () => undefined).catch((x: unknown) => x);
     expect(e).to.be.instanceOf(InvalidInput);
     expect((e as InvalidInput).message).to.equal(`invalid input at ${join(dir, 'config.json')}: model_type "mamba": its route is not part of this build (the built-in path serves qwen3; an add-on may add it with --addon)`);
+  });
+});
+
+describe('serve: a misbehaving add-on is an AddonError naming it and the hook', function () {
+  this.timeout(60_000);
+  let model: ReturnType<typeof tinyModel>;
+  before(() => { model = tinyModel(); });
+  after(() => model.remove());
+
+  const addonFile = (name: string, body: string) => { const p = join(model.dir, name); writeFileSync(p, body); return p; };
+
+  it('an import that never settles is refused at the load bound (loadMs) with hook load', async () => {
+    const spec = addonFile('hang.mjs', 'await new Promise(() => {});\nexport function register() {}');
+    const e = await loadAddon(spec, new Registry(), { loadMs: 200 }).catch((x: unknown) => x);
+    expect(e).to.be.instanceOf(AddonError);
+    expect([(e as AddonError).addon, (e as AddonError).hook]).to.deep.equal([spec, 'load']);
+    expect((e as AddonError).reason).to.include('did not settle within 200 ms');
+  });
+
+  it('a session whose generate throws mid-stream, and whose close throws, fail with hooks generate and close', async () => {
+    const spec = addonFile('bad.mjs', `export function register(r) {
+  r.addRoute({ modelType: 'bad', canServe: () => true, async open() {
+    return { async *generate() { yield 5; throw new Error('lost the device'); }, async close() { throw new Error('stuck'); } };
+  } });
+}`);
+    const registry = new Registry();
+    await loadAddon(spec, registry);
+    const dir = join(model.dir, 'bad');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'config.json'), JSON.stringify({ model_type: 'bad' }));
+    copyFileSync(join(qwen3TokenizerDir(), 'tokenizer.json'), join(dir, 'tokenizer.json'));
+    const served = await (await resolveModel(dir, { target: 'host' }, registry, () => undefined)).open();
+    const ids: number[] = [];
+    const e = await (async () => { for await (const t of served.generate({ promptIds: [1, 2], maxTokens: 4 })) ids.push(t.id); })().catch((x: unknown) => x);
+    expect(ids).to.deep.equal([5]);
+    expect(e).to.be.instanceOf(AddonError);
+    expect((e as AddonError).hook).to.equal('generate');
+    expect((e as AddonError).reason).to.equal("the bad route's generate threw Error: lost the device");
+    const c = await served.close().catch((x: unknown) => x);
+    expect(c).to.be.instanceOf(AddonError);
+    expect(c).to.have.property('message', `add-on ${spec} failed in close: the bad route's close threw Error: stuck`);
   });
 });

@@ -129,7 +129,7 @@ export function encodeBlob(graph: BlobGraph, constants: Uint8Array): Uint8Array 
   return frame(VPU_BLOB_MAGIC, VPU_BLOB_VERSION, payload);
 }
 
-/** Applies a Miscompile to an argument table: the one field of the one argument it names goes wrong. */
+/** @internal Applies a Miscompile to an argument table: the one field of the one argument it names goes wrong. */
 export function miscompileArgs(args: readonly GraphArg[], m: Miscompile): GraphArg[] {
   const out = args.map((a) => ({ ...a }));
   const i = out.findIndex((a) => a.name === m.arg);

@@ -6,6 +6,7 @@
  * ran before it.
  */
 import { InvalidOptions, ResourceLimit } from '../../errors/index.js';
+import { signalOf, throwIfAborted, untilAborted, type AbortOptions } from '../../jobs/abort.js';
 import { zeros, type Tensor } from '../../ir/tensor.js';
 import type { Program } from '../../ir/types.js';
 import type { TensorMap } from '../../ir/values.js';
@@ -49,6 +50,13 @@ export interface GeneratedToken {
   /** The logits it was chosen from (with `logits: true`). */
   readonly logits?: Tensor;
 }
+
+/**
+ * Options of a generation beside its request: `signal` ends it with Aborted (at once when already
+ * aborted; else between steps, or during one, whose device work runs to its end and then lets the
+ * KV cache's sessions go, so the next generation finds the model free).
+ */
+export type GenerateOptions = AbortOptions;
 
 /** Why a generation ended. */
 export type FinishReason = 'eos' | 'stop' | 'length' | 'context';
@@ -102,19 +110,39 @@ export function checkDecodeRequest(g: GenerationContext, r: DecodeRequest): numb
 }
 
 /** Runs one generation, yielding each token as it is made; returns the whole result. */
-export async function* generateIds(g: GenerationContext, r: DecodeRequest): AsyncGenerator<GeneratedToken, GenerationResult, void> {
+export async function* generateIds(g: GenerationContext, r: DecodeRequest, options?: GenerateOptions): AsyncGenerator<GeneratedToken, GenerationResult, void> {
+  const signal = signalOf(options);
+  throwIfAborted(signal);
   const max = checkDecodeRequest(g, r);
   const t0 = performance.now();
   // Every generation's own cache, zeroed; let go however the generation ends (a consumer's return() too).
   const cache = await g.runner.begin(() => zeroCache(g.config, g.ctx));
+  const steps = new AbortableSteps(cache, signal);
   try {
-    return yield* decodeWith(g, r, cache, max, t0);
+    return yield* decodeWith(g, r, steps, max, t0);
   } finally {
-    await cache.close();
+    // A step still running on its device (the generation aborted during it) keeps the cache until it ends.
+    const running = steps.running;
+    if (running === undefined) await cache.close();
+    else void running.then(() => cache.close(), () => cache.close()).catch(() => undefined);
   }
 }
 
-async function* decodeWith(g: GenerationContext, r: DecodeRequest, cache: CacheCursor, max: number, t0: number): AsyncGenerator<GeneratedToken, GenerationResult, void> {
+/** A cursor's steps under a signal: an abort ends the wait for a step at once, the step itself runs on. */
+class AbortableSteps {
+  running: Promise<Tensor> | undefined;
+  constructor(readonly cache: CacheCursor, private readonly signal: AbortSignal | undefined) {}
+  async step(program: Program, ids: readonly number[], positions: readonly number[]): Promise<Tensor> {
+    throwIfAborted(this.signal);
+    const p = this.cache.step(program, ids, positions);
+    this.running = p;
+    const out = await untilAborted(p, this.signal);
+    this.running = undefined;
+    return out;
+  }
+}
+
+async function* decodeWith(g: GenerationContext, r: DecodeRequest, cache: AbortableSteps, max: number, t0: number): AsyncGenerator<GeneratedToken, GenerationResult, void> {
   const sampler = new Sampler(r);
   const stream = new TextStream(g.tokenizer, r.stop ?? []);
   const prompt = [...r.promptIds];
@@ -153,6 +181,6 @@ async function* decodeWith(g: GenerationContext, r: DecodeRequest, cache: CacheC
     ids: generated, text, promptTokens: prompt.length, finishReason: finish,
     timings: { prefillMs, decodeMs, prefillTokS: rate(prompt.length, prefillMs), decodeTokS: rate(steps, decodeMs), decodeSteps: steps },
     ...(r.logits ? { logits: kept } : {}),
-    ranOn: cache.ranOn?.() ?? [],
+    ranOn: cache.cache.ranOn?.() ?? [],
   };
 }

@@ -11,7 +11,7 @@ import { isTargetName, TARGET_NAMES } from '../../targets/target.js';
 import type { ChatMessage } from '../tokenizer/types.js';
 import type { Tokenizer } from '../tokenizer/types.js';
 import type { Qwen3Config } from './config.js';
-import { generateIds, type DecodeRequest, type GeneratedToken, type GenerationContext, type GenerationResult } from './generate.js';
+import { generateIds, type DecodeRequest, type GenerateOptions, type GeneratedToken, type GenerationContext, type GenerationResult } from './generate.js';
 import { buildProgram } from './program.js';
 import { programFor, type PlacedProgram } from './forms.js';
 import { EngineRunner, ReferenceRunner, type StepRunner } from './runner.js';
@@ -244,19 +244,22 @@ export class Qwen3Model {
     return box.worker;
   }
 
-  /** Generates from a request: yields each token as it is made, returns the whole result. */
-  async *generate(r: GenerateRequest): AsyncGenerator<GeneratedToken, GenerationResult, void> {
+  /**
+   * Generates from a request: yields each token as it is made, returns the whole result.
+   * `options.signal` ends it with Aborted (GenerateOptions), the model then free for the next one.
+   */
+  async *generate(r: GenerateRequest, options?: GenerateOptions): AsyncGenerator<GeneratedToken, GenerationResult, void> {
     const promptIds = await this.encodePrompt(r);
     const g: GenerationContext = {
       config: this.config, ctx: this.ctx, prefillChunk: this.prefillChunk, tokenizer: this.tokenizer,
       eosIds: this.eosIds, runner: this.runner, program: (n) => (n > 1 ? this.prefillProgram(n) : this.program(n)),
     };
-    return yield* generateIds(g, { ...r, promptIds });
+    return yield* generateIds(g, { ...r, promptIds }, options);
   }
 
-  /** The whole generation of a request (generate, collected). */
-  async complete(r: GenerateRequest): Promise<GenerationResult> {
-    const it = this.generate(r);
+  /** The whole generation of a request (generate, collected); `options.signal` as generate's. */
+  async complete(r: GenerateRequest, options?: GenerateOptions): Promise<GenerationResult> {
+    const it = this.generate(r, options);
     for (;;) {
       const n = await it.next();
       if (n.done === true) return n.value;

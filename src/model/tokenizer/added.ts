@@ -3,7 +3,8 @@
  * stay whole. The search is leftmost-longest and moves past every match it finds, as Hugging Face
  * tokenizers' Aho-Corasick does: a match refused (a special token while special tokens are not parsed,
  * a single-word token inside a word) stays plain text and is not searched again for shorter tokens.
- * @internal
+ * Not part of the public API, though its AddedToken type is (a Tokenizer's `added`): this comment has no
+ * internal tag, which stripInternal would apply to the declaration below and leave the public types dangling.
  */
 
 /** One added token, with Hugging Face's flags (all false for tokens that come from a GGUF). */

@@ -1,0 +1,78 @@
+/**
+ * The shipped types: a consumer project, strict, NodeNext, with TypeScript's default
+ * `skipLibCheck: false`, type-checks a file using the public API against the packed package's .d.ts
+ * files. A declaration the emitted types refer to but stripInternal left out fails it.
+ */
+import { expect } from 'chai';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { packedConsumer, root } from './packed.js';
+
+const CONSUMER = `
+import {
+  createEngine, connectEngine, exposeEngine, loadModel, tokenizer, gguf, program, tensor,
+  EngineError, ActorCrashed, Aborted, DeadlineExceeded, fromWire,
+  type Engine, type Job, type JobResult, type JobSpec, type GenerateRequest, type GenerationResult,
+  type Qwen3Model, type Tokenizer, type RemoteEngine,
+} from 'npu-offload';
+import { Worker } from 'node:worker_threads';
+
+const p = program('consumer');
+const x = p.activation('x', 'f32', [2]);
+p.results(p.named('y').neg(x));
+const engine: Engine = createEngine({ cacheDir: '/tmp/x' });
+const spec: JobSpec = { program: p, target: 'host', inputs: { x: tensor('f32', [2], [1, 2]) } };
+const controller = new AbortController();
+const job: Job = engine.submit(spec, { signal: controller.signal });
+job.on('step', (e) => { console.log(e.index, e.results['y']?.data[0]); });
+export async function run(): Promise<number> {
+  try {
+    const r: JobResult = await job.result;
+    return r.stepCount;
+  } catch (e) {
+    if (e instanceof Aborted) return -1;
+    if (e instanceof EngineError) console.log(e.code, e.toWire(), fromWire(e.toWire())?.message);
+    if (e instanceof DeadlineExceeded) console.log(e.deadlineMs);
+    if (e instanceof ActorCrashed) console.log(e.actor);
+    return 0;
+  }
+}
+export async function generate(path: string): Promise<string> {
+  const model: Qwen3Model = await loadModel(path, { target: 'host', ctx: 64 });
+  const request: GenerateRequest = { prompt: 'hi', maxTokens: 4 };
+  const t: Tokenizer | null = model.tokenizer;
+  for await (const token of model.generate(request, { signal: controller.signal })) console.log(token.id, token.text, t?.decode([token.id]));
+  const r: GenerationResult = await model.complete(request, { signal: AbortSignal.timeout(1000) });
+  await model.close();
+  return r.text;
+}
+export function remote(): RemoteEngine {
+  const w = new Worker(new URL('./host.js', import.meta.url));
+  return connectEngine(w);
+}
+void exposeEngine; void tokenizer; void gguf;
+`;
+
+describe('package: the shipped types', function () {
+  this.timeout(300_000);
+
+  it('a strict NodeNext consumer type-checks against the packed .d.ts files with skipLibCheck false', () => {
+    const { consumer } = packedConsumer();
+    const dir = join(consumer, 'typed');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'main.ts'), CONSUMER);
+    writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({
+      compilerOptions: {
+        target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true,
+        skipLibCheck: false,
+        // A Node consumer has @types/node of its own; this one borrows ours rather than install it.
+        typeRoots: [join(root, 'node_modules/@types')], types: ['node'],
+      },
+      files: ['main.ts'],
+    }));
+    const tsc = spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', dir], { cwd: dir, encoding: 'utf8' });
+    expect(`${tsc.stdout}${tsc.stderr}`).to.equal('');
+    expect(tsc.status).to.equal(0);
+  });
+});
