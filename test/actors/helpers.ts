@@ -1,5 +1,5 @@
 /** Small helpers for the actor tests. */
-import type { ChildProcessByStdio } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -37,19 +37,22 @@ export async function until(check: () => boolean, ms = 30_000): Promise<boolean>
  * Waits for a child that prints one line when its work is done and must then exit on its own. A child
  * still running EXIT_FACTOR times as long after that line as its work took (and at least 5 s) is held
  * by something and is killed: the bound is tied to what this machine, loaded or not, took to do the work.
+ * `code` is the exit code, or why there is none; `err` is what the child wrote to stderr, if piped.
  */
-export function exitOnItsOwn(child: ChildProcessByStdio<null, Readable, null>): Promise<{ code: number | string; out: string }> {
+export function exitOnItsOwn(child: ChildProcess & { readonly stdout: Readable }): Promise<{ code: number | string; out: string; err: string }> {
   const EXIT_FACTOR = 4;
   const started = performance.now();
   let out = '';
+  let err = '';
   let timer: NodeJS.Timeout | undefined;
+  child.stderr?.on('data', (d: Buffer) => { err += d.toString(); });
   return new Promise((resolve) => {
     child.stdout.on('data', (d: Buffer) => {
       out += d.toString();
       if (timer !== undefined || !out.includes('\n')) return;
       const waitMs = Math.max(5000, EXIT_FACTOR * (performance.now() - started));
-      timer = setTimeout(() => { child.kill('SIGKILL'); resolve({ code: `still running ${Math.round(waitMs)} ms after its work was done`, out }); }, waitMs);
+      timer = setTimeout(() => { child.kill('SIGKILL'); resolve({ code: `still running ${Math.round(waitMs)} ms after its work was done`, out, err }); }, waitMs);
     });
-    child.on('exit', (c) => { clearTimeout(timer); resolve({ code: c ?? -1, out }); });
+    child.on('exit', (c, signal) => { clearTimeout(timer); resolve({ code: c ?? `killed by ${signal}`, out, err }); });
   });
 }
