@@ -2,10 +2,10 @@
  * The hostile-input suite: every case of every table runs the built CLI (or an API script) in a fresh
  * temporary folder, as its own process group, under a memory bound (--max-old-space-size=512) and a
  * time bound (the case's, 20 s by default, stretched on a slow or loaded machine: see loadScale; the
- * group is killed when it passes). A case fails when the
- * exit code is not the one it names, when the process hung or died by a signal, when it exits 3 (an
- * internal defect), when a stack trace reaches stdout or stderr, or when its error code is not shown
- * (`[Code]` on stderr, or `"code":"Code"` in JSON on stdout). Two cases run at a time.
+ * group is killed when it passes). A case fails when the exit code is not the one it names, when the
+ * process hung or died by a signal, when it exits 3 (an internal defect), when a stack trace reaches
+ * stdout or stderr, or when its error code is not shown (`[Code]` on stderr, or `"code":"Code"` in JSON
+ * on stdout). Two cases run at a time.
  */
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
