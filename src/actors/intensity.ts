@@ -13,12 +13,15 @@ export interface RestartIntensity {
 /** @internal A sliding window of restart times. */
 export class RestartWindow {
   #times: number[] = [];
-  constructor(readonly limit: RestartIntensity) {}
+  /**
+   * `now` reads the clock in ms; performance.now, monotonic, so a wall-clock jump can neither forgive
+   * nor invent restarts. Tests pass their own clock so that a window is not a race with the scheduler.
+   */
+  constructor(readonly limit: RestartIntensity, readonly now: () => number = () => performance.now()) {}
 
   /** Records a restart if the intensity allows one more; false means: report the actor down. */
   admit(): boolean {
-    // performance.now is monotonic: a wall-clock jump must not forgive or invent restarts.
-    const now = performance.now();
+    const now = this.now();
     this.#times = this.#times.filter((t) => now - t < this.limit.windowMs);
     if (this.#times.length >= this.limit.max) return false;
     this.#times.push(now);
@@ -27,7 +30,7 @@ export class RestartWindow {
 
   /** Restarts made within the current window. */
   get count(): number {
-    const now = performance.now();
+    const now = this.now();
     return this.#times.filter((t) => now - t < this.limit.windowMs).length;
   }
 }

@@ -18,6 +18,23 @@ import { untilDevicesSettle } from '../../src/serve/status.js';
 import { tinyModel } from '../serve/helpers.js';
 import { openBrowser, type BrowserPage } from './helpers.js';
 
+/** How long a fresh engine takes here to load the model and serve one request: what one server open and request do. */
+async function coldLoadAndRequestMs(path: string): Promise<number> {
+  const t0 = performance.now();
+  const engine = createEngine({});
+  try {
+    // The server closes the model it opened.
+    const server = createServer({ modelId: 'tiny', open: () => loadModel(path, { target: 'host', ctx: 64, engine }) });
+    try {
+      const url = await server.listen(0, '127.0.0.1');
+      await server.loaded;
+      const r = await fetch(`${url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'tiny', prompt: 'abc', max_tokens: 6, temperature: 0 }) });
+      expect(r.status).to.equal(200);
+    } finally { await server.close(); }
+  } finally { await engine.close(); }
+  return performance.now() - t0;
+}
+
 async function shoot(b: BrowserPage, file: string): Promise<void> {
   await b.page.screenshot({ path: file, fullPage: true });
   expect(existsSync(file) && statSync(file).size > 5_000, file).to.equal(true);
@@ -144,10 +161,13 @@ describe('the server\'s pages in a browser', function () {
       const model = tinyModel();
       // The 8th replay on the host device blocks its thread: the second request's prefill misses its deadline.
       const counter = new Int32Array(new SharedArrayBuffer(4));
+      // A step's deadline also bounds the load's device calls (a cold device worker's start among them),
+      // so it is tied to a cold load and one request timed here first, on an engine without faults.
+      const deadlineMs = Math.max(2000, 4 * await coldLoadAndRequestMs(model.path));
       const engine: Engine = createEngine({ cacheDir: model.dir, devices: { host: { plan: { counter, hang: [8] } } } });
       const server = createServer({
         modelId: 'tiny', engine,
-        open: async () => { await untilDevicesSettle(engine); return loadModel(model.path, { target: 'host', ctx: 64, engine, deadlineMs: 2000 }); },
+        open: async () => { await untilDevicesSettle(engine); return loadModel(model.path, { target: 'host', ctx: 64, engine, deadlineMs }); },
       });
       try {
         const url = await server.listen(0, '127.0.0.1');

@@ -33,7 +33,9 @@ describe('devices: deadlines, poisoning and fault injection', () => {
     expect(liveBefore).to.deep.equal({ buffers: 5, arenas: 1, bytes: 5 * 24 + 64, contexts: 1 });
     const t0 = Date.now();
     const e = await rejection(dev.run(loaded, b, { deadlineMs: 50 }));
-    expect(Date.now() - t0).to.be.within(40, 2000);
+    // Not before its deadline; how long after it depends on the machine's load, and only the deadline can
+    // answer a run that hangs for good, so no upper bound is checked.
+    expect(Date.now() - t0).to.be.at.least(40);
     expect(e).to.be.instanceOf(DeadlineExceeded);
     expect((e as DeadlineExceeded).toWire()).to.include({ code: 'DeadlineExceeded', deadlineMs: 50 });
 
@@ -56,7 +58,9 @@ describe('devices: deadlines, poisoning and fault injection', () => {
 
   it('hangs only the Nth run when hangOnRun is a number', async () => {
     const { dev, loaded, b } = await prepared({ hangOnRun: 2 });
-    await dev.run(loaded, b, { deadlineMs: 2000 });
+    // The first run is a normal one: no deadline for a loaded machine to make it miss.
+    await dev.run(loaded, b, { deadlineMs: Infinity });
+    expect(dev.poisoned).to.equal(null);
     expect(await rejection(dev.run(loaded, b, { deadlineMs: 30 }))).to.be.instanceOf(DeadlineExceeded);
     expect(dev.poisoned).to.not.equal(null);
   });
@@ -72,11 +76,11 @@ describe('devices: deadlines, poisoning and fault injection', () => {
   });
 
   it('a slow run past its deadline is answered at the deadline and poisons', async () => {
-    const { dev, loaded, b } = await prepared({ slowRunMs: 1500 });
-    const t0 = Date.now();
+    // The run would take an hour: the device's own timer answers it, not the slow run (which a stopwatch
+    // could not tell apart on a loaded machine); the missed deadline cancels the slow run's timer.
+    const { dev, loaded, b } = await prepared({ slowRunMs: 3_600_000 });
     const e = await rejection(dev.run(loaded, b, { deadlineMs: 60 }));
     expect(e).to.be.instanceOf(DeadlineExceeded);
-    expect(Date.now() - t0, 'the device\'s own timer answers, not the slow run').to.be.below(1000);
     expect(dev.poisoned).to.not.equal(null);
     expect(dev.live().buffers).to.equal(5);
     expect(thrown(() => dev.read(b['state:acc']!, 0, 24))).to.be.instanceOf(DevicePoisoned);

@@ -58,7 +58,7 @@ describe('device rules over a memory of its own', () => {
     const y = d.allocBuffer(16);
     d.write(x, 0, new Uint8Array(new Float32Array([1, -2, 3.5, 0]).buffer));
     const before = d.driver.calls;
-    await d.run(a, { x, y }, { deadlineMs: 1000 });
+    await d.run(a, { x, y }, { deadlineMs: Infinity });
     expect(d.driver.calls).to.be.greaterThan(before);
     expect([...new Float32Array(d.read(y, 0, 16).buffer)]).to.deep.equal([-1, 2, -3.5, -0]);
     expect(d.live()).to.deep.equal({ buffers: 2, arenas: 0, bytes: 32, contexts: 1 });

@@ -23,6 +23,9 @@ export interface HostileCase {
   readonly code?: string;
   /** Extra checks after the call (files that must still exist, text that must not appear). */
   readonly check?: (r: { dir: string; stdout: string; stderr: string }) => void;
-  /** Time bound for this case (default 20 s); memory is bounded by --max-old-space-size=512 for every case. */
+  /**
+   * Time bound for this case (default 20 s) where the CLI starts in 1 s, stretched where it starts slower
+   * (see loadScale in hostile.test.ts); memory is bounded by --max-old-space-size=512 for every case.
+   */
   readonly timeoutMs?: number;
 }

@@ -1,10 +1,11 @@
 /**
  * The hostile-input suite: every case of every table runs the built CLI (or an API script) in a fresh
  * temporary folder, as its own process group, under a memory bound (--max-old-space-size=512) and a
- * time bound (the case's, 20 s by default; the group is killed when it passes). A case fails when the
- * exit code is not the one it names, when the process hung or died by a signal, when it exits 3 (an
- * internal defect), when a stack trace reaches stdout or stderr, or when its error code is not shown
- * (`[Code]` on stderr, or `"code":"Code"` in JSON on stdout). Two cases run at a time.
+ * time bound (the case's, 20 s by default, stretched on a slow or loaded machine: see loadScale; the
+ * group is killed when it passes). A case fails when the exit code is not the one it names, when the
+ * process hung or died by a signal, when it exits 3 (an internal defect), when a stack trace reaches
+ * stdout or stderr, or when its error code is not shown (`[Code]` on stderr, or `"code":"Code"` in JSON
+ * on stdout). Two cases run at a time.
  */
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
@@ -51,6 +52,8 @@ const TABLES: Readonly<Record<string, readonly HostileCase[]>> = {
 const BIN = fileURLToPath(new URL('../../src/cli/bin.js', import.meta.url));
 const PKG = new URL('../../src/index.js', import.meta.url).href;
 const DEFAULT_TIMEOUT_MS = 20_000;
+/** How long the CLI takes to start (`--version`) on the machine the cases' bounds were written for. */
+const REFERENCE_STARTUP_MS = 1000;
 const AT_ONCE = 2;
 /** Output kept per stream: enough to judge, bounded so a case that floods cannot exhaust the runner. */
 const KEEP_BYTES = 1 << 20;
@@ -58,6 +61,8 @@ const STACK_LINE = /^\s+at .+[:(]\d+:\d+\)?$/m;
 
 interface Outcome {
   readonly dir: string;
+  /** The time bound the case ran under, in ms. */
+  readonly boundMs: number;
   readonly exit: number | null;
   readonly signal: NodeJS.Signals | null;
   readonly hung: boolean;
@@ -81,8 +86,25 @@ function collect(stream: NodeJS.ReadableStream, into: Buffer[]): void {
   });
 }
 
+/**
+ * How much slower than the reference machine this one runs now: the CLI's start (`--version`, which
+ * loads every command), timed here, over REFERENCE_STARTUP_MS, and never under 1. A case's time bound
+ * only catches a hang, so it is stretched by this: a loaded machine slows a case's normal run as much as
+ * its start, and a hang still ends, later.
+ */
+async function loadScale(): Promise<number> {
+  const t0 = performance.now();
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn(process.execPath, ['--max-old-space-size=512', BIN, '--version'], { stdio: 'ignore' });
+    child.on('error', reject);
+    child.on('close', (exit) => { if (exit === 0) resolve(); else reject(new Error(`bin.js --version exited ${String(exit)}`)); });
+  });
+  return Math.max(1, (performance.now() - t0) / REFERENCE_STARTUP_MS);
+}
+
 /** Runs one case in a fresh folder; the folder is removed after its checks. */
-async function run(c: HostileCase): Promise<Outcome> {
+async function run(c: HostileCase, scale: number): Promise<Outcome> {
+  const boundMs = Math.ceil((c.timeoutMs ?? DEFAULT_TIMEOUT_MS) * scale);
   const dir = mkdtempSync(join(tmpdir(), 'npuo-hostile-'));
   await c.setup?.(dir);
   return new Promise((resolve, reject) => {
@@ -101,17 +123,17 @@ async function run(c: HostileCase): Promise<Outcome> {
     const timer = setTimeout(() => {
       hung = true;
       try { process.kill(-child.pid!, 'SIGKILL'); } catch { /* already gone */ }
-    }, c.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+    }, boundMs);
     child.on('error', (e) => { clearTimeout(timer); reject(e); });
     child.on('close', (exit, signal) => {
       clearTimeout(timer);
-      resolve({ dir, exit, signal, hung, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') });
+      resolve({ dir, boundMs, exit, signal, hung, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') });
     });
   });
 }
 
 /** Starts every case, AT_ONCE at a time; each promise settles with its case's outcome. */
-function schedule(all: readonly HostileCase[]): Map<HostileCase, Promise<Outcome>> {
+function schedule(all: readonly HostileCase[], scale: number): Map<HostileCase, Promise<Outcome>> {
   const started = new Map<HostileCase, Promise<Outcome>>();
   const gates: (() => void)[] = [];
   let running = 0;
@@ -120,7 +142,7 @@ function schedule(all: readonly HostileCase[]): Map<HostileCase, Promise<Outcome
     const p = (async () => {
       if (running >= AT_ONCE) await new Promise<void>((go) => gates.push(go));
       running++;
-      try { return await run(c); } finally { release(); }
+      try { return await run(c, scale); } finally { release(); }
     })();
     p.catch(() => { /* reported by the case's test */ });
     started.set(c, p);
@@ -130,7 +152,7 @@ function schedule(all: readonly HostileCase[]): Map<HostileCase, Promise<Outcome
 
 function judge(c: HostileCase, o: Outcome): void {
   const shown = `\n--- stdout ---\n${o.stdout.slice(0, 2000)}\n--- stderr ---\n${o.stderr.slice(0, 2000)}`;
-  expect(o.hung, `hung: still running after ${c.timeoutMs ?? DEFAULT_TIMEOUT_MS} ms, its process group was killed${shown}`).to.equal(false);
+  expect(o.hung, `hung: still running after ${o.boundMs} ms, its process group was killed${shown}`).to.equal(false);
   expect(o.signal, `killed by ${String(o.signal)} (an abort or an out-of-memory kill)${shown}`).to.equal(null);
   expect(o.exit, `exit 3 is an internal defect${shown}`).to.not.equal(3);
   expect(o.exit, `exit code${shown}`).to.equal(c.exit);
@@ -148,7 +170,7 @@ describe('hostile input', function () {
   // Each case is bounded by its own timeout, enforced above by killing its process group.
   this.timeout(0);
   let outcomes: Map<HostileCase, Promise<Outcome>>;
-  before(() => { outcomes = schedule(Object.values(TABLES).flat()); });
+  before(async () => { outcomes = schedule(Object.values(TABLES).flat(), await loadScale()); });
 
   for (const [table, cases] of Object.entries(TABLES)) {
     describe(`${table} cases`, () => {

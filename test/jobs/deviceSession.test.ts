@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { createEngine, type Engine } from '../../src/jobs/engine.js';
 import { program } from '../../src/ops/builder.js';
 import { tensor } from '../../src/ir/tensor.js';
-import { rejectsWith, tempDir } from './helpers.js';
+import { hangDeadline, rejectsWith, tempDir, timed } from './helpers.js';
 
 /** acc' = acc * k + x; y = acc'. */
 function carry(name: string, k: number) {
@@ -142,15 +142,24 @@ describe('jobs/deviceSession: a missed deadline', function () {
   it('fails the step with DeadlineExceeded; the restarted device refuses the old session (LoadFailed) and serves a new one', async () => {
     const tmp = tempDir();
     const counter = new Int32Array(new SharedArrayBuffer(4));
-    const engine = createEngine({ cacheDir: tmp.dir, devices: { cpu: { plan: { counter, hang: [2] } } } });
+    const engine = createEngine({ cacheDir: tmp.dir, devices: { cpu: { plan: { counter, hang: [4] } } } });
     try {
-      const s = await engine.openSession({ program: carry('c1', 1), target: 'cpu', zeroState: true, deadlineMs: 300 });
+      // A cold session warms the device, then a warm one is timed: the deadline must let a session's
+      // normal calls through on a loaded machine (runs 1 and 2), and catch the hang (run 4).
+      const used = async () => {
+        const w = await engine.openSession({ program: carry('c1', 1), target: 'cpu', zeroState: true });
+        await w.step(x(0, 0, 0));
+        await w.close();
+      };
+      await used();
+      const deadlineMs = hangDeadline(await timed(used));
+      const s = await engine.openSession({ program: carry('c1', 1), target: 'cpu', zeroState: true, deadlineMs });
       await s.step(x(1, 1, 1));
       const ready = new Promise<void>((resolve) => { const off = engine.device('cpu').on('ready', () => { off(); resolve(); }); });
       await rejectsWith(s.step(x(1, 1, 1)), 'DeadlineExceeded');
       await ready;
       await rejectsWith(s.step(x(1, 1, 1)), 'LoadFailed');
-      const again = await engine.openSession({ program: carry('c1', 1), target: 'cpu', zeroState: true, deadlineMs: 300 });
+      const again = await engine.openSession({ program: carry('c1', 1), target: 'cpu', zeroState: true, deadlineMs });
       expect(data((await again.step(x(4, 5, 6))).results['y'])).to.deep.equal([4, 5, 6]);
     } finally {
       await engine.close();

@@ -74,3 +74,21 @@ export async function rejectsWith(p: Promise<unknown>, code: string): Promise<En
   }
   expect.fail(`expected a ${code} rejection, but it resolved`);
 }
+
+/** How long `f` takes to settle, in ms of this process's monotonic clock. */
+export async function timed(f: () => Promise<unknown>): Promise<number> {
+  const t0 = performance.now();
+  await f();
+  return performance.now() - t0;
+}
+
+/**
+ * The deadline of a job meant to hang. A job's deadline bounds each of its device calls, the normal ones
+ * before the hang too, so it must be long enough for those on a loaded machine: HANG_FACTOR times what
+ * `normalMs`, a warm job making the same calls measured in this process, took; never under 1 s. A hang
+ * misses any deadline, so a long one only costs time.
+ */
+export function hangDeadline(normalMs: number): number {
+  const HANG_FACTOR = 20;
+  return Math.max(1000, Math.ceil(HANG_FACTOR * normalMs));
+}

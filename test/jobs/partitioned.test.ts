@@ -7,7 +7,7 @@ import { runPartitioned } from '../../src/jobs/partitioned.js';
 import { checkProgram } from '../../src/ops/validate.js';
 import { runProgram } from '../../src/oracle/index.js';
 import { CARRY, SMALL, smallInputs } from '../planner/partitionFixture.js';
-import { STEP_PROGRAM, stepExpected, stepInputs, tempDir } from './helpers.js';
+import { STEP_PROGRAM, hangDeadline, stepExpected, stepInputs, tempDir, timed } from './helpers.js';
 
 const counter = () => new Int32Array(new SharedArrayBuffer(4));
 
@@ -99,14 +99,21 @@ describe('engine: partitioned programs, one session per segment across devices',
   });
 
   it('an NPU segment that hangs: DeadlineExceeded naming the NPU, its actor alone poisoned, the host healthy, the next job runs', async () => {
-    engine = createEngine({ cacheDir: tmp.dir, workers: 1, devices: { xdna2: { plan: { counter: counter(), hang: [1] } } } });
+    // SMALL has two NPU segments: a cold job warms both devices (runs 1, 2), a warm one is timed (3, 4),
+    // and the third job's first NPU run hangs. Its deadline must let the normal calls before the hang
+    // through on a loaded machine.
+    engine = createEngine({ cacheDir: tmp.dir, workers: 1, devices: { xdna2: { plan: { counter: counter(), hang: [5] } } } });
+    const e0 = engine;
+    const normal = () => runPartitioned(e0, { program: SMALL, target: 'xdna2,host', inputs: smallInputs(1) });
+    await normal();
+    const deadlineMs = hangDeadline(await timed(normal));
     const npu = engine.device('xdna2');
     let poisoned = false;
     npu.on('poisoned', () => { poisoned = true; });
     const restarted = new Promise<void>((resolve) => { const off = npu.on('ready', () => { if (poisoned) { off(); resolve(); } }); });
-    const e = await runPartitioned(engine, { program: SMALL, target: 'xdna2,host', inputs: smallInputs(1), deadlineMs: 400 }).then(() => undefined, (x: unknown) => x);
+    const e = await runPartitioned(engine, { program: SMALL, target: 'xdna2,host', inputs: smallInputs(1), deadlineMs }).then(() => undefined, (x: unknown) => x);
     expect(e).to.be.instanceOf(DeadlineExceeded);
-    expect((e as DeadlineExceeded).deadlineMs).to.equal(400);
+    expect((e as DeadlineExceeded).deadlineMs).to.equal(deadlineMs);
     expect((e as DeadlineExceeded).device).to.match(/xdna2/);
     expect((e as DeadlineExceeded).message).to.match(/^the run on \S*xdna2/);
     expect(npu.state).to.equal('poisoned');
@@ -115,7 +122,7 @@ describe('engine: partitioned programs, one session per segment across devices',
     const host = await engine.submit({ program: STEP_PROGRAM, target: 'host', inputs: stepInputs(1) }).result;
     expect(Array.from(host.results['y']!.data)).to.deep.equal(stepExpected(1).y);
     await restarted;
-    const again = await runPartitioned(engine, { program: SMALL, target: 'xdna2,host', inputs: smallInputs(1), deadlineMs: 10_000 });
+    const again = await runPartitioned(engine, { program: SMALL, target: 'xdna2,host', inputs: smallInputs(1) });
     expect(again.stepCount).to.equal(1);
     expect(again.transfers).to.have.length(3);
   });

@@ -1,16 +1,35 @@
 import { expect } from 'chai';
 import { createEngine } from '../../src/jobs/engine.js';
 import { EngineError } from '../../src/errors/index.js';
-import { CHAIN_INPUTS, STEP_PROGRAM, chainProgram, stepInputs, tempDir } from './helpers.js';
+import { CHAIN_INPUTS, STEP_PROGRAM, chainProgram, hangDeadline, stepInputs, tempDir, timed } from './helpers.js';
 
 // Every code a job may end with under injected faults; anything else (or a plain Error) is a defect.
 const EXPECTED = new Set(['DeadlineExceeded', 'DevicePoisoned', 'ActorCrashed', 'ActorDown', 'LoadFailed']);
+
+/**
+ * The soak's deadline: it must catch the injected hangs, and let normal jobs through on a loaded machine
+ * (250 ms did not: normal jobs missed it and the soak ran out of successes). So a warm job of the soak's
+ * kind is timed on an engine without faults, in this process, and the deadline is hangDeadline of that.
+ */
+async function soakDeadline(): Promise<number> {
+  const tmp = tempDir();
+  const engine = createEngine({ cacheDir: tmp.dir });
+  try {
+    const job = () => engine.submit({ program: STEP_PROGRAM, target: 'cpu', inputs: stepInputs(2), steps: 2, verify: true }).result;
+    await job();
+    return hangDeadline(await timed(job));
+  } finally {
+    await engine.close();
+    tmp.remove();
+  }
+}
 
 describe('engine: soak with faults injected at random', function () {
   this.timeout(180_000);
 
   it('settles every one of 300 jobs with results or a typed error, and close() leaves no worker', async () => {
     const tmp = tempDir();
+    const deadlineMs = await soakDeadline();
     const engine = createEngine({
       cacheDir: tmp.dir,
       restart: { max: 1000, windowMs: 1000 },
@@ -28,8 +47,8 @@ describe('engine: soak with faults injected at random', function () {
       const jobs = [];
       for (let i = 0; i < 300; i++) {
         const spec = i % 3 === 0
-          ? { program: STEP_PROGRAM, target: 'cpu', inputs: stepInputs(2), steps: 2, deadlineMs: 250, verify: i % 6 === 0 }
-          : { program: chainProgram(5, i % 7), target: 'cpu', inputs: CHAIN_INPUTS, deadlineMs: 250 };
+          ? { program: STEP_PROGRAM, target: 'cpu', inputs: stepInputs(2), steps: 2, deadlineMs, verify: i % 6 === 0 }
+          : { program: chainProgram(5, i % 7), target: 'cpu', inputs: CHAIN_INPUTS, deadlineMs };
         jobs.push(engine.submit(spec).result.then(
           (r) => { expect(Object.keys(r.results)).to.have.length(1); count('ok'); },
           (e: unknown) => {
@@ -54,7 +73,7 @@ describe('engine: soak with faults injected at random', function () {
       // A hang fails its whole batch (one DeadlineExceeded, the rest DevicePoisoned), so successes are
       // fewer than faults alone would say; most work must still get done.
       expect(outcomes.get('ok') ?? 0, JSON.stringify([...outcomes])).to.be.greaterThan(120);
-      console.log(`      soak outcomes: ${JSON.stringify(Object.fromEntries(outcomes))}`);
+      console.log(`      soak outcomes (deadline ${deadlineMs} ms): ${JSON.stringify(Object.fromEntries(outcomes))}`);
       // The faults really happened: a soak that injects nothing proves nothing.
       for (const code of ['ActorCrashed', 'DeadlineExceeded']) {
         expect(outcomes.get(code) ?? 0, `${code} in ${JSON.stringify([...outcomes])}`).to.be.greaterThan(0);

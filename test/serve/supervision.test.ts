@@ -8,6 +8,23 @@ import { startServer, tinyModel } from './helpers.js';
 
 const REQ = { model: 'tiny', prompt: 'abc', max_tokens: 6, temperature: 0 };
 
+/** How long a fresh engine takes here to load the model and serve REQ: what one server open and request do. */
+async function coldLoadAndRequestMs(path: string): Promise<number> {
+  const t0 = performance.now();
+  const engine = createEngine({});
+  try {
+    // The server closes the model it opened.
+    const server = createServer({ modelId: 'tiny', open: () => loadModel(path, { target: 'host', ctx: 64, engine }) });
+    try {
+      const url = await server.listen(0, '127.0.0.1');
+      await server.loaded;
+      const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'x', maxRetries: 0 });
+      expect((await client.completions.create(REQ)).usage!.completion_tokens).to.equal(6);
+    } finally { await server.close(); }
+  } finally { await engine.close(); }
+  return performance.now() - t0;
+}
+
 describe('serve: keys, the queue, loading and a missed deadline', function () {
   this.timeout(60_000);
   let model: ReturnType<typeof tinyModel>;
@@ -77,7 +94,10 @@ describe('serve: keys, the queue, loading and a missed deadline', function () {
   it('a step that misses its deadline fails that request with a typed 500, the model reloads and serves the next', async () => {
     // The 3rd step on the host device hangs: the first request's prefill and decode steps run, the second request's prefill hangs.
     const counter = new Int32Array(new SharedArrayBuffer(4));
-    // Each load makes its own engine, as the server's default path does; the first one's hangs.
+    // Each load makes its own engine, as the server's default path does; the first one's hangs. A step's
+    // deadline also bounds the load's device calls (a cold device worker's start among them), so it is
+    // tied to a cold load and one request timed here first, on an engine without faults.
+    const deadlineMs = Math.max(2000, 4 * await coldLoadAndRequestMs(model.path));
     let opens = 0;
     let reloadMay!: () => void;
     const reloadGate = new Promise<void>((r) => { reloadMay = r; });
@@ -86,7 +106,7 @@ describe('serve: keys, the queue, loading and a missed deadline', function () {
       open: async (): Promise<ServedModel> => {
         if (++opens === 2) await reloadGate;
         const engine: Engine = createEngine({ devices: { host: { plan: { counter, hang: [8] } } } });
-        const m = await loadModel(model.path, { target: 'host', ctx: 64, engine, deadlineMs: 2000 });
+        const m = await loadModel(model.path, { target: 'host', ctx: 64, engine, deadlineMs });
         return { generate: (r) => m.generate(r), close: async () => { await m.close(); await engine.close(); } };
       },
     });

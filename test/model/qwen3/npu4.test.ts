@@ -82,6 +82,9 @@ describe('qwen3: prefill on npu4, decode on host', function () {
       let poisoned = false;
       npu.on('poisoned', () => { poisoned = true; });
       const restarted = new Promise<void>((resolve) => { const off = npu.on('ready', () => { if (poisoned) { off(); resolve(); } }); });
+      // The deadline bounds the load's calls to npu4 too: wait for its worker first (no deadline), so a
+      // loaded machine's slow worker start is not one of them; loading a tiny artifact is far below 5 s.
+      await npu.call('live', []);
       const m = await loadModel(path, { engine, ctx: 32, target: 'host', prefillTarget: 'npu4', deadlineMs: 5000 });
       const e = await m.complete(REQUEST).then(() => null, (x: unknown) => x);
       expect(e).to.be.instanceOf(DeadlineExceeded);
