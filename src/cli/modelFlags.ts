@@ -10,6 +10,7 @@ import { checkMessages } from '../model/tokenizer/chat.js';
 import type { ChatMessage } from '../model/tokenizer/types.js';
 import { TARGET_NAMES } from '../targets/target.js';
 import { intArg } from './options.js';
+import { parseJsonFile } from '../ir/jsonText.js';
 
 /** The flags of the model and its prompt. */
 export interface ModelFlags {
@@ -58,7 +59,7 @@ export function withModelFlags(c: Command): Command {
 export function readChat(path: string): ChatMessage[] {
   let json: unknown;
   try {
-    json = JSON.parse(readRegularFile(path).toString('utf8'));
+    json = parseJsonFile(readRegularFile(path).toString('utf8'), path);
   } catch (e) {
     if (e instanceof EngineError) throw e;
     throw new InvalidInput(path, `the chat file is not JSON: ${messageOf(e)}`);

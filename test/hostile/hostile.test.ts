@@ -29,6 +29,7 @@ import { cases as sweepCases } from './sweepCases.js';
 import { cases as hostcCases } from './hostcCases.js';
 import { cases as tokCases } from './tokCases.js';
 import { cases as ctxmergeCases } from './ctxmergeCases.js';
+import { cases as tok2Cases } from './tok2Cases.js';
 
 const TABLES: Readonly<Record<string, readonly HostileCase[]>> = {
   files: filesCases, cache: cacheCases, limits: limitsCases, engine: engineCases, embed: embedCases, tokenize: tokCases, farm: farmCases,
@@ -38,6 +39,7 @@ const TABLES: Readonly<Record<string, readonly HostileCase[]>> = {
   serve: serveCases,
   hostContracts: hostcCases,
   ctxmerge: ctxmergeCases,
+  tok2: tok2Cases,
 };
 
 const BIN = fileURLToPath(new URL('../../src/cli/bin.js', import.meta.url));

@@ -4,7 +4,8 @@
  * decoders such tokenizers use. Any other component is refused by name rather than guessed at.
  * @internal
  */
-import { TokenizerError } from '../../errors/index.js';
+import { ResourceLimit, TokenizerError } from '../../errors/index.js';
+import { DEFAULT_LIMITS, LIMIT_NAMES } from '../../ir/limits.js';
 import type { AddedToken } from './added.js';
 import { ID_LIMIT, buildMerges } from './bpe.js';
 import { BYTE_TO_CHAR, tokenBytes } from './byteLevel.js';
@@ -33,6 +34,12 @@ class Reader {
     if (!isObj(v)) this.fail(at, 'must be an object');
     return v;
   }
+  /** Refuses a component nested past the json-depth limit before the walk recurses into it (the files were checked as text; a value handed to tokenizerFromHf was not). */
+  nested(at: string): void {
+    let depth = 0;
+    for (let i = at.indexOf('/'); i >= 0; i = at.indexOf('/', i + 1)) depth++;
+    if (depth > DEFAULT_LIMITS.jsonDepth) throw new ResourceLimit(LIMIT_NAMES.jsonDepth, depth, DEFAULT_LIMITS.jsonDepth, `${this.source}${at}`);
+  }
   type(v: Obj, at: string): string {
     if (typeof v['type'] !== 'string') this.fail(`${at}/type`, 'must be a string');
     return v['type'];
@@ -52,6 +59,7 @@ const NORMALIZERS: Readonly<Record<string, (s: string) => string>> = {
 
 function normalizer(r: Reader, v: unknown, at: string): ((s: string) => string) | null {
   if (v === null || v === undefined) return null;
+  r.nested(at);
   const o = r.obj(v, at);
   const t = r.type(o, at);
   if (t === 'Sequence') {
@@ -82,6 +90,7 @@ function split(r: Reader, o: Obj, at: string): PreTokenizer {
 }
 
 function preTokenizer(r: Reader, v: unknown, at: string, seen: { byteLevel: boolean }): PreTokenizer {
+  r.nested(at);
   const o = r.obj(v, at);
   const t = r.type(o, at);
   switch (t) {
@@ -99,6 +108,7 @@ function preTokenizer(r: Reader, v: unknown, at: string, seen: { byteLevel: bool
 /** The ids a post-processor adds around a single text. */
 function postProcessor(r: Reader, v: unknown, at: string): { prefix: number[]; suffix: number[] } {
   if (v === null || v === undefined) return { prefix: [], suffix: [] };
+  r.nested(at);
   const o = r.obj(v, at);
   const t = r.type(o, at);
   if (t === 'ByteLevel') return { prefix: [], suffix: [] };

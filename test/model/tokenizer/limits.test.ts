@@ -1,0 +1,63 @@
+import { expect } from 'chai';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ResourceLimit } from '../../../src/errors/index.js';
+import { jsonTextDepth } from '../../../src/ir/jsonText.js';
+import { loadTokenizer, tokenizerFromHf } from '../../../src/model/tokenizer/index.js';
+import { tempDir } from '../../jobs/helpers.js';
+import { tinyTokenizerJson } from './helpers.js';
+
+/** A normalizer Sequence nested `n` deep, as a value. */
+function deepNormalizer(n: number): unknown {
+  let v: unknown = { type: 'NFC' };
+  for (let i = 0; i < n; i++) v = { type: 'Sequence', normalizers: [v] };
+  return v;
+}
+
+function refused(f: () => unknown): ResourceLimit {
+  try { f(); } catch (e) {
+    if (e instanceof ResourceLimit) return e;
+    throw e;
+  }
+  throw new Error('not refused');
+}
+
+describe('tokenizer files: the json-depth limit', () => {
+  it('measures depth on the text, ignoring brackets inside strings', () => {
+    expect(jsonTextDepth('{"a": [1, {"b": "[[[{{{\\"]]"}]}')).to.equal(3);
+    expect(jsonTextDepth('"[[["')).to.equal(0);
+    expect(jsonTextDepth('['.repeat(1_000_000))).to.equal(1_000_000);
+  });
+
+  it('a tokenizer.json with a 5000-deep normalizer Sequence is ResourceLimit json-depth naming the file', () => {
+    const { dir } = tempDir();
+    const file = join(dir, 'tokenizer.json');
+    const deep = `${'{"type": "Sequence", "normalizers": ['.repeat(5000)}{"type": "NFC"}${']}'.repeat(5000)}`;
+    writeFileSync(file, JSON.stringify(tinyTokenizerJson({ normalizer: 'DEEP' })).replace('"DEEP"', deep));
+    const e = refused(() => loadTokenizer(file));
+    expect([e.what, e.max, e.place]).to.deep.equal(['json-depth', 64, file]);
+    expect(e.needed).to.be.greaterThan(10_000);
+  });
+
+  it('a config.json beside the tokenizer.json nested past the limit is refused naming config.json', () => {
+    const { dir } = tempDir();
+    mkdirSync(join(dir, 'm'));
+    writeFileSync(join(dir, 'm', 'tokenizer.json'), JSON.stringify(tinyTokenizerJson()));
+    writeFileSync(join(dir, 'm', 'config.json'), `{"x": ${'['.repeat(100)}${']'.repeat(100)}}`);
+    const e = refused(() => loadTokenizer(join(dir, 'm')));
+    expect([e.what, e.needed, e.place]).to.deep.equal(['json-depth', 101, join(dir, 'm', 'config.json')]);
+  });
+
+  it('a parsed value handed to tokenizerFromHf with a 5000-deep Sequence is refused, not a stack overflow', () => {
+    const e = refused(() => tokenizerFromHf({ tokenizer: tinyTokenizerJson({ normalizer: deepNormalizer(5000) }) }, 'deep.json'));
+    expect(e.what).to.equal('json-depth');
+    expect(e.place.startsWith('deep.json/normalizer/normalizers/0')).to.equal(true);
+  });
+
+  it('a pre-tokenizer Sequence 40 deep (within the limit) still loads', () => {
+    let p: unknown = { type: 'ByteLevel', add_prefix_space: false, use_regex: true };
+    for (let i = 0; i < 30; i++) p = { type: 'Sequence', pretokenizers: [p] };
+    const tok = tokenizerFromHf({ tokenizer: tinyTokenizerJson({ pre_tokenizer: p }) });
+    expect(tok.encode('hello')).to.deep.equal([259]);
+  });
+});
