@@ -5,7 +5,9 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tinyTokenizerJson } from '../model/tokenizer/helpers.js';
+import { gv } from '../../src/model/gguf/types.js';
+import { writeGguf } from '../../src/model/gguf/writer.js';
+import { tinyTokenizerJson, tinyTokenizerMetadata } from '../model/tokenizer/helpers.js';
 import type { HostileCase } from './case.js';
 
 function fail(what: string): never {
@@ -25,10 +27,19 @@ const deepNormalizer = (n: number) => (dir: string) => {
   writeFileSync(join(dir, 'tokenizer.json'), JSON.stringify(tinyTokenizerJson({ normalizer: 'DEEP' })).replace('"DEEP"', deep));
 };
 
+/** The tiny GGUF tokenizer with one special id set past its last token. */
+const idPastVocab = (key: string) => (dir: string) => {
+  const m = tinyTokenizerMetadata();
+  m.set(key, gv.u32(1_000_000));
+  writeFileSync(join(dir, 'm.gguf'), writeGguf({ metadata: new Map([['general.architecture', gv.str('qwen3')], ...m]) }));
+};
+
 export const cases: readonly HostileCase[] = [
   {
     name: 'tokenize: a tokenizer.json with a 5000-deep normalizer Sequence is ResourceLimit json-depth naming the file',
     setup: deepNormalizer(5000), cli: cli(T, '--json'), stdin: '"x"\n', exit: 1, code: 'ResourceLimit',
     check: (r) => { mentions('"what":"json-depth","needed":10002,"max":64')(r); if ((r.stdout + r.stderr).includes('Internal')) fail('Internal'); },
   },
+  { name: 'tokenize: a GGUF whose eos_token_id is past the vocabulary', setup: idPastVocab('tokenizer.ggml.eos_token_id'), cli: cli('{dir}/m.gguf', '--json'), stdin: '"x"\n', exit: 1, code: 'TokenizerError', check: mentions('tokenizer.ggml.eos_token_id: id 1000000 is outside the vocabulary') },
+  { name: 'tokenize: a GGUF whose bos_token_id is past the vocabulary', setup: idPastVocab('tokenizer.ggml.bos_token_id'), cli: cli('{dir}/m.gguf'), stdin: '"x"\n', exit: 1, code: 'TokenizerError', check: mentions('tokenizer.ggml.bos_token_id: id 1000000') },
 ];

@@ -44,8 +44,10 @@ export function specFromGguf(meta: GgufMetadata, source: string): TokenizerSpec 
     if (v === undefined) return null;
     if (v.type === 'array' || v.type === 'string' || v.type === 'bool' || v.type === 'f32' || v.type === 'f64') return fail(`tokenizer.ggml.${k}`, 'must be an integer');
     const n = Number(v.value);
-    // llama.cpp writes -1 (or an out-of-range id) for "none".
-    return Number.isSafeInteger(n) && n >= 0 && n < size ? n : null;
+    // -1 (as a signed value, or the largest unsigned one) means "none"; any other id must name a token.
+    if (n === -1 || (v.type === 'u32' && n === 0xffffffff) || (v.type === 'u64' && v.value === 0xffffffffffffffffn)) return null;
+    if (!Number.isSafeInteger(n) || n < 0 || n >= size) return fail(`tokenizer.ggml.${k}`, `id ${String(v.value)} is outside the vocabulary (0 to ${size - 1})`);
+    return n;
   };
   const flag = (k: string): boolean => { const v = get(k); return v !== undefined && v.type === 'bool' && v.value; };
 

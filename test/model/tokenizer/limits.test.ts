@@ -1,11 +1,12 @@
 import { expect } from 'chai';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ResourceLimit } from '../../../src/errors/index.js';
+import { ResourceLimit, TokenizerError } from '../../../src/errors/index.js';
+import { gv } from '../../../src/model/gguf/types.js';
 import { jsonTextDepth } from '../../../src/ir/jsonText.js';
-import { loadTokenizer, tokenizerFromHf } from '../../../src/model/tokenizer/index.js';
+import { loadTokenizer, tokenizerFromGguf, tokenizerFromHf } from '../../../src/model/tokenizer/index.js';
 import { tempDir } from '../../jobs/helpers.js';
-import { tinyTokenizerJson } from './helpers.js';
+import { tinyTokenizerJson, tinyTokenizerMetadata } from './helpers.js';
 
 /** A normalizer Sequence nested `n` deep, as a value. */
 function deepNormalizer(n: number): unknown {
@@ -59,5 +60,24 @@ describe('tokenizer files: the json-depth limit', () => {
     for (let i = 0; i < 30; i++) p = { type: 'Sequence', pretokenizers: [p] };
     const tok = tokenizerFromHf({ tokenizer: tinyTokenizerJson({ pre_tokenizer: p }) });
     expect(tok.encode('hello')).to.deep.equal([259]);
+  });
+});
+
+describe('GGUF tokenizers: special ids outside the vocabulary', () => {
+  const size = (tinyTokenizerMetadata().get('tokenizer.ggml.tokens') as { value: readonly string[] }).value.length;
+  for (const key of ['eos_token_id', 'bos_token_id', 'padding_token_id', 'eot_token_id', 'unknown_token_id']) {
+    it(`tokenizer.ggml.${key} one past the last token is a TokenizerError naming the key`, () => {
+      const meta = tinyTokenizerMetadata();
+      meta.set(`tokenizer.ggml.${key}`, gv.u32(size));
+      expect(() => tokenizerFromGguf({ metadata: meta }, 'm.gguf')).to.throw(TokenizerError, `tokenizer.ggml.${key}: id ${size} is outside the vocabulary (0 to ${size - 1})`);
+    });
+  }
+
+  it('-1 and 2^32 - 1 still mean "none"', () => {
+    const meta = tinyTokenizerMetadata();
+    meta.set('tokenizer.ggml.bos_token_id', gv.i32(-1));
+    meta.set('tokenizer.ggml.padding_token_id', gv.u32(0xffffffff));
+    const tok = tokenizerFromGguf({ metadata: meta });
+    expect([tok.bosId, tok.padId]).to.deep.equal([null, null]);
   });
 });
