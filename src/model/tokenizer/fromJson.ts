@@ -11,7 +11,7 @@ import { ID_LIMIT, buildMerges } from './bpe.js';
 import { BYTE_TO_CHAR, tokenBytes } from './byteLevel.js';
 import { END_OF_TURN, type TokenizerSpec } from './core.js';
 import { PatternError, compilePattern } from './pattern.js';
-import { byteLevel, sequence, splitPattern, type PreTokenizer, type SplitBehavior } from './pretokenize.js';
+import { byteLevel, sequence, splitPattern, type Matcher, type PreTokenizer, type SplitBehavior } from './pretokenize.js';
 
 /** The files of a Hugging Face model directory, parsed; only tokenizer.json is required. */
 export interface HfTokenizerFiles {
@@ -76,7 +76,7 @@ const BEHAVIORS: readonly SplitBehavior[] = ['Isolated', 'Removed', 'MergedWithP
 
 function split(r: Reader, o: Obj, at: string): PreTokenizer {
   const p = r.obj(o['pattern'], `${at}/pattern`);
-  let re: RegExp;
+  let re: Matcher;
   if (typeof p['String'] === 'string') re = new RegExp(p['String'].replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&'), 'gu');
   else if (typeof p['Regex'] === 'string') {
     try { re = compilePattern(p['Regex']); } catch (e) {

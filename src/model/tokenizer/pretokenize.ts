@@ -5,6 +5,7 @@
  */
 import { toByteLevel } from './byteLevel.js';
 import { compilePattern } from './pattern.js';
+import { Pattern } from './regex.js';
 
 /** Pieces in, pieces out. */
 export type PreTokenizer = (pieces: readonly string[]) => string[];
@@ -14,14 +15,25 @@ export type SplitBehavior = 'Isolated' | 'Removed' | 'MergedWithPrevious' | 'Mer
 
 interface Segment { text: string; isMatch: boolean }
 
-function segments(s: string, re: RegExp, invert: boolean): Segment[] {
+/** What a split matches with: a compiled pattern (linear time), or a JavaScript RegExp with the g flag. */
+export type Matcher = Pattern | RegExp;
+
+function segments(s: string, re: Matcher, invert: boolean): Segment[] {
   const out: Segment[] = [];
   let at = 0;
-  for (const m of s.matchAll(re)) {
-    if (m[0] === '') continue;
-    if (m.index > at) out.push({ text: s.slice(at, m.index), isMatch: invert });
-    out.push({ text: m[0], isMatch: !invert });
-    at = m.index + m[0].length;
+  const push = (start: number, end: number): void => {
+    if (start > at) out.push({ text: s.slice(at, start), isMatch: invert });
+    out.push({ text: s.slice(start, end), isMatch: !invert });
+    at = end;
+  };
+  if (re instanceof Pattern) {
+    const span = new Int32Array(2);
+    for (let from = 0; from <= s.length && re.exec(s, from, span);) {
+      const [start, end] = span as unknown as [number, number];
+      if (end > start) { push(start, end); from = end; } else from = end + (s.codePointAt(end)! > 0xffff ? 2 : 1);
+    }
+  } else {
+    for (const m of s.matchAll(re)) if (m[0] !== '') push(m.index, m.index + m[0].length);
   }
   if (at < s.length) out.push({ text: s.slice(at), isMatch: invert });
   return out;
@@ -68,13 +80,13 @@ function applyBehavior(segs: Segment[], behavior: SplitBehavior): string[] {
 }
 
 /** Splits every piece at the matches of a compiled pattern. */
-export function splitPattern(re: RegExp, behavior: SplitBehavior, invert = false): PreTokenizer {
+export function splitPattern(re: Matcher, behavior: SplitBehavior, invert = false): PreTokenizer {
   return (pieces) => pieces.flatMap((p) => applyBehavior(segments(p, re, invert), behavior).filter((t) => t !== ''));
 }
 
 /** GPT-2's own split, run by a ByteLevel pre-tokenizer with `use_regex`. */
 const GPT2_PATTERN = String.raw`'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`;
-let gpt2: RegExp | undefined;
+let gpt2: Pattern | undefined;
 
 /** Maps every piece to the byte-level alphabet, first adding a space and splitting GPT-2's way if asked. */
 export function byteLevel(addPrefixSpace: boolean, useRegex: boolean): PreTokenizer {

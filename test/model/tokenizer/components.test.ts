@@ -8,7 +8,7 @@ import { loadTokenizer, tokenizerFromHf } from '../../../src/model/tokenizer/ind
 import { tempDir } from '../../jobs/helpers.js';
 import { fixtures, qwen3Files, tinyTokenizerJson } from './helpers.js';
 
-const matches = (p: string, s: string): string[] => [...s.matchAll(compilePattern(p))].map((m) => m[0]).filter((m) => m !== '');
+const matches = (p: string, s: string): string[] => [...compilePattern(p)[Symbol.matchAll](s)].map((m) => m[0]).filter((m) => m !== '');
 const tiny = (over: Record<string, unknown> = {}) => tokenizerFromHf({ tokenizer: tinyTokenizerJson(over) }, 'tiny.json');
 const model = () => (tinyTokenizerJson() as { model: Record<string, unknown> }).model;
 // Ids of the tiny tokenizer: bytes are their own ids; the merges made 256 he ... 263 Ġworld, 265 ĠĠ.
@@ -50,7 +50,7 @@ describe('tokenizer components: Oniguruma patterns, splits, BPE, added tokens, r
       const pre = (qwen3Files().tokenizer as unknown as { pre_tokenizer: { pretokenizers: { pattern: { Regex: string } }[] } }).pre_tokenizer;
       const hf = compilePattern(pre.pretokenizers[0]!.pattern.Regex);
       const ll = compilePattern(QWEN2_PATTERN);
-      for (const c of fixtures().cases) expect([...c.text.matchAll(ll)].map((m) => m[0]), JSON.stringify(c.text)).to.deep.equal([...c.text.matchAll(hf)].map((m) => m[0]));
+      for (const c of fixtures().cases) expect([...ll[Symbol.matchAll](c.text)].map((m) => m[0]), JSON.stringify(c.text)).to.deep.equal([...hf[Symbol.matchAll](c.text)].map((m) => m[0]));
     });
   });
 
