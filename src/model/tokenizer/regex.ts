@@ -249,6 +249,10 @@ export class Pattern {
   private npc: Int32Array;
   private nst: Int32Array;
   private readonly stack: Int32Array;
+  /** Per CHAR instruction, whether each ASCII character passes it (pc * 128 + c). */
+  private readonly asciiOk: Uint8Array;
+  /** Per pc, its closure's CHAR and MATCH instructions in priority order, when no assertion is in it (else null). */
+  private readonly closures: (Int32Array | null | undefined)[];
 
   constructor(readonly source: string) {
     const parser = new Parser(source);
@@ -265,6 +269,37 @@ export class Pattern {
     this.cpc = new Int32Array(n); this.cst = new Int32Array(n);
     this.npc = new Int32Array(n); this.nst = new Int32Array(n);
     this.stack = new Int32Array(n + 1);
+    this.asciiOk = new Uint8Array(n * 128);
+    for (let pc = 0; pc < n; pc++) {
+      if (this.op[pc] !== CHAR) continue;
+      const set = this.sets[this.a[pc]!]!;
+      for (let c = 0; c < 128; c++) this.asciiOk[pc * 128 + c] = set.has(c) ? 1 : 0;
+    }
+    this.closures = new Array<Int32Array | null | undefined>(n);
+  }
+
+  /** The closure of pc as a list, computed once; null when an assertion makes it depend on the position. */
+  private closureOf(pc0: number): Int32Array | null {
+    const known = this.closures[pc0];
+    if (known !== undefined) return known;
+    const { op, a, b } = this;
+    const seen = new Set<number>();
+    const leaves: number[] = [];
+    const stack = [pc0];
+    let list: Int32Array | null = null;
+    for (;;) {
+      const pc = stack.pop();
+      if (pc === undefined) { list = Int32Array.from(leaves); break; }
+      if (seen.has(pc)) continue;
+      seen.add(pc);
+      const o = op[pc]!;
+      if (o === SPLIT) stack.push(b[pc]!, a[pc]!);
+      else if (o === JMP) stack.push(a[pc]!);
+      else if (o === ASSERT || leaves.length >= 64) break;
+      else leaves.push(pc);
+    }
+    this.closures[pc0] = list;
+    return list;
   }
 
   private holds(kind: number, set: number, s: string, pos: number): boolean {
@@ -284,6 +319,21 @@ export class Pattern {
   private add(pc0: number, start: number, s: string, pos: number, len: number): number {
     const { op, a, b, mark, stack } = this;
     const gen = this.gen;
+    const list = this.closureOf(pc0);
+    if (list !== null) {
+      // A thread whose character does not come next would die at once: it is not added.
+      const c = pos < s.length ? s.charCodeAt(pos) : -1;
+      const ok = this.asciiOk;
+      for (let k = 0; k < list.length; k++) {
+        const pc = list[k]!;
+        if (mark[pc] === gen) continue;
+        if (op[pc] === CHAR && (c < 0 || (c < 128 && ok[pc * 128 + c] === 0))) continue;
+        mark[pc] = gen;
+        this.npc[len] = pc; this.nst[len] = start; len++;
+      }
+      regexWork.steps += list.length;
+      return len;
+    }
     let sp = 0;
     stack[sp++] = pc0;
     let steps = 0;
@@ -325,12 +375,14 @@ export class Pattern {
           out[1] = pos;
           break; // the threads below this one lose to it
         }
-        if (c >= 0 && sets[a[pc]!]!.has(c)) len = this.add(pc + 1, cst[t]!, s, next, len);
+        if (c >= 0 && (c < 128 ? this.asciiOk[pc * 128 + c] === 1 : sets[a[pc]!]!.has(c))) len = this.add(pc + 1, cst[t]!, s, next, len);
       }
       if (pos >= n) return matched;
       // No match yet: a match may also start at the next position, below every thread running.
       if (!matched) len = this.add(0, next, s, next, len);
-      if (len === 0) return matched;
+      // With a match and no thread above it left, it stands; without one, the search goes on (a start
+      // whose first character did not come was not added, so an empty list does not end it).
+      if (len === 0 && matched) return true;
       count = len;
       pos = next;
     }
