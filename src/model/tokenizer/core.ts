@@ -83,7 +83,7 @@ class SpecTokenizer implements Tokenizer {
     const normalized = this.spec.normalize === null ? text : this.spec.normalize(text);
     for (const part of this.normalizedAdded.split(normalized, parseSpecial)) {
       if ('id' in part) { out.push(part.id); continue; }
-      for (const p of this.spec.preTokenize([part.text])) this.piece(p, out);
+      this.spec.preTokenize(part.text, (p) => this.piece(p, out));
     }
   }
 

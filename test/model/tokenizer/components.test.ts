@@ -3,7 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { InvalidInput, TokenizerError, UsageError } from '../../../src/errors/index.js';
 import { PatternError, QWEN2_PATTERN, compilePattern } from '../../../src/model/tokenizer/pattern.js';
-import { splitPattern, type SplitBehavior } from '../../../src/model/tokenizer/pretokenize.js';
+import { preTokenizeAll, splitPattern, type SplitBehavior } from '../../../src/model/tokenizer/pretokenize.js';
 import { loadTokenizer, tokenizerFromHf } from '../../../src/model/tokenizer/index.js';
 import { tempDir } from '../../jobs/helpers.js';
 import { fixtures, qwen3Files, tinyTokenizerJson } from './helpers.js';
@@ -64,10 +64,10 @@ describe('tokenizer components: Oniguruma patterns, splits, BPE, added tokens, r
       Contiguous: ['the', '-', 'final', '--', 'countdown'],
     };
     for (const [b, want] of Object.entries(cases)) {
-      it(`${b}`, () => expect(splitPattern(/-/gu, b as SplitBehavior)(['the-final--countdown'])).to.deep.equal(want));
+      it(`${b}`, () => expect(preTokenizeAll(splitPattern(/-/gu, b as SplitBehavior), ['the-final--countdown'])).to.deep.equal(want));
     }
     it('invert swaps what counts as a match', () => {
-      expect(splitPattern(/-/gu, 'Removed', true)(['the-final--countdown'])).to.deep.equal(['-', '-', '-']);
+      expect(preTokenizeAll(splitPattern(/-/gu, 'Removed', true), ['the-final--countdown'])).to.deep.equal(['-', '-', '-']);
     });
   });
 
