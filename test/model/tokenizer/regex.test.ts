@@ -3,7 +3,9 @@ import { TokenizerError } from '../../../src/errors/index.js';
 import { tokenizerFromHf } from '../../../src/model/tokenizer/index.js';
 import { PatternError, compilePattern, translatePattern } from '../../../src/model/tokenizer/pattern.js';
 import { Pattern, regexWork } from '../../../src/model/tokenizer/regex.js';
+import { bpeWork } from '../../../src/model/tokenizer/bpe.js';
 import { tinyTokenizerJson } from './helpers.js';
+import { syntheticTokenizerJson } from './synthetic.js';
 
 /** The matcher's instruction count over every match of `p` in `s`. */
 function work(p: Pattern, s: string): number {
@@ -63,5 +65,21 @@ describe('pre-tokenizer patterns: the linear-time matcher', () => {
   it('refuses groups nested past 256 and programs past 100 000 instructions', () => {
     expect(() => compilePattern(`${'('.repeat(300)}a${')'.repeat(300)}`)).to.throw(PatternError, 'nested deeper than 256');
     expect(() => compilePattern('(a{1000}){1000}')).to.throw(PatternError, 'more than 100000 instructions');
+  });
+});
+
+describe('BPE of one long word', () => {
+  it('does O(n log n) heap work: a word twice as long costs at most 2.3 times as much', () => {
+    const tok = tokenizerFromHf({ tokenizer: syntheticTokenizerJson(5000) });
+    const cost = (n: number): number => {
+      const before = bpeWork.steps;
+      const ids = tok.encode('Ab'.repeat(n / 2), { addSpecial: false });
+      expect(tok.decode(ids)).to.equal('Ab'.repeat(n / 2));
+      return bpeWork.steps - before;
+    };
+    const w1 = cost(100_000);
+    const w2 = cost(200_000);
+    expect(w1).to.be.greaterThan(100_000);
+    expect(w2).to.be.at.most(2.3 * w1);
   });
 });
