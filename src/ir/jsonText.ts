@@ -120,11 +120,14 @@ export function jsonTextDepth(text: string): number {
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
     if (c === 0x22) {
-      // Skip the string: to the next quote not escaped.
-      for (i++; i < n; i++) {
-        const d = text.charCodeAt(i);
-        if (d === 0x5c) i++;
-        else if (d === 0x22) break;
+      // Skip the string: to the next quote not escaped (an even run of backslashes before it).
+      for (;;) {
+        const q = text.indexOf('"', i + 1);
+        if (q < 0) return deepest;
+        let k = q - 1;
+        while (text.charCodeAt(k) === 0x5c) k--;
+        i = q;
+        if ((q - 1 - k) % 2 === 0) break;
       }
     } else if (c === 0x7b || c === 0x5b) {
       if (++depth > deepest) deepest = depth;

@@ -115,7 +115,7 @@ export function specFromGguf(meta: GgufMetadata, source: string): TokenizerSpec 
   const { normalize, pre: preTokenize } = pre!();
   return {
     source, kind: 'gguf', model: { vocab, merges, ignoreMerges: false }, added, normalize, preTokenize,
-    tokens: tokens.map((t, i) => (types[i] === TOKEN_TYPE.unused ? null : t)), bytes, special,
+    tokens: tokens.map((t, i) => (types[i] === TOKEN_TYPE.unused ? null : t)), bytes: (i) => bytes[i]!, special,
     prefix: flag('add_bos_token') && bosId !== null ? [bosId] : [],
     suffix: flag('add_eos_token') && id('eos_token_id', size) !== null ? [id('eos_token_id', size)!] : [],
     bosId, eosIds: [...eos].sort((a, b) => a - b), padId,

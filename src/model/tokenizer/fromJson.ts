@@ -246,8 +246,18 @@ export function specFromHf(files: HfTokenizerFiles, source: string): TokenizerSp
   const tokens: (string | null)[] = new Array<string | null>(size).fill(null);
   for (const [tok, id] of vocab) tokens[id] = tok;
   for (const t of added) tokens[t.id] = t.content;
-  const byContent = new Map<string, number>();
-  tokens.forEach((t, id) => { if (t !== null && !byContent.has(t)) byContent.set(t, id); });
+  const decoded: (Uint8Array | undefined)[] = [];
+  // The lowest id whose token is `name`: its vocabulary entry (unless an added token took the id) or an added token.
+  const addedByContent = new Map<string, number>();
+  for (const t of added) { const had = addedByContent.get(t.content); if (had === undefined || t.id < had) addedByContent.set(t.content, t.id); }
+  const byContent = {
+    get(name: string): number | undefined {
+      const v = vocab.get(name);
+      const a = addedByContent.get(name);
+      const fromVocab = v !== undefined && tokens[v] === name ? v : undefined;
+      return fromVocab === undefined ? a : a === undefined ? fromVocab : Math.min(fromVocab, a);
+    },
+  };
   for (const id of [...prefix, ...suffix]) if (id >= size) r.fail('/post_processor', `adds id ${id}, which is past the vocabulary`);
 
   const special = new Set(added.filter((t) => t.special).map((t) => t.id));
@@ -260,7 +270,7 @@ export function specFromHf(files: HfTokenizerFiles, source: string): TokenizerSp
   return {
     source, kind: 'tokenizer.json', model: { vocab, merges, ignoreMerges: model['ignore_merges'] === true }, added,
     normalize: normalizer(r, root['normalizer'], '/normalizer'), preTokenize, tokens,
-    bytes: tokens.map((t) => (t === null ? new Uint8Array(0) : tokenBytes(t))), special, prefix, suffix,
+    bytes: (id) => (decoded[id] ??= tokens[id] === null || tokens[id] === undefined ? new Uint8Array(0) : tokenBytes(tokens[id])), special, prefix, suffix,
     bosId: idOf(names.bos_token), eosIds: [...eos].sort((a, b) => a - b), padId: idOf(names.pad_token),
     chat: {
       template: chatTemplate(r, cfg),

@@ -27,6 +27,8 @@ describe('tokenizer files: the json-depth limit', () => {
   it('measures depth on the text, ignoring brackets inside strings', () => {
     expect(jsonTextDepth('{"a": [1, {"b": "[[[{{{\\"]]"}]}')).to.equal(3);
     expect(jsonTextDepth('"[[["')).to.equal(0);
+    expect(jsonTextDepth(String.raw`["a\\", ["b\"]"]]`)).to.equal(2);
+    expect(jsonTextDepth(String.raw`["\\\"[[["]`)).to.equal(1);
     expect(jsonTextDepth('['.repeat(1_000_000))).to.equal(1_000_000);
   });
 
