@@ -13,7 +13,8 @@ import type { AddedToken } from './added.js';
 import { ID_LIMIT, buildMerges } from './bpe.js';
 import { BYTE_TO_CHAR, tokenBytes } from './byteLevel.js';
 import { END_OF_TURN, type TokenizerSpec } from './core.js';
-import { QWEN2_PATTERN, compilePattern } from './pattern.js';
+import { QWEN2_PATTERN } from './pattern.js';
+import { compilePattern } from './regex.js';
 import { byteLevel, sequence, splitPattern, type PreTokenizer } from './pretokenize.js';
 
 /** llama.cpp's token types (gguf-py's TokenType). */

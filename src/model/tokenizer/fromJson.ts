@@ -10,7 +10,8 @@ import type { AddedToken } from './added.js';
 import { ID_LIMIT, buildMerges } from './bpe.js';
 import { BYTE_TO_CHAR, tokenBytes } from './byteLevel.js';
 import { END_OF_TURN, type TokenizerSpec } from './core.js';
-import { PatternError, compilePattern } from './pattern.js';
+import { PatternError } from './pattern.js';
+import { compilePattern } from './regex.js';
 import { byteLevel, sequence, splitPattern, type Matcher, type PreTokenizer, type SplitBehavior } from './pretokenize.js';
 
 /** The files of a Hugging Face model directory, parsed; only tokenizer.json is required. */

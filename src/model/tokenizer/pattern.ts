@@ -6,7 +6,6 @@
  * meaning cannot be kept (possessive and atomic groups, `\G`, `\K`, class intersections) is refused.
  * @internal
  */
-import { Pattern } from './regex.js';
 
 /** Why a pattern cannot be translated; the loader turns it into a TokenizerError naming the file. */
 export class PatternError extends Error {}
@@ -168,11 +167,6 @@ export function translatePattern(p: string): string {
   }
   if (groups.length > 0) throw new PatternError('unbalanced (');
   return out;
-}
-
-/** Compiles an Oniguruma pattern for the linear-time matcher (regex.ts); a PatternError when it cannot be kept exactly. */
-export function compilePattern(p: string): Pattern {
-  return new Pattern(p);
 }
 
 /**

@@ -4,8 +4,7 @@
  * @internal
  */
 import { toByteLevel } from './byteLevel.js';
-import { compilePattern } from './pattern.js';
-import { Pattern } from './regex.js';
+import { Pattern, compilePattern } from './regex.js';
 
 /**
  * One piece in, finer pieces out through `emit`, one at a time: a text of any length is pre-tokenized

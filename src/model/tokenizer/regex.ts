@@ -401,3 +401,8 @@ export class Pattern {
     }
   }
 }
+
+/** Compiles an Oniguruma pattern for the linear-time matcher; a PatternError when it cannot be kept exactly. */
+export function compilePattern(p: string): Pattern {
+  return new Pattern(p);
+}

@@ -7,6 +7,7 @@ import { jsonTextDepth } from '../../../src/ir/jsonText.js';
 import { loadTokenizer, tokenizerFromGguf, tokenizerFromHf } from '../../../src/model/tokenizer/index.js';
 import { tempDir } from '../../jobs/helpers.js';
 import { tinyTokenizerJson, tinyTokenizerMetadata } from './helpers.js';
+import { syntheticTokenizerJson } from './synthetic.js';
 
 /** A normalizer Sequence nested `n` deep, as a value. */
 function deepNormalizer(n: number): unknown {
@@ -81,5 +82,20 @@ describe('GGUF tokenizers: special ids outside the vocabulary', () => {
     meta.set('tokenizer.ggml.padding_token_id', gv.u32(0xffffffff));
     const tok = tokenizerFromGguf({ metadata: meta });
     expect([tok.bosId, tok.padId]).to.deep.equal([null, null]);
+  });
+});
+
+describe('tokenizer files: a 2M-token vocabulary', function () {
+  // A hang bound, not a speed claim: before, 400k tokens took 18 s and 2M never finished.
+  this.timeout(300_000);
+  it('loads, and encodes and decodes with its merges', () => {
+    const { dir } = tempDir();
+    const file = join(dir, 'tokenizer.json');
+    writeFileSync(file, JSON.stringify(syntheticTokenizerJson(2_000_000)));
+    const tok = loadTokenizer(file);
+    expect(tok.vocabSize).to.equal(2_000_001);
+    const ids = tok.encode('Hello World', { addSpecial: false });
+    expect(ids.length).to.be.lessThan(11);
+    expect(tok.decode(ids)).to.equal('Hello World');
   });
 });

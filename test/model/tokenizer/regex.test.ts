@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { TokenizerError } from '../../../src/errors/index.js';
 import { tokenizerFromHf } from '../../../src/model/tokenizer/index.js';
-import { PatternError, compilePattern, translatePattern } from '../../../src/model/tokenizer/pattern.js';
-import { Pattern, regexWork } from '../../../src/model/tokenizer/regex.js';
+import { PatternError, translatePattern } from '../../../src/model/tokenizer/pattern.js';
+import { Pattern, compilePattern, regexWork } from '../../../src/model/tokenizer/regex.js';
 import { bpeWork } from '../../../src/model/tokenizer/bpe.js';
 import { tinyTokenizerJson } from './helpers.js';
 import { syntheticTokenizerJson } from './synthetic.js';
