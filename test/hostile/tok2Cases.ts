@@ -9,6 +9,7 @@ import { gv } from '../../src/model/gguf/types.js';
 import { writeGguf } from '../../src/model/gguf/writer.js';
 import { QWEN3_DIR, tinyTokenizerJson, tinyTokenizerMetadata } from '../model/tokenizer/helpers.js';
 import type { HostileCase } from './case.js';
+import { ADD_PROGRAM, put, tinyGguf } from './fixtures.js';
 
 function fail(what: string): never {
   throw new Error(what);
@@ -67,5 +68,15 @@ export const cases: readonly HostileCase[] = [
       const s = JSON.parse(r.stdout) as { head: string; tail: string; ids: number };
       if (s.head !== '{"ids":[2' || s.tail !== ']}\n' || s.ids < 5_000_000) fail(r.stdout);
     },
+  },
+  {
+    name: 'gguf check-config: a config.json nested 100000 deep is ResourceLimit json-depth naming it',
+    setup: (d) => { tinyGguf(d, 't.gguf'); put(d, 'config.json', `{"a": ${'['.repeat(100_000)}${']'.repeat(100_000)}}`); },
+    cli: ['gguf', 'check-config', 't.gguf', 'config.json'], exit: 1, code: 'ResourceLimit', check: mentions('config.json: json-depth 100001 is past the limit 64'),
+  },
+  {
+    name: 'run --inputs: an inputs file nested 100000 deep is ResourceLimit json-depth naming it',
+    setup: (d) => { put(d, 'p.json', ADD_PROGRAM); put(d, 'in.json', `{"x": ${'['.repeat(100_000)}${']'.repeat(100_000)}}`); },
+    cli: ['run', 'p.json', '--target', 'cpu', '--inputs', 'in.json'], exit: 1, code: 'ResourceLimit', check: mentions('in.json: json-depth 100001 is past the limit 64'),
   },
 ];
