@@ -302,6 +302,11 @@ export class Pattern {
     return list;
   }
 
+  /** A new generation of marks; the marks are cleared before the counter leaves the Int32 range, as a long-lived pattern would reach it. */
+  private nextGen(): void {
+    if (++this.gen >= 0x3fffffff) { this.mark.fill(0); this.gen = 1; }
+  }
+
   private holds(kind: number, set: number, s: string, pos: number): boolean {
     const n = s.length;
     switch (ASSERTS[kind]) {
@@ -355,7 +360,7 @@ export class Pattern {
     const { op, a, sets } = this;
     const n = s.length;
     let matched = false;
-    this.gen++;
+    this.nextGen();
     let count = this.add(0, from, s, from, 0);
     for (let pos = from; ; ) {
       [this.cpc, this.npc] = [this.npc, this.cpc];
@@ -364,7 +369,7 @@ export class Pattern {
       const cst = this.cst;
       const c = pos < n ? s.codePointAt(pos)! : -1;
       const next = pos + (c > 0xffff ? 2 : 1);
-      this.gen++;
+      this.nextGen();
       let len = 0;
       regexWork.steps += count;
       for (let t = 0; t < count; t++) {

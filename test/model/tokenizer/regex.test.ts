@@ -62,6 +62,20 @@ describe('pre-tokenizer patterns: the linear-time matcher', () => {
     expect(() => tokenizerFromHf({ tokenizer: tinyTokenizerJson({ pre_tokenizer: split(String.raw`(a)\1`) }) }, 'b.json')).to.throw(TokenizerError, 'b.json: /pre_tokenizer/pretokenizers/0/pattern/Regex: a backreference');
   });
 
+  it('a pattern used for billions of characters keeps matching the same (its generation counter is reset, not wrapped)', () => {
+    const p = compilePattern(String.raw`\s+(?!\S)|\s+|\p{L}+`);
+    const text = 'ab   cd  \n e';
+    const want = [...p[Symbol.matchAll](text)].map((m) => m[0]);
+    (p as unknown as { gen: number }).gen = 2 ** 31 - 3;
+    expect([...p[Symbol.matchAll](text)].map((m) => m[0])).to.deep.equal(want);
+    expect([...p[Symbol.matchAll](text)].map((m) => m[0])).to.deep.equal(want);
+    // Past the wrap, a stale mark would stop threads being merged, and (a|a)+ doubles them each character.
+    const twice = compilePattern('(?:a|a)+b');
+    const fresh = work(twice, 'a'.repeat(20));
+    (twice as unknown as { gen: number }).gen = 2 ** 31 - 3;
+    expect(work(twice, 'a'.repeat(20))).to.equal(fresh);
+  });
+
   it('refuses groups nested past 256 and programs past 100 000 instructions', () => {
     expect(() => compilePattern(`${'('.repeat(300)}a${')'.repeat(300)}`)).to.throw(PatternError, 'nested deeper than 256');
     expect(() => compilePattern('(a{1000}){1000}')).to.throw(PatternError, 'more than 100000 instructions');
