@@ -268,7 +268,8 @@ export class Pattern {
     this.mark = new Int32Array(n);
     this.cpc = new Int32Array(n); this.cst = new Int32Array(n);
     this.npc = new Int32Array(n); this.nst = new Int32Array(n);
-    this.stack = new Int32Array(n + 1);
+    // Each instruction is expanded once and pushes at most two: the stack never holds more than 2n + 1.
+    this.stack = new Int32Array(2 * n + 2);
     this.asciiOk = new Uint8Array(n * 128);
     for (let pc = 0; pc < n; pc++) {
       if (this.op[pc] !== CHAR) continue;
