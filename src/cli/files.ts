@@ -2,7 +2,7 @@
 import { InvalidInput, messageOf } from '../errors/index.js';
 import { readRegularFile } from '../io/files.js';
 import { parseProgramText } from '../ir/codec.js';
-import { jsonErrorAt } from '../ir/jsonText.js';
+import { checkJsonTextDepth, jsonErrorAt } from '../ir/jsonText.js';
 import type { Limits } from '../ir/limits.js';
 import type { Program } from '../ir/types.js';
 
@@ -22,6 +22,7 @@ export function readProgram(file: string, limits?: Limits): Program {
 /** An inputs file as JSON; a syntax error is InvalidInput naming the line and column. */
 export function readInputs(file: string): unknown {
   const text = readText(file, 'inputs file');
+  checkJsonTextDepth(text, file);
   try {
     return JSON.parse(text) as unknown;
   } catch (e) {

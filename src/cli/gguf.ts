@@ -17,7 +17,7 @@ import { packGguf, type PackProgress } from '../model/pack/pack.js';
 import { verifyLines } from '../model/pack/report.js';
 import { checkStamp, sourceIdentity } from '../model/pack/stamp.js';
 import { DEFAULT_MIN_COSINE, verifyPack } from '../model/pack/verify.js';
-import { jsonErrorAt } from '../ir/jsonText.js';
+import { checkJsonTextDepth, jsonErrorAt } from '../ir/jsonText.js';
 import { escapeControl } from '../io/escape.js';
 import { wantsJson, type CliCommand, type CliContext } from './command.js';
 import { readText } from './files.js';
@@ -91,6 +91,7 @@ export function ggufInfoCommand(path: string, opts: GgufInfoOptions, io: Io): nu
 /** Checks that a config.json carries the GGUF's declared scales; exit 1 on a fatal finding. */
 export function ggufCheckConfigCommand(ggufPath: string, configPath: string, opts: GgufCheckConfigOptions, io: Io): number {
   const text = readText(configPath, 'config');
+  checkJsonTextDepth(text, configPath);
   let config: unknown;
   try {
     config = JSON.parse(text) as unknown;

@@ -11,6 +11,7 @@ import type { ChatMessage } from '../model/tokenizer/types.js';
 import { TARGET_NAMES } from '../targets/target.js';
 import { intArg } from './options.js';
 import { threadsArg } from './limits.js';
+import { parseJsonFile } from '../ir/jsonText.js';
 
 /** The flags of the model and its prompt. */
 export interface ModelFlags {
@@ -59,7 +60,7 @@ export function withModelFlags(c: Command, target: string): Command {
 export function readChat(path: string): ChatMessage[] {
   let json: unknown;
   try {
-    json = JSON.parse(readRegularFile(path).toString('utf8'));
+    json = parseJsonFile(readRegularFile(path).toString('utf8'), path);
   } catch (e) {
     if (e instanceof EngineError) throw e;
     throw new InvalidInput(path, `the chat file is not JSON: ${messageOf(e)}`);

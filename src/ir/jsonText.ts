@@ -3,7 +3,9 @@
  * (and quotes the whole text in its message), so a small scanner finds the first offending character
  * and the message names its line and column instead.
  */
+import { ResourceLimit } from '../errors/index.js';
 import { escapeControl, quote } from '../io/escape.js';
+import { DEFAULT_LIMITS, LIMIT_NAMES } from './limits.js';
 
 class Stop {
   constructor(readonly at: number) {}
@@ -104,4 +106,46 @@ export function jsonErrorAt(text: string, parseMessage: string): string {
   const { line, column } = lineColumn(text, at);
   const what = at >= text.length ? 'the text ends early' : `unexpected ${quote(text[at]!)}`;
   return `not valid JSON at line ${line}, column ${column}: ${what}`;
+}
+
+/**
+ * The nesting depth of JSON text (objects and arrays; `{}` is 1), measured on the text in one pass
+ * without recursion, so a file nested a million deep is measured before anything parses or walks it.
+ * Brackets inside strings do not count; text that is not JSON is measured as far as its brackets go.
+ */
+export function jsonTextDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      // Skip the string: to the next quote not escaped (an even run of backslashes before it).
+      for (;;) {
+        const q = text.indexOf('"', i + 1);
+        if (q < 0) return deepest;
+        let k = q - 1;
+        while (text.charCodeAt(k) === 0x5c) k--;
+        i = q;
+        if ((q - 1 - k) % 2 === 0) break;
+      }
+    } else if (c === 0x7b || c === 0x5b) {
+      if (++depth > deepest) deepest = depth;
+    } else if (c === 0x7d || c === 0x5d) {
+      depth--;
+    }
+  }
+  return deepest;
+}
+
+/** Refuses JSON text nested deeper than `max` (the `json-depth` limit, default 64) with ResourceLimit naming `place`. */
+export function checkJsonTextDepth(text: string, place: string, max: number = DEFAULT_LIMITS.jsonDepth): void {
+  const d = jsonTextDepth(text);
+  if (d > max) throw new ResourceLimit(LIMIT_NAMES.jsonDepth, d, max, place);
+}
+
+/** JSON.parse of a file's text after the `json-depth` check (ResourceLimit naming `place`); JSON.parse's own SyntaxError otherwise. */
+export function parseJsonFile(text: string, place: string, max: number = DEFAULT_LIMITS.jsonDepth): unknown {
+  checkJsonTextDepth(text, place, max);
+  return JSON.parse(text) as unknown;
 }

@@ -7,6 +7,7 @@ import { existsSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { EngineError, InvalidInput, messageOf } from '../errors/index.js';
 import { readRegularFile } from '../io/files.js';
+import { parseJsonFile } from '../ir/jsonText.js';
 import { loadModel, type GenerateRequest, type LoadModelOptions, type Qwen3Model } from '../model/qwen3/model.js';
 import type { FinishReason, GeneratedToken, GenerationResult } from '../model/qwen3/generate.js';
 import { TextStream } from '../model/qwen3/stream.js';
@@ -31,7 +32,7 @@ function modelTypeOf(dir: string): string | undefined {
   const p = join(dir, 'config.json');
   if (!existsSync(p)) return undefined;
   let json: unknown;
-  try { json = JSON.parse(readRegularFile(p).toString('utf8')); } catch (e) {
+  try { json = parseJsonFile(readRegularFile(p).toString('utf8'), p); } catch (e) {
     if (e instanceof EngineError) throw e;
     throw new InvalidInput(p, `config.json is not JSON: ${messageOf(e)}`);
   }

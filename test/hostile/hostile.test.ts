@@ -34,6 +34,7 @@ import { cases as ctxmergeCases } from './ctxmergeCases.js';
 import { cases as files2Cases } from './files2Cases.js';
 import { cases as serve2Cases } from './serve2Cases.js';
 import { cases as lib2Cases } from './lib2Cases.js';
+import { cases as tok2Cases } from './tok2Cases.js';
 
 const TABLES: Readonly<Record<string, readonly HostileCase[]>> = {
   files: filesCases, cache: cacheCases, limits: limitsCases, engine: engineCases, embed: embedCases, tokenize: tokCases, farm: farmCases,
@@ -47,6 +48,7 @@ const TABLES: Readonly<Record<string, readonly HostileCase[]>> = {
   files2: files2Cases,
   serve2: serve2Cases,
   lib2: lib2Cases,
+  tok2: tok2Cases,
 };
 
 const BIN = fileURLToPath(new URL('../../src/cli/bin.js', import.meta.url));

@@ -22,6 +22,7 @@ import type { GgufFile } from '../gguf/types.js';
 import { readQ4nxHeader } from '../q4nx/container.js';
 import { packGguf, planPack, tokenizerFile, type PackProgress, type PackResult } from './pack.js';
 import { STAMP_FILE, checkStamp, currentStamp, fileSha256, formatStamp, sourceIdentity } from './stamp.js';
+import { parseJsonFile } from '../../ir/jsonText.js';
 
 /** The directory that holds cached model directories: `<cache dir>/q4nx`. */
 export function q4nxCacheRoot(env: NodeJS.ProcessEnv = process.env): string {
@@ -60,7 +61,7 @@ export function cachedDirProblems(dir: string, f: GgufFile, ggufPath: string, to
   const verdict = checkStamp(dir, { architecture: plan.architecture, source: sourceIdentity(ggufPath), ...(tokenizerSha256 !== undefined ? { tokenizerSha256 } : {}) });
   const problems = verdict.status === 'current' ? [] : [`stamp ${verdict.status}: ${verdict.reasons.join('; ')}`];
   let config: unknown;
-  try { config = JSON.parse(readRegularFile(join(dir, 'config.json')).toString('utf8')); } catch { problems.push('config.json is missing or not JSON'); }
+  try { config = parseJsonFile(readRegularFile(join(dir, 'config.json')).toString('utf8'), join(dir, 'config.json')); } catch { problems.push('config.json is missing, not JSON or nested too deep'); }
   if (typeof config === 'object' && config !== null && !Array.isArray(config)) {
     const { fatal } = scanDeclaredScales(f.metadata, config);
     if (fatal.length > 0) problems.push(`declared-scale scan failed: ${fatal.join('; ')}`);

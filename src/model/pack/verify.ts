@@ -21,6 +21,7 @@ import { planQwen3, storedShape, type Method, type PlannedTensor } from './plan.
 import type { PackProgress } from './pack.js';
 import { readQ4Row, type ExactType } from './q4Source.js';
 import { messageOf } from '../../errors/index.js';
+import { parseJsonFile } from '../../ir/jsonText.js';
 
 /** The default cosine a requantized tensor must reach. */
 export const DEFAULT_MIN_COSINE = 0.99;
@@ -130,7 +131,7 @@ function sameJson(a: unknown, b: unknown): boolean {
 function configProblems(f: GgufFile, ggufPath: string, dir: string): string[] {
   let config: Record<string, unknown>;
   try {
-    config = JSON.parse(readRegularFile(join(dir, 'config.json')).toString('utf8')) as Record<string, unknown>;
+    config = parseJsonFile(readRegularFile(join(dir, 'config.json')).toString('utf8'), join(dir, 'config.json')) as Record<string, unknown>;
   } catch (e) {
     return [`config.json cannot be read as JSON: ${escapeControl(messageOf(e))}`];
   }

@@ -8,6 +8,8 @@ import { closeSync, readSync } from 'node:fs';
 import { messageOf, Q4nxError } from '../../errors/index.js';
 import { escapeControl } from '../../io/escape.js';
 import { fsReason, openRegularFile, readRegularFile, type FileFailure } from '../../io/files.js';
+import { jsonTextDepth } from '../../ir/jsonText.js';
+import { DEFAULT_LIMITS } from '../../ir/limits.js';
 
 /** safetensors' MAX_HEADER_SIZE: a larger header is refused before it is read. */
 export const MAX_HEADER_BYTES = 100_000_000;
@@ -81,6 +83,8 @@ export function parseHeader(json: Uint8Array, dataBytes: number): Q4nxHeader {
   // safetensors refuses a header that does not start with '{' (InvalidHeaderStart).
   if (text[0] !== '{') throw new Q4nxError(null, 'header does not start with "{"');
   let root: unknown;
+  const depth = jsonTextDepth(text);
+  if (depth > DEFAULT_LIMITS.jsonDepth) throw new Q4nxError(null, `header is nested ${depth} deep, past the json-depth limit ${DEFAULT_LIMITS.jsonDepth}`);
   try { root = JSON.parse(text); } catch (e) {
     throw new Q4nxError(null, `header is not JSON: ${escapeControl(messageOf(e))}`);
   }

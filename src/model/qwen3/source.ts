@@ -14,6 +14,7 @@ import { loadTokenizer, tokenizerFromGguf } from '../tokenizer/load.js';
 import type { Tokenizer } from '../tokenizer/types.js';
 import { configFromGguf, configFromJson, type Qwen3Config } from './config.js';
 import { ggufWeights, q4nxWeights, type ModelWeights } from './weights.js';
+import { parseJsonFile } from '../../ir/jsonText.js';
 
 /** A model's files, read as far as its headers. */
 export interface ModelSource {
@@ -62,7 +63,7 @@ function openDirectory(dir: string): ModelSource {
   if (!existsSync(configPath)) throw new InvalidInput(dir, 'a model directory holds config.json; this one has none');
   let json: unknown;
   try {
-    json = JSON.parse(readRegularFile(configPath).toString('utf8'));
+    json = parseJsonFile(readRegularFile(configPath).toString('utf8'), configPath);
   } catch (e) {
     if (e instanceof EngineError) throw e;
     throw new InvalidInput(configPath, `config.json is not JSON: ${messageOf(e)}`);

@@ -6,12 +6,47 @@
  * @internal
  */
 
-/** Ids are below this, so a pair of ids packs into one number key. */
+/** Ids are below this (2^21). */
 export const ID_LIMIT = 1 << 21;
 
-/** The merge table: pair key (left * ID_LIMIT + right) to rank, and the id each rank makes. */
+/**
+ * Pairs of ids to merge ranks, in an open-addressing table of typed arrays: no boxed key per pair, so
+ * building it and looking pairs up cost the same per merge however many merges there are.
+ */
+export class PairTable {
+  private readonly left: Int32Array;
+  private readonly right: Int32Array;
+  private readonly value: Int32Array;
+  private readonly mask: number;
+  constructor(expected: number) {
+    let cap = 16;
+    while (cap < expected * 2) cap *= 2;
+    this.mask = cap - 1;
+    this.left = new Int32Array(cap).fill(-1);
+    this.right = new Int32Array(cap);
+    this.value = new Int32Array(cap);
+  }
+  private slot(l: number, r: number): number {
+    let h = (Math.imul(l, 0x9e3779b1) ^ Math.imul(r + 0x7f4a7c15, 0x85ebca77)) & this.mask;
+    while (this.left[h] !== -1 && (this.left[h] !== l || this.right[h] !== r)) h = (h + 1) & this.mask;
+    return h;
+  }
+  /** The rank of the pair, or -1. */
+  get(l: number, r: number): number {
+    const h = this.slot(l, r);
+    return this.left[h] === -1 ? -1 : this.value[h]!;
+  }
+  /** Sets the pair's rank unless it has one (a repeated pair keeps its first, best rank). */
+  setFirst(l: number, r: number, v: number): void {
+    const h = this.slot(l, r);
+    if (this.left[h] !== -1) return;
+    this.left[h] = l; this.right[h] = r; this.value[h] = v;
+  }
+}
+
+/** The merge table: pair of ids to rank, and the id each rank makes. */
 export interface Merges {
-  readonly rank: ReadonlyMap<number, number>;
+  readonly rank: PairTable;
   readonly result: Int32Array;
 }
 
@@ -26,7 +61,7 @@ export interface BpeModel {
 /** Builds the merge table from [left, right] string pairs in rank order; the failing index if one does not fit. */
 export function buildMerges(pairs: readonly (readonly [string, string])[], vocab: ReadonlyMap<string, number>):
   Merges | { bad: number; why: string } {
-  const rank = new Map<number, number>();
+  const rank = new PairTable(pairs.length);
   const result = new Int32Array(pairs.length);
   for (let r = 0; r < pairs.length; r++) {
     const [a, b] = pairs[r]!;
@@ -35,9 +70,8 @@ export function buildMerges(pairs: readonly (readonly [string, string])[], vocab
     const ir = vocab.get(a + b);
     if (ia === undefined || ib === undefined) return { bad: r, why: `${JSON.stringify(ia === undefined ? a : b)} is not a token` };
     if (ir === undefined) return { bad: r, why: `it makes ${JSON.stringify(a + b)}, which is not a token` };
-    const key = ia * ID_LIMIT + ib;
     // A repeated pair keeps its first (best) rank, as a dictionary built in order would.
-    if (!rank.has(key)) rank.set(key, r);
+    rank.setFirst(ia, ib, r);
     result[r] = ir;
   }
   return { rank, result };
@@ -45,13 +79,14 @@ export function buildMerges(pairs: readonly (readonly [string, string])[], vocab
 
 const POS_LIMIT = 2 ** 31;
 
+/** A binary min-heap of numbers in a growable Float64Array (outside the JS heap, 8 bytes an entry). */
 class Heap {
-  private readonly a: number[] = [];
-  get size(): number { return this.a.length; }
+  private a = new Float64Array(64);
+  size = 0;
   push(v: number): void {
+    if (this.size === this.a.length) { const b = new Float64Array(this.a.length * 2); b.set(this.a); this.a = b; }
     const a = this.a;
-    a.push(v);
-    let i = a.length - 1;
+    let i = this.size++;
     while (i > 0) {
       const p = (i - 1) >> 1;
       if (a[p]! <= v) break;
@@ -63,13 +98,14 @@ class Heap {
   pop(): number {
     const a = this.a;
     const top = a[0]!;
-    const last = a.pop()!;
-    if (a.length > 0) {
+    const last = a[--this.size]!;
+    const n = this.size;
+    if (n > 0) {
       let i = 0;
       for (;;) {
         const l = 2 * i + 1;
-        if (l >= a.length) break;
-        const c = l + 1 < a.length && a[l + 1]! < a[l]! ? l + 1 : l;
+        if (l >= n) break;
+        const c = l + 1 < n && a[l + 1]! < a[l]! ? l + 1 : l;
         if (a[c]! >= last) break;
         a[i] = a[c]!;
         i = c;
@@ -80,16 +116,24 @@ class Heap {
   }
 }
 
+/** Heap operations over every BPE run: the tests read it to show a piece costs O(n log n). */
+export const bpeWork = { steps: 0 };
+
 /** The ids of one piece's characters after every merge; a character missing from the vocabulary is `undefined`. */
 export function bpeIds(model: BpeModel, piece: string): number[] {
   if (model.ignoreMerges) {
     const whole = model.vocab.get(piece);
     if (whole !== undefined) return [whole];
   }
-  const chars = Array.from(piece);
-  const n = chars.length;
+  // Code points, read without an array of one string each (a piece may be megabytes long).
+  let n = 0;
+  for (let i = 0; i < piece.length; i++, n++) if (piece.charCodeAt(i) >= 0xd800 && piece.charCodeAt(i) <= 0xdbff && i + 1 < piece.length) i++;
   const id = new Int32Array(n);
-  for (let i = 0; i < n; i++) id[i] = model.vocab.get(chars[i]!) ?? -1;
+  for (let i = 0, k = 0; i < piece.length; k++) {
+    const w = piece.codePointAt(i)! > 0xffff ? 2 : 1;
+    id[k] = model.vocab.get(piece.slice(i, i + w)) ?? -1;
+    i += w;
+  }
   if (n < 2) return Array.from(id);
   const next = new Int32Array(n);
   const prev = new Int32Array(n);
@@ -97,20 +141,22 @@ export function bpeIds(model: BpeModel, piece: string): number[] {
   for (let i = 0; i < n; i++) { next[i] = i + 1 < n ? i + 1 : -1; prev[i] = i - 1; }
   const { rank, result } = model.merges;
   const heap = new Heap();
+  let steps = 0;
   const consider = (l: number): void => {
     const r = next[l]!;
     if (l < 0 || r < 0 || id[l]! < 0 || id[r]! < 0) return;
-    const k = rank.get(id[l]! * ID_LIMIT + id[r]!);
-    if (k !== undefined) heap.push(k * POS_LIMIT + l);
+    const k = rank.get(id[l]!, id[r]!);
+    if (k >= 0) { heap.push(k * POS_LIMIT + l); steps += 1 + Math.ceil(Math.log2(heap.size + 1)); }
   };
   for (let i = 0; i + 1 < n; i++) consider(i);
   while (heap.size > 0) {
+    steps += 1 + Math.ceil(Math.log2(heap.size + 1));
     const top = heap.pop();
     const k = Math.floor(top / POS_LIMIT);
     const l = top - k * POS_LIMIT;
     const r = next[l]!;
     // A stale entry: its left symbol was merged away or now pairs with something else.
-    if (!alive[l] || r < 0 || id[l]! < 0 || id[r]! < 0 || rank.get(id[l]! * ID_LIMIT + id[r]!) !== k) continue;
+    if (!alive[l] || r < 0 || id[l]! < 0 || id[r]! < 0 || rank.get(id[l]!, id[r]!) !== k) continue;
     id[l] = result[k]!;
     alive[r] = 0;
     next[l] = next[r]!;
@@ -118,6 +164,7 @@ export function bpeIds(model: BpeModel, piece: string): number[] {
     if (prev[l]! >= 0) consider(prev[l]!);
     consider(l);
   }
+  bpeWork.steps += steps;
   const out: number[] = [];
   for (let i = 0; i >= 0 && i < n; i = next[i]!) out.push(id[i]!);
   return out;

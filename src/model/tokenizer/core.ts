@@ -22,8 +22,8 @@ export interface TokenizerSpec {
   readonly preTokenize: PreTokenizer;
   /** Per id: the token's text as stored, or null for an id with no token. */
   readonly tokens: readonly (string | null)[];
-  /** Per id: the bytes it decodes to (empty for none). */
-  readonly bytes: readonly Uint8Array[];
+  /** The bytes an id decodes to (empty for none); computed when first asked for, so loading stays cheap. */
+  readonly bytes: (id: number) => Uint8Array;
   readonly special: ReadonlySet<number>;
   /** Ids encode adds before and after a text when addSpecial is on. */
   readonly prefix: readonly number[];
@@ -83,7 +83,7 @@ class SpecTokenizer implements Tokenizer {
     const normalized = this.spec.normalize === null ? text : this.spec.normalize(text);
     for (const part of this.normalizedAdded.split(normalized, parseSpecial)) {
       if ('id' in part) { out.push(part.id); continue; }
-      for (const p of this.spec.preTokenize([part.text])) this.piece(p, out);
+      this.spec.preTokenize(part.text, (p) => this.piece(p, out));
     }
   }
 
@@ -109,7 +109,7 @@ class SpecTokenizer implements Tokenizer {
     let n = 0;
     for (const id of ids) {
       if (skip && this.spec.special.has(id)) continue;
-      const b = this.spec.bytes[id]!;
+      const b = this.spec.bytes(id);
       parts.push(b);
       n += b.length;
     }

@@ -13,7 +13,8 @@ import type { AddedToken } from './added.js';
 import { ID_LIMIT, buildMerges } from './bpe.js';
 import { BYTE_TO_CHAR, tokenBytes } from './byteLevel.js';
 import { END_OF_TURN, type TokenizerSpec } from './core.js';
-import { QWEN2_PATTERN, compilePattern } from './pattern.js';
+import { QWEN2_PATTERN } from './pattern.js';
+import { compilePattern } from './regex.js';
 import { byteLevel, sequence, splitPattern, type PreTokenizer } from './pretokenize.js';
 
 /** llama.cpp's token types (gguf-py's TokenType). */
@@ -44,8 +45,10 @@ export function specFromGguf(meta: GgufMetadata, source: string): TokenizerSpec 
     if (v === undefined) return null;
     if (v.type === 'array' || v.type === 'string' || v.type === 'bool' || v.type === 'f32' || v.type === 'f64') return fail(`tokenizer.ggml.${k}`, 'must be an integer');
     const n = Number(v.value);
-    // llama.cpp writes -1 (or an out-of-range id) for "none".
-    return Number.isSafeInteger(n) && n >= 0 && n < size ? n : null;
+    // -1 (as a signed value, or the largest unsigned one) means "none"; any other id must name a token.
+    if (n === -1 || (v.type === 'u32' && n === 0xffffffff) || (v.type === 'u64' && v.value === 0xffffffffffffffffn)) return null;
+    if (!Number.isSafeInteger(n) || n < 0 || n >= size) return fail(`tokenizer.ggml.${k}`, `id ${String(v.value)} is outside the vocabulary (0 to ${size - 1})`);
+    return n;
   };
   const flag = (k: string): boolean => { const v = get(k); return v !== undefined && v.type === 'bool' && v.value; };
 
@@ -113,7 +116,7 @@ export function specFromGguf(meta: GgufMetadata, source: string): TokenizerSpec 
   const { normalize, pre: preTokenize } = pre!();
   return {
     source, kind: 'gguf', model: { vocab, merges, ignoreMerges: false }, added, normalize, preTokenize,
-    tokens: tokens.map((t, i) => (types[i] === TOKEN_TYPE.unused ? null : t)), bytes, special,
+    tokens: tokens.map((t, i) => (types[i] === TOKEN_TYPE.unused ? null : t)), bytes: (i) => bytes[i]!, special,
     prefix: flag('add_bos_token') && bosId !== null ? [bosId] : [],
     suffix: flag('add_eos_token') && id('eos_token_id', size) !== null ? [id('eos_token_id', size)!] : [],
     bosId, eosIds: [...eos].sort((a, b) => a - b), padId,

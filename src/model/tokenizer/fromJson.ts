@@ -4,13 +4,15 @@
  * decoders such tokenizers use. Any other component is refused by name rather than guessed at.
  * @internal
  */
-import { TokenizerError } from '../../errors/index.js';
+import { ResourceLimit, TokenizerError } from '../../errors/index.js';
+import { DEFAULT_LIMITS, LIMIT_NAMES } from '../../ir/limits.js';
 import type { AddedToken } from './added.js';
 import { ID_LIMIT, buildMerges } from './bpe.js';
 import { BYTE_TO_CHAR, tokenBytes } from './byteLevel.js';
 import { END_OF_TURN, type TokenizerSpec } from './core.js';
-import { PatternError, compilePattern } from './pattern.js';
-import { byteLevel, sequence, splitPattern, type PreTokenizer, type SplitBehavior } from './pretokenize.js';
+import { PatternError } from './pattern.js';
+import { compilePattern } from './regex.js';
+import { byteLevel, sequence, splitPattern, type Matcher, type PreTokenizer, type SplitBehavior } from './pretokenize.js';
 
 /** The files of a Hugging Face model directory, parsed; only tokenizer.json is required. */
 export interface HfTokenizerFiles {
@@ -33,6 +35,12 @@ class Reader {
     if (!isObj(v)) this.fail(at, 'must be an object');
     return v;
   }
+  /** Refuses a component nested past the json-depth limit before the walk recurses into it (the files were checked as text; a value handed to tokenizerFromHf was not). */
+  nested(at: string): void {
+    let depth = 0;
+    for (let i = at.indexOf('/'); i >= 0; i = at.indexOf('/', i + 1)) depth++;
+    if (depth > DEFAULT_LIMITS.jsonDepth) throw new ResourceLimit(LIMIT_NAMES.jsonDepth, depth, DEFAULT_LIMITS.jsonDepth, `${this.source}${at}`);
+  }
   type(v: Obj, at: string): string {
     if (typeof v['type'] !== 'string') this.fail(`${at}/type`, 'must be a string');
     return v['type'];
@@ -52,6 +60,7 @@ const NORMALIZERS: Readonly<Record<string, (s: string) => string>> = {
 
 function normalizer(r: Reader, v: unknown, at: string): ((s: string) => string) | null {
   if (v === null || v === undefined) return null;
+  r.nested(at);
   const o = r.obj(v, at);
   const t = r.type(o, at);
   if (t === 'Sequence') {
@@ -68,7 +77,7 @@ const BEHAVIORS: readonly SplitBehavior[] = ['Isolated', 'Removed', 'MergedWithP
 
 function split(r: Reader, o: Obj, at: string): PreTokenizer {
   const p = r.obj(o['pattern'], `${at}/pattern`);
-  let re: RegExp;
+  let re: Matcher;
   if (typeof p['String'] === 'string') re = new RegExp(p['String'].replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&'), 'gu');
   else if (typeof p['Regex'] === 'string') {
     try { re = compilePattern(p['Regex']); } catch (e) {
@@ -82,6 +91,7 @@ function split(r: Reader, o: Obj, at: string): PreTokenizer {
 }
 
 function preTokenizer(r: Reader, v: unknown, at: string, seen: { byteLevel: boolean }): PreTokenizer {
+  r.nested(at);
   const o = r.obj(v, at);
   const t = r.type(o, at);
   switch (t) {
@@ -99,6 +109,7 @@ function preTokenizer(r: Reader, v: unknown, at: string, seen: { byteLevel: bool
 /** The ids a post-processor adds around a single text. */
 function postProcessor(r: Reader, v: unknown, at: string): { prefix: number[]; suffix: number[] } {
   if (v === null || v === undefined) return { prefix: [], suffix: [] };
+  r.nested(at);
   const o = r.obj(v, at);
   const t = r.type(o, at);
   if (t === 'ByteLevel') return { prefix: [], suffix: [] };
@@ -236,8 +247,18 @@ export function specFromHf(files: HfTokenizerFiles, source: string): TokenizerSp
   const tokens: (string | null)[] = new Array<string | null>(size).fill(null);
   for (const [tok, id] of vocab) tokens[id] = tok;
   for (const t of added) tokens[t.id] = t.content;
-  const byContent = new Map<string, number>();
-  tokens.forEach((t, id) => { if (t !== null && !byContent.has(t)) byContent.set(t, id); });
+  const decoded: (Uint8Array | undefined)[] = [];
+  // The lowest id whose token is `name`: its vocabulary entry (unless an added token took the id) or an added token.
+  const addedByContent = new Map<string, number>();
+  for (const t of added) { const had = addedByContent.get(t.content); if (had === undefined || t.id < had) addedByContent.set(t.content, t.id); }
+  const byContent = {
+    get(name: string): number | undefined {
+      const v = vocab.get(name);
+      const a = addedByContent.get(name);
+      const fromVocab = v !== undefined && tokens[v] === name ? v : undefined;
+      return fromVocab === undefined ? a : a === undefined ? fromVocab : Math.min(fromVocab, a);
+    },
+  };
   for (const id of [...prefix, ...suffix]) if (id >= size) r.fail('/post_processor', `adds id ${id}, which is past the vocabulary`);
 
   const special = new Set(added.filter((t) => t.special).map((t) => t.id));
@@ -250,7 +271,7 @@ export function specFromHf(files: HfTokenizerFiles, source: string): TokenizerSp
   return {
     source, kind: 'tokenizer.json', model: { vocab, merges, ignoreMerges: model['ignore_merges'] === true }, added,
     normalize: normalizer(r, root['normalizer'], '/normalizer'), preTokenize, tokens,
-    bytes: tokens.map((t) => (t === null ? new Uint8Array(0) : tokenBytes(t))), special, prefix, suffix,
+    bytes: (id) => (decoded[id] ??= tokens[id] === null || tokens[id] === undefined ? new Uint8Array(0) : tokenBytes(tokens[id])), special, prefix, suffix,
     bosId: idOf(names.bos_token), eosIds: [...eos].sort((a, b) => a - b), padId: idOf(names.pad_token),
     chat: {
       template: chatTemplate(r, cfg),

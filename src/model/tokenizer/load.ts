@@ -12,6 +12,7 @@ import { tokenizerFromSpec } from './core.js';
 import { specFromGguf } from './fromGguf.js';
 import { specFromHf, type HfTokenizerFiles } from './fromJson.js';
 import type { Tokenizer } from './types.js';
+import { checkJsonTextDepth } from '../../ir/jsonText.js';
 
 /** The largest tokenizer.json read (real ones are 2 to 20 MB). */
 export const MAX_TOKENIZER_JSON_BYTES = 256 * 1024 * 1024;
@@ -41,6 +42,7 @@ function readJson(path: string, source: string, required: boolean): unknown {
   } catch (e) {
     throw new TokenizerError(source, e instanceof TypeError ? `${path} is not UTF-8 text` : `cannot read ${path}: ${why(e)}`);
   }
+  checkJsonTextDepth(text, path);
   try {
     return JSON.parse(text);
   } catch (e) {

@@ -1,11 +1,11 @@
 /**
- * Oniguruma patterns (what Hugging Face tokenizers compiles a tokenizer.json's `Split` regex with) as
- * JavaScript `u` regular expressions. Node 20's RegExp has no inline `(?i:...)` group and its `\s`,
+ * Oniguruma patterns (what Hugging Face tokenizers compiles a tokenizer.json's `Split` regex with): their
+ * character sets as JavaScript `u` classes, for the linear-time matcher of regex.ts, and (translatePattern)
+ * whole patterns as JavaScript regular expressions. Node 20's RegExp has no inline `(?i:...)` group and its `\s`,
  * `\d`, `.`, `^` and `$` mean other sets than Oniguruma's, so those are rewritten; a construct whose
  * meaning cannot be kept (possessive and atomic groups, `\G`, `\K`, class intersections) is refused.
  * @internal
  */
-import { messageOf } from '../../errors/index.js';
 
 /** Why a pattern cannot be translated; the loader turns it into a TokenizerError naming the file. */
 export class PatternError extends Error {}
@@ -13,7 +13,7 @@ export class PatternError extends Error {}
 const SYNTAX = '^$\\.*+?()[]{}|/';
 const WORD = String.raw`\p{L}\p{M}\p{Nd}\p{Pc}`;
 /** Escapes outside a class whose Oniguruma meaning is a set or an anchor JavaScript spells otherwise. */
-const OUTSIDE: Readonly<Record<string, string>> = {
+export const OUTSIDE: Readonly<Record<string, string>> = {
   s: String.raw`\p{White_Space}`, S: String.raw`\P{White_Space}`, d: String.raw`\p{Nd}`, D: String.raw`\P{Nd}`,
   w: `[${WORD}]`, W: `[^${WORD}]`, h: '[0-9a-fA-F]', H: '[^0-9a-fA-F]', A: '^', z: '$', Z: String.raw`(?=\n?$)`,
   n: String.raw`\n`, r: String.raw`\r`, t: String.raw`\t`, f: String.raw`\f`, v: String.raw`\v`, a: String.raw`\x07`, e: String.raw`\x1b`,
@@ -27,7 +27,7 @@ const INSIDE: Readonly<Record<string, string>> = {
 const esc = (c: string): string => (SYNTAX.includes(c) || c === '-' ? `\\${c}` : c);
 
 /** A character under case-insensitive matching: every case of it, as a class, or itself. */
-function folded(c: string, inClass: boolean): string {
+export function folded(c: string, inClass: boolean): string {
   const lo = c.toLowerCase();
   const up = c.toUpperCase();
   if (lo === up || [...lo].length !== 1 || [...up].length !== 1) return inClass ? esc(c) : escOutside(c);
@@ -35,12 +35,12 @@ function folded(c: string, inClass: boolean): string {
   return inClass ? set : `[${set}]`;
 }
 
-function escOutside(c: string): string {
+export function escOutside(c: string): string {
   return SYNTAX.includes(c) ? `\\${c}` : c;
 }
 
 /** Reads a braced or single-letter property or a code point escape at `p[i] === '\\'`; null if not one. */
-function braced(p: string, i: number): { text: string; end: number } | null {
+export function braced(p: string, i: number): { text: string; end: number } | null {
   const m = /^\\([pPx])\{([^}]*)\}/.exec(p.slice(i));
   if (m !== null) return { text: m[1] === 'x' ? `\\u{${m[2]!}}` : m[0], end: i + m[0].length };
   const one = /^\\([pP])([A-Za-z])/.exec(p.slice(i));
@@ -50,7 +50,7 @@ function braced(p: string, i: number): { text: string; end: number } | null {
   return null;
 }
 
-function charClass(p: string, start: number, ci: boolean): { text: string; end: number } {
+export function charClass(p: string, start: number, ci: boolean): { text: string; end: number } {
   let i = start + 1;
   let out = '[';
   if (p[i] === '^') { out += '^'; i++; }
@@ -167,16 +167,6 @@ export function translatePattern(p: string): string {
   }
   if (groups.length > 0) throw new PatternError('unbalanced (');
   return out;
-}
-
-/** Compiles an Oniguruma pattern for global matching; a PatternError when it cannot be kept exactly. */
-export function compilePattern(p: string): RegExp {
-  const js = translatePattern(p);
-  try {
-    return new RegExp(js, 'gu');
-  } catch (e) {
-    throw new PatternError(`not a pattern JavaScript can run (${messageOf(e)})`);
-  }
 }
 
 /**

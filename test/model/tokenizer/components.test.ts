@@ -2,13 +2,14 @@ import { expect } from 'chai';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { InvalidInput, TokenizerError, UsageError } from '../../../src/errors/index.js';
-import { PatternError, QWEN2_PATTERN, compilePattern } from '../../../src/model/tokenizer/pattern.js';
-import { splitPattern, type SplitBehavior } from '../../../src/model/tokenizer/pretokenize.js';
+import { PatternError, QWEN2_PATTERN } from '../../../src/model/tokenizer/pattern.js';
+import { compilePattern } from '../../../src/model/tokenizer/regex.js';
+import { preTokenizeAll, splitPattern, type SplitBehavior } from '../../../src/model/tokenizer/pretokenize.js';
 import { loadTokenizer, tokenizerFromHf } from '../../../src/model/tokenizer/index.js';
 import { tempDir } from '../../jobs/helpers.js';
 import { fixtures, qwen3Files, tinyTokenizerJson } from './helpers.js';
 
-const matches = (p: string, s: string): string[] => [...s.matchAll(compilePattern(p))].map((m) => m[0]).filter((m) => m !== '');
+const matches = (p: string, s: string): string[] => [...compilePattern(p)[Symbol.matchAll](s)].map((m) => m[0]).filter((m) => m !== '');
 const tiny = (over: Record<string, unknown> = {}) => tokenizerFromHf({ tokenizer: tinyTokenizerJson(over) }, 'tiny.json');
 const model = () => (tinyTokenizerJson() as { model: Record<string, unknown> }).model;
 // Ids of the tiny tokenizer: bytes are their own ids; the merges made 256 he ... 263 Ġworld, 265 ĠĠ.
@@ -50,7 +51,7 @@ describe('tokenizer components: Oniguruma patterns, splits, BPE, added tokens, r
       const pre = (qwen3Files().tokenizer as unknown as { pre_tokenizer: { pretokenizers: { pattern: { Regex: string } }[] } }).pre_tokenizer;
       const hf = compilePattern(pre.pretokenizers[0]!.pattern.Regex);
       const ll = compilePattern(QWEN2_PATTERN);
-      for (const c of fixtures().cases) expect([...c.text.matchAll(ll)].map((m) => m[0]), JSON.stringify(c.text)).to.deep.equal([...c.text.matchAll(hf)].map((m) => m[0]));
+      for (const c of fixtures().cases) expect([...ll[Symbol.matchAll](c.text)].map((m) => m[0]), JSON.stringify(c.text)).to.deep.equal([...hf[Symbol.matchAll](c.text)].map((m) => m[0]));
     });
   });
 
@@ -64,10 +65,10 @@ describe('tokenizer components: Oniguruma patterns, splits, BPE, added tokens, r
       Contiguous: ['the', '-', 'final', '--', 'countdown'],
     };
     for (const [b, want] of Object.entries(cases)) {
-      it(`${b}`, () => expect(splitPattern(/-/gu, b as SplitBehavior)(['the-final--countdown'])).to.deep.equal(want));
+      it(`${b}`, () => expect(preTokenizeAll(splitPattern(/-/gu, b as SplitBehavior), ['the-final--countdown'])).to.deep.equal(want));
     }
     it('invert swaps what counts as a match', () => {
-      expect(splitPattern(/-/gu, 'Removed', true)(['the-final--countdown'])).to.deep.equal(['-', '-', '-']);
+      expect(preTokenizeAll(splitPattern(/-/gu, 'Removed', true), ['the-final--countdown'])).to.deep.equal(['-', '-', '-']);
     });
   });
 
