@@ -85,18 +85,19 @@ export async function serveCommand(path: string | undefined, f: ServeFlags, io: 
     }
     throw e;
   });
+  // A signal while the model loads stops the server as cleanly as one later. The handlers are in place
+  // before the first line that says the server is up, so a supervisor that signals on that line is heard.
+  const signalled = new Promise<void>((resolve) => {
+    const on = (s: string) => { io.err(`${s}: finishing the running request and stopping`); resolve(); };
+    process.once('SIGINT', () => on('SIGINT'));
+    process.once('SIGTERM', () => on('SIGTERM'));
+  });
   if (demo !== undefined) io.err('serving the demo model: Qwen3\'s architecture and tokenizer with RANDOM weights (its text is nonsense); serve a real model with --model PATH');
   io.err(`model ${id} (${resolved.route} route, target ${f.target}) loading; ${url}/v1/health answers 200 when it is ready`);
   io.out(url);
   io.err(`chat in a browser at ${url}/ and the engine's status at ${url}/status`);
   io.out(`curl ${url}/v1/chat/completions -H 'content-type: application/json'${f.apiKey !== undefined ? " -H 'authorization: Bearer KEY'" : ''} -d '{"model":"${id}","messages":[{"role":"user","content":"Hello"}],"max_tokens":32}'`);
   // The first load compiles the programs and binds the weights: a line on a terminal while it runs.
-  // A signal while the model loads stops the server as cleanly as one later.
-  const signalled = new Promise<void>((resolve) => {
-    const on = (s: string) => { io.err(`${s}: finishing the running request and stopping`); resolve(); };
-    process.once('SIGINT', () => on('SIGINT'));
-    process.once('SIGTERM', () => on('SIGTERM'));
-  });
   const stopped = stop === undefined ? signalled : Promise.race([signalled, stop]);
   const loading = createProgress(`loading ${id} on ${f.target}: compiling, loading the weights {bar} | {duration_formatted}`, { clear: true });
   loading.update(0, 1);
