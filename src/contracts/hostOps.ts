@@ -10,7 +10,7 @@ import { programToJson } from '../ir/codec.js';
 import { quantTensor, tensor } from '../ir/tensor.js';
 import type { QuantTensor, Tensor } from '../ir/tensor.js';
 import { QUANT_DTYPES } from '../ir/types.js';
-import type { QuantDType } from '../ir/types.js';
+import type { DType, QuantDType } from '../ir/types.js';
 import { dequantize } from '../numerics/dequant.js';
 import { quantBytes as quantSize } from '../numerics/quant.js';
 import { checkProgram } from '../ops/validate.js';
@@ -55,8 +55,8 @@ function built(name: string, body: (p: ProgramBuilder) => Value[]): { checked: C
   return { checked, json: programToJson(checked.program) };
 }
 
-/** Chunks of [rows, 256] over `columns` (each column an argument's values), padded with ones. */
-function chunked(names: readonly string[], columns: readonly (readonly number[])[], rows: number): TensorMap[] {
+/** Chunks of [rows, 256] tensors of `dtype` (f32 unless said) over `columns` (each column an argument's values), padded with ones. */
+function chunked(names: readonly string[], columns: readonly (readonly number[])[], rows: number, dtype: DType = 'f32'): TensorMap[] {
   const per = rows * COLS;
   const n = Math.max(...columns.map((c) => c.length));
   const out: TensorMap[] = [];
@@ -65,7 +65,7 @@ function chunked(names: readonly string[], columns: readonly (readonly number[])
     names.forEach((name, k) => {
       const d = new Float64Array(per).fill(1);
       for (let i = 0; i < per && at + i < n; i++) d[i] = columns[k]![at + i]!;
-      m[name] = tensor('f32', [rows, COLS], d);
+      m[name] = tensor(dtype, [rows, COLS], d);
     });
     out.push(m);
   }

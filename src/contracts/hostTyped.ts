@@ -8,7 +8,6 @@
  */
 import { tensor } from '../ir/tensor.js';
 import type { DType } from '../ir/types.js';
-import type { Tensor } from '../ir/tensor.js';
 import { bf16FromBits, f16FromBits, roundToDtype } from '../numerics/float16.js';
 import type { Value } from '../ops/builder.js';
 import type { TensorMap } from '../oracle/types.js';
@@ -17,7 +16,7 @@ import type { HostContract } from '../targets/host/contracts.js';
 import type { F32Source } from './hostCases.js';
 import { EDGE_VALUES, fill } from './hostCases.js';
 import type { ElementBound, HostContractOp, HostProgram } from './hostOps.js';
-import { built } from './hostOps.js';
+import { built, chunked } from './hostOps.js';
 
 const COLS = 256;
 const HALVES = ['f16', 'bf16'] as const;
@@ -50,23 +49,6 @@ function everyPattern(dtype: Half): number[] {
   return Array.from({ length: 65536 }, (_, b) => (dtype === 'f16' ? f16FromBits(b) : bf16FromBits(b)));
 }
 
-/** Chunks of [rows, 256] tensors of `dtype` over `columns`, padded with ones. */
-function chunkedAs(dtype: DType, names: readonly string[], columns: readonly (readonly number[])[], rows: number): TensorMap[] {
-  const per = rows * COLS;
-  const n = Math.max(...columns.map((c) => c.length));
-  const out: TensorMap[] = [];
-  for (let at = 0; at < n; at += per) {
-    const m: Record<string, Tensor> = {};
-    names.forEach((name, k) => {
-      const d = new Float64Array(per).fill(1);
-      for (let i = 0; i < per && at + i < n; i++) d[i] = columns[k]![at + i]!;
-      m[name] = tensor(dtype, [rows, COLS], d);
-    });
-    out.push(m);
-  }
-  return out;
-}
-
 /** One ulp of `dtype` at |x| (its least subnormal below the normal range). */
 function ulpIn(dtype: Half, x: number): number {
   const a = Math.abs(x);
@@ -97,7 +79,7 @@ function elementwise(op: keyof typeof HOST_TYPED_CONTRACTS, r: F32Source, bulk: 
       const e = edgesOf(dtype);
       const a = fill(e.length * e.length + bulk, next, e.flatMap((x) => e.map(() => x)));
       const b = fill(e.length * e.length + bulk, next, e.flatMap(() => e));
-      const chunks = chunkedAs(dtype, ['a', 'b'], [a, b], rows);
+      const chunks = chunked(['a', 'b'], [a, b], rows, dtype);
       const { checked, json } = built(name, (p) => {
         const f = (p.named('y') as unknown as Record<string, (u: Value, v: Value) => Value>)[op]!;
         return [f.call(p.named('y'), p.activation('a', dtype, [rows, COLS]), p.activation('b', dtype, [rows, COLS]))];
@@ -105,7 +87,7 @@ function elementwise(op: keyof typeof HOST_TYPED_CONTRACTS, r: F32Source, bulk: 
       return { name: `${op} ${dtype}`, checked, json, weights: {}, chunks, bound: exact };
     }
     const x = dtype !== 'i32' && bulk >= 65536 ? everyPattern(dtype) : fill(edgesOf(dtype).length + bulk, next, edgesOf(dtype));
-    const chunks = chunkedAs(dtype, ['x'], [x], rows);
+    const chunks = chunked(['x'], [x], rows, dtype);
     const { checked, json } = built(name, (p) => {
       const f = (p.named('y') as unknown as Record<string, (u: Value) => Value>)[op]!;
       return [f.call(p.named('y'), p.activation('x', dtype, [rows, COLS]))];

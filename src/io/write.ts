@@ -85,17 +85,22 @@ export function writeError(path: string, e: unknown, fail: FileFailure = cannotW
 // What link(2) answers where the file system has no hard links.
 const NO_LINKS: ReadonlySet<string> = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']);
 
+/** Writes all of `bytes` at `fd`, flushes them to the disk (fsync) and closes it, also on a failure. */
+function writeAllAndClose(f: WriterFs, fd: number, bytes: Uint8Array): void {
+  try {
+    let off = 0;
+    while (off < bytes.byteLength) off += f.writeSync(fd, bytes, off, bytes.byteLength - off);
+    f.fsyncSync(fd);
+  } finally {
+    f.closeSync(fd);
+  }
+}
+
 /** Writes `bytes` to a new file `path` (O_EXCL), fsynced; on a failure after creating it, removes it. */
 function writeExclusive(f: WriterFs, path: string, bytes: Uint8Array, mode: number): void {
   const fd = f.openSync(path, 'wx', mode);
   try {
-    try {
-      let off = 0;
-      while (off < bytes.byteLength) off += f.writeSync(fd, bytes, off, bytes.byteLength - off);
-      f.fsyncSync(fd);
-    } finally {
-      f.closeSync(fd);
-    }
+    writeAllAndClose(f, fd, bytes);
   } catch (e) {
     try { f.unlinkSync(path); } catch { /* already gone */ }
     throw e;
@@ -123,13 +128,7 @@ export function writeOutputFile(path: string, data: string | Uint8Array, opts: W
   try { fd = f.openSync(tmp, 'wx', opts.mode ?? 0o666); } catch (e) { throw writeError(path, e, fail); }
   let created = true;
   try {
-    try {
-      let off = 0;
-      while (off < bytes.byteLength) off += f.writeSync(fd, bytes, off, bytes.byteLength - off);
-      f.fsyncSync(fd);
-    } finally {
-      f.closeSync(fd);
-    }
+    writeAllAndClose(f, fd, bytes);
     if (opts.exclusive === true) {
       try {
         f.linkSync(tmp, path);

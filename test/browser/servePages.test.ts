@@ -15,25 +15,8 @@ import { demoModel } from '../../src/serve/demo.js';
 import type { ServedModel } from '../../src/serve/model.js';
 import { createServer, type Server } from '../../src/serve/server.js';
 import { untilDevicesSettle } from '../../src/serve/status.js';
-import { tinyModel } from '../serve/helpers.js';
+import { coldLoadAndRequestMs, tinyModel } from '../serve/helpers.js';
 import { openBrowser, type BrowserPage } from './helpers.js';
-
-/** How long a fresh engine takes here to load the model and serve one request: what one server open and request do. */
-async function coldLoadAndRequestMs(path: string): Promise<number> {
-  const t0 = performance.now();
-  const engine = createEngine({});
-  try {
-    // The server closes the model it opened.
-    const server = createServer({ modelId: 'tiny', open: () => loadModel(path, { target: 'host', ctx: 64, engine }) });
-    try {
-      const url = await server.listen(0, '127.0.0.1');
-      await server.loaded;
-      const r = await fetch(`${url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'tiny', prompt: 'abc', max_tokens: 6, temperature: 0 }) });
-      expect(r.status).to.equal(200);
-    } finally { await server.close(); }
-  } finally { await engine.close(); }
-  return performance.now() - t0;
-}
 
 async function shoot(b: BrowserPage, file: string): Promise<void> {
   await b.page.screenshot({ path: file, fullPage: true });

@@ -2,7 +2,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { expect } from 'chai';
 import OpenAI from 'openai';
+import { createEngine } from '../../src/jobs/engine.js';
 import { loadModel, type LoadModelOptions } from '../../src/model/qwen3/model.js';
 import { writeTinyQwen3 } from '../../src/model/qwen3/tiny.js';
 import { createServer, type Server, type ServerOptions } from '../../src/serve/server.js';
@@ -22,4 +24,26 @@ export async function startServer(path: string, o: Partial<ServerOptions> & { lo
   await server.loaded;
   const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: o.apiKey ?? 'none', maxRetries: 0 });
   return { server, url, client };
+}
+
+/**
+ * How long a fresh engine takes here, now, to load the model at `path` on host and serve one 6-token
+ * completion: what a server's open and first request cost. Tests of deadlines scale theirs by it, so
+ * a loaded machine moves both.
+ */
+export async function coldLoadAndRequestMs(path: string): Promise<number> {
+  const t0 = performance.now();
+  const engine = createEngine({});
+  try {
+    // The server closes the model it opened.
+    const server = createServer({ modelId: 'tiny', open: () => loadModel(path, { target: 'host', ctx: 64, engine }) });
+    try {
+      const url = await server.listen(0, '127.0.0.1');
+      await server.loaded;
+      const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'x', maxRetries: 0 });
+      const r = await client.completions.create({ model: 'tiny', prompt: 'abc', max_tokens: 6, temperature: 0 });
+      expect(r.usage!.completion_tokens).to.equal(6);
+    } finally { await server.close(); }
+  } finally { await engine.close(); }
+  return performance.now() - t0;
 }

@@ -4,26 +4,9 @@ import { createEngine, type Engine } from '../../src/jobs/engine.js';
 import { loadModel } from '../../src/model/qwen3/model.js';
 import { createServer } from '../../src/serve/server.js';
 import type { ServedModel } from '../../src/serve/model.js';
-import { startServer, tinyModel } from './helpers.js';
+import { coldLoadAndRequestMs, startServer, tinyModel } from './helpers.js';
 
 const REQ = { model: 'tiny', prompt: 'abc', max_tokens: 6, temperature: 0 };
-
-/** How long a fresh engine takes here to load the model and serve REQ: what one server open and request do. */
-async function coldLoadAndRequestMs(path: string): Promise<number> {
-  const t0 = performance.now();
-  const engine = createEngine({});
-  try {
-    // The server closes the model it opened.
-    const server = createServer({ modelId: 'tiny', open: () => loadModel(path, { target: 'host', ctx: 64, engine }) });
-    try {
-      const url = await server.listen(0, '127.0.0.1');
-      await server.loaded;
-      const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'x', maxRetries: 0 });
-      expect((await client.completions.create(REQ)).usage!.completion_tokens).to.equal(6);
-    } finally { await server.close(); }
-  } finally { await engine.close(); }
-  return performance.now() - t0;
-}
 
 describe('serve: keys, the queue, loading and a missed deadline', function () {
   this.timeout(60_000);
