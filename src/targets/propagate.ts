@@ -115,8 +115,13 @@ export function programTolerance(checked: CheckedProgram, target: Target): Progr
       out = { abs: o.abs, rel: o.rel, notes: o.note !== undefined ? [`${at}: ${o.note}`] : [] };
     } else {
       const p = propagate(e.op, ins, at, body, cols, steps, ULP_NEAR_ONE[e.outs[0]?.dtype ?? 'f32'] ?? u);
-      const o = body !== undefined ? { abs: 0, rel: 0 } : own(contract, cols);
-      out = { abs: p.abs + o.abs, rel: p.rel + o.rel, notes: o.note !== undefined ? [...p.notes, `${at}: ${o.note}`] : p.notes };
+      // A derived row bound holds the body's own errors; where the derivation of a typed body stops (e.g. at
+      // a libm step, derived here with the f32 steps), the kernel's own contract is added to the carried ε.
+      const typed = e.outs[0]?.dtype === 'f16' || e.outs[0]?.dtype === 'bf16';
+      const derived = body !== undefined && (!typed || deriveRowBound(body, cols, steps, ins.map((q) => q.rel)).ok);
+      const o = derived ? { abs: 0, rel: 0 } : own(contract, cols);
+      const carried = body !== undefined && !derived ? [`${at}: its bound is derived for exact inputs; its inputs' ε is carried through it unscaled`] : [];
+      out = { abs: p.abs + o.abs, rel: p.rel + o.rel, notes: [...p.notes, ...(o.note !== undefined ? [`${at}: ${o.note}`] : []), ...carried] };
     }
     if (!a.admitted) out = { ...out, notes: [...out.notes, `${at} is refused on ${target.name}`] };
     for (const n of eqnOuts(e.eqn)) errs.set(n, out);

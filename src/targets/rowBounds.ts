@@ -22,6 +22,11 @@
  * holds while every step stays inside its own op's domain (finite, normal values), as the op contracts do.
  * A step with no bound (a sub, an add or sum that may cancel, a sqrt of a possibly non-positive value,
  * exp and the other ops with an absolute error part) ends the derivation with the reason.
+ *
+ * With `typed` contracts (the host's f16 and bf16 kernels: each step in f64, rounded once to the dtype)
+ * a step on exact operands is exact (the oracle's bit for bit) and a libm step on exact operands is
+ * within `typed.libm` (1 ulp of the dtype); later steps follow the rules above with the dtype's ρ, and a
+ * libm step of an inexact operand has no bound.
  */
 import type { Operand, RowBody } from '../ir/types.js';
 import { isLiteral } from '../ir/types.js';
@@ -39,6 +44,12 @@ export interface StepContracts {
   readonly sqrt: number;
   /** Two half-units of the oracle's rounding (2^-23 for f32): ρ above. */
   readonly reround: number;
+  /**
+   * The typed kernels' steps (f16, bf16): every step on exact operands is the oracle's result bit for bit
+   * (computed in f64 and rounded once to the dtype), but a libm function's, which is within `libm` of its
+   * result relatively (1 ulp of the dtype). Absent for f32 bodies, whose derivation is the one above.
+   */
+  readonly typed?: { readonly libm: number };
 }
 
 /** One step of a derivation, for the plan, the docs and the tests. */
@@ -62,6 +73,11 @@ interface Fact { readonly sign: Sign; readonly rel: number }
 
 const NO_CORE = (op: string) => `${op}: no contract for this op on the target, so no bound`;
 const ABS_PART = (op: string) => `${op}: no relative bound inside a row kernel (its contract has an absolute part)`;
+/** The libm functions of the typed kernels, each within 1 ulp of its dtype; exp and logistic are never negative. */
+const LIBM: readonly string[] = ['exp', 'log', 'tanh', 'erf', 'logistic', 'sin', 'cos', 'rsqrt'];
+
+/** A libm step of a value already off has no relative bound (its condition is unbounded). */
+const LIBM_INEXACT = (op: string) => `${op}: no relative bound for a libm step whose operand is already inexact (|x f'(x)/f(x)| is unbounded)`;
 
 /** The bound strings a refusal carries, by the step that has none; stable (tests and scripts match them). */
 export const MISSING_BOUND = {
@@ -70,6 +86,7 @@ export const MISSING_BOUND = {
   reduceSum: 'reduce_sum: no bound for a sum of terms that are not provably non-negative (it may cancel)',
   sqrt: 'sqrt: no bound unless its operand is provably a positive normal number',
   absPart: ABS_PART,
+  libmInexact: LIBM_INEXACT,
   noCore: NO_CORE,
 } as const;
 
@@ -86,6 +103,22 @@ const nonneg = (s: Sign) => s !== 'any';
 const compose = (...fs: number[]) => fs.reduce((p, f) => p * (1 + f), 1) - 1;
 
 type StepOutcome = { fact: Fact; why: string } | { missing: string };
+
+/**
+ * A step of the typed kernels: on exact operands the oracle's step bit for bit (ε 0, the sign what
+ * the f32 derivation proves, else any), a libm step within its 1 ulp; on inexact operands the f32
+ * derivation's rules with the dtype's contracts, and a libm step has no bound.
+ */
+function typedOutcome(op: string, ins: readonly Operand[], facts: readonly Fact[], cols: number, k: StepContracts, libm: number): StepOutcome {
+  const exact = facts.every((f) => f.rel === 0);
+  if (LIBM.includes(op)) {
+    if (!exact) return { missing: LIBM_INEXACT(op) };
+    return { fact: { sign: op === 'exp' || op === 'logistic' ? 'nonneg' : 'any', rel: libm }, why: `libm on an exact operand: within 1 ulp of the dtype (${libm})` };
+  }
+  if (!exact) return stepOutcome(op, ins, facts, cols, k);
+  const r = stepOutcome(op, ins, facts, cols, k);
+  return { fact: { sign: 'missing' in r ? 'any' : r.fact.sign, rel: 0 }, why: 'exact operands: the oracle\'s step, rounded once to the dtype' };
+}
 
 function stepOutcome(op: string, ins: readonly Operand[], facts: readonly Fact[], cols: number, k: StepContracts): StepOutcome {
   const [a = { sign: 'any', rel: 0 }, b = { sign: 'any', rel: 0 }] = facts;
@@ -139,7 +172,7 @@ export function deriveRowBound(body: RowBody, cols: number, contracts: StepContr
   const steps: StepBound[] = [];
   for (const [i, s] of body.steps.entries()) {
     const facts = s.in.map((o) => (isLiteral(o) ? literalFact(o.lit) : env.get(o) ?? { sign: 'any' as const, rel: 0 }));
-    const r = stepOutcome(s.op, s.in, facts, cols, contracts);
+    const r = contracts.typed !== undefined ? typedOutcome(s.op, s.in, facts, cols, contracts, contracts.typed.libm) : stepOutcome(s.op, s.in, facts, cols, contracts);
     if ('missing' in r) return { ok: false, step: i, bound: r.missing, steps };
     env.set(s.out, r.fact);
     steps.push({ step: i, op: s.op, out: s.out, sign: r.fact.sign, rel: r.fact.rel, why: r.why });

@@ -1,6 +1,6 @@
 /**
  * Hostile cases of the `host` target (issue 11): equations it has no kernel for, a row kernel body
- * the kernels do not compose, an f16 row kernel, a reduction past rank 4, a file weight past its file's end. Each is a typed refusal (exit 1), never a crash in the addon.
+ * the kernels do not compose, an f16 row kernel with no derived bound, a reduction past rank 4, a file weight past its file's end. Each is a typed refusal (exit 1), never a crash in the addon.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,7 +11,7 @@ const act = (name: string, dtype: string, shape: number[]) => ({ name, role: 'ac
 
 const ROW16 = {
   format: 'program@1', name: 't', args: [act('x', 'f16', [2, 4])],
-  eqns: [{ op: 'row_kernel', in: ['x'], out: 'y', body: { params: ['x'], steps: [{ op: 'exp', in: ['x'], out: 'e' }], results: ['e'] } }],
+  eqns: [{ op: 'row_kernel', in: ['x'], out: 'y', body: { params: ['x'], steps: [{ op: 'exp', in: ['x'], out: 'e' }, { op: 'exp', in: ['e'], out: 'ee' }], results: ['ee'] } }],
   results: ['y'],
 };
 
@@ -34,7 +34,7 @@ const QMM = {
 
 export const cases: readonly HostileCase[] = [
   {
-    name: 'host: an f16 row kernel with a libm step (exp), which has no derived bound',
+    name: 'host: an f16 row kernel with a libm step of an inexact value (exp of an exp), which has no derived bound',
     setup: (d) => put(d, 'p.json', ROW16),
     cli: ['plan', '{dir}/p.json', '--target', 'host', '--json'],
     exit: 1, code: 'CapabilityMissing',

@@ -5,11 +5,29 @@ import { HOST_ADMISSION, HOST_NUMERICS, HOST_QUANTIZED } from '../../src/targets
 import { CPU_TARGET, admissionOf } from '../../src/targets/index.js';
 import type { Admission, Target } from '../../src/targets/target.js';
 import { programNumerics } from '../../src/targets/numerics.js';
+import { HOST_BACKEND } from '../../src/compiler/host/backend.js';
+import { openSession, CONTRACT_DEADLINE_MS } from '../../src/contracts/deviceSession.js';
+import { withKernelFault } from '../../src/contracts/faultyDevice.js';
+import { HostDevice } from '../../src/devices/host/device.js';
+import { loadHostKernels } from '../../src/devices/host/native.js';
+import { tensor } from '../../src/ir/tensor.js';
+import type { Device } from '../../src/devices/device.js';
+import { verifySteps } from '../../src/jobs/verify.js';
+import { roundToDtype } from '../../src/numerics/float16.js';
+import { runProgram } from '../../src/oracle/index.js';
+import type { StepOutput } from '../../src/oracle/index.js';
+import type { RowBuilder, RowValue } from '../../src/ir/rowBuilder.js';
 
 // The host record before it has a name in TARGET_NAMES: the CPU's record with the host's tables.
 const HOST = { ...CPU_TARGET, admission: HOST_ADMISSION, numerics: HOST_NUMERICS, quantizedWeights: HOST_QUANTIZED } as Target;
 
 const capability = (a: Admission): string | null => (a.admitted ? null : a.refusal.kind === 'capability' ? a.refusal.capability : a.refusal.kind);
+
+/** A softmax row body: max, sub, exp, sum, div. */
+const softmax = (b: RowBuilder, v: RowValue): RowValue[] => {
+  const e = b.exp(b.sub(v, b.reduceMax(v)));
+  return [b.div(e, b.reduceSum(e))];
+};
 
 describe('targets/host', () => {
   it('admits the f32 ops the kernels implement and a quantized matmul, gather and convert', () => {
@@ -45,13 +63,33 @@ describe('targets/host', () => {
     const p = program('no');
     const x = p.activation('x', 'f16', [2, 4]);
     const y = p.activation('y', 'f32', [1, 2, 1, 2, 1]);
-    const [r] = p.rowKernel([x], (body, v) => [body.exp(v)]);
+    // exp of an exp: the inner exp's 1 ulp of f16 meets the outer exp, whose relative condition |x| is unbounded.
+    const [r] = p.rowKernel([x], (body, v) => [body.exp(body.exp(v))]);
     // Five runs of reduced and kept axes: a copy of rank 5 would bring them last ([0, 1] merge to two runs and pass).
     p.results(r!, p.reduceSum(y, [0, 2, 4]), p.transpose(y, [4, 3, 2, 1, 0]));
     const checked = checkProgram(p.build());
     expect(checked.eqns.map((q) => capability(admissionOf(HOST, q)))).to.deep.equal([
       'host.row_kernel.f16.exp', 'host.reduce_sum.rank', 'host.transpose.rank',
     ]);
+  });
+
+  it('admits f16 and bf16 softmax row kernels (a libm step) with a bound derived from their steps; refuses a body not composed', () => {
+    for (const d of ['f16', 'bf16'] as const) {
+      const p = program(`softmax-${d}`);
+      const x = p.activation('x', d, [3, 16]);
+      const [y] = p.rowKernel([x], softmax);
+      const [z] = p.rowKernel([x, p.activation('g', d, [16])], (b, v, g) => [b.mul(v, b.reduceSum(g))]);
+      p.results(y!, z!);
+      const [sm, shared] = checkProgram(p.build()).eqns;
+      const a = admissionOf(HOST, sm!);
+      expect(capability(a), d).to.equal(null);
+      // exp within 1 ulp (2u), the sum of non-negative terms keeps it and re-rounds (2u), the div adds both and re-rounds (2u): 8u and products.
+      const u = d === 'f16' ? 2 ** -11 : 2 ** -8;
+      expect(a.admitted && a.contract?.error, d).to.deep.include({ kind: 'rel' });
+      const rel = a.admitted && a.contract?.error.kind === 'rel' ? a.contract.error.rel : NaN;
+      expect(rel, d).to.be.greaterThan(8 * u).and.lessThan(8.5 * u);
+      expect(capability(admissionOf(HOST, shared!)), d).to.equal('host.row_kernel.body');
+    }
   });
 
   it('publishes a contract per op and states the dot-product bound', () => {
@@ -105,5 +143,47 @@ describe('targets/host: run --verify judges each result by the per-op contracts'
     expect(r.tolerance['y']).to.deep.equal({ kind: 'absrel', abs: 2 ** -24, rel: 2 * 2 ** -10 });
     // An f32 sum over the first axis: γ(64)·Σ|x| over its 64 terms, not over the last axis' 2.
     expect(r.tolerance['cs']).to.deep.equal({ kind: 'absrel', abs: 0, rel: 64 * 2 ** -23 });
+  });
+});
+
+describe('targets/host: an f16 softmax row kernel verified against its derived bound', function () {
+  this.timeout(60_000);
+  before(function () {
+    try { loadHostKernels(); } catch { this.skip(); }
+  });
+
+  const p = program('host-softmax-f16');
+  const x = p.activation('x', 'f16', [3, 16]);
+  p.results(p.rowKernel([x], softmax)[0]!);
+  const checked = checkProgram(p.build());
+  const xs = tensor('f16', [3, 16], Array.from({ length: 48 }, (_, k) => roundToDtype('f16', Math.sin(k * 1.7) * 3)));
+  const [want] = runProgram(checked, { weights: {}, state: {}, steps: [{ x: xs }] });
+  const bound = (() => { const a = admissionOf(HOST, checked.eqns[0]!); return a.admitted && a.contract?.error.kind === 'rel' ? a.contract.error.rel : NaN; })();
+
+  async function runOn(device: Device): Promise<StepOutput> {
+    const session = await openSession(device, HOST_BACKEND, checked);
+    try {
+      return await session.replay({ x: xs }, checked.program.results, CONTRACT_DEADLINE_MS);
+    } finally {
+      session.close();
+      device.drop();
+    }
+  }
+
+  it('passes on the host kernels (measured: the oracle\'s result bit for bit)', async () => {
+    const got = await runOn(new HostDevice());
+    expect(Array.from(got.results[checked.program.results[0]!]!.data)).to.deep.equal(Array.from(want!.results[checked.program.results[0]!]!.data));
+    expect(verifySteps('host', checked, [got], [want!]).pass).to.equal(true);
+  });
+
+  it('negative control through a device wrapper: one element a few f16 ulps past the bound fails, one inside it passes', async () => {
+    const judge = async (rel: number) => {
+      const device = withKernelFault(new HostDevice(), { graph: 'host-softmax-f16', fault: (v, i) => (i === 5 ? v * (1 + rel) : v) });
+      return verifySteps('host', checked, [await runOn(device)], [want!]);
+    };
+    // The bound is about 8 f16 half-units (2^-11); 4 more ulps (2^-10 each) is past it after the f16 rounding.
+    const past = await judge(bound + 4 * 2 ** -10);
+    expect(past.pass).to.equal(false);
+    expect((await judge(2 ** -10)).pass).to.equal(true);
   });
 });

@@ -3,6 +3,7 @@ import type { RowBody } from '../../src/ir/types.js';
 import { MISSING_BOUND, deriveRowBound } from '../../src/targets/rowBounds.js';
 import { XDNA2_PUBLISHED_RMSNORM_BOUND, XDNA2_STEP_CONTRACTS } from '../../src/targets/xdna2/contracts.js';
 import { rmsBody } from './helpers.js';
+import { HOST_TYPED_STEP_CONTRACTS } from '../../src/targets/host/verify.js';
 
 const u = 2 ** -23;
 const derive = (body: object, cols = 64, inputs?: number[]) => deriveRowBound(body as RowBody, cols, XDNA2_STEP_CONTRACTS, inputs);
@@ -74,5 +75,23 @@ describe('row kernel bound derivation', () => {
     ], ['t']));
     expect(b.ok).to.equal(true);
     if (b.ok) expect(b.steps.map((s) => s.sign)).to.deep.equal(['nonneg', 'posnormal', 'posnormal', 'nonneg', 'nonneg']);
+  });
+
+  it('typed (f16) steps: exact on exact operands, a libm step 1 ulp of the dtype carried through a softmax; a libm step of an inexact value has none', () => {
+    const softmax = body([
+      { op: 'reduce_max', in: ['x'], out: 'm' }, { op: 'sub', in: ['x', 'm'], out: 'd' }, { op: 'exp', in: ['d'], out: 'e' },
+      { op: 'reduce_sum', in: ['e'], out: 's' }, { op: 'div', in: ['e', 's'], out: 'y' },
+    ], ['y']);
+    const b = deriveRowBound(softmax as RowBody, 16, HOST_TYPED_STEP_CONTRACTS.f16);
+    if (!b.ok) throw new Error(`no bound: ${b.bound}`);
+    const uu = 2 ** -11;
+    expect(b.steps.map((s) => [s.op, s.sign])).to.deep.equal([['reduce_max', 'any'], ['sub', 'any'], ['exp', 'nonneg'], ['reduce_sum', 'nonneg'], ['div', 'nonneg']]);
+    expect(b.steps.map((s) => Math.round(s.rel / uu))).to.deep.equal([0, 0, 2, 4, 8]);
+    expect(b.rel).to.be.greaterThan(8 * uu).and.lessThan(8.1 * uu);
+    const twice = deriveRowBound(body([{ op: 'exp', in: ['x'], out: 'e' }, { op: 'exp', in: ['e'], out: 'ee' }], ['ee']) as RowBody, 16, HOST_TYPED_STEP_CONTRACTS.f16);
+    expect(twice.ok).to.equal(false);
+    expect(!twice.ok && twice.bound).to.equal(MISSING_BOUND.libmInexact('exp'));
+    // Without the typed contracts (f32 bodies) nothing changes: exp still has no relative bound.
+    expect(derive(softmax).ok).to.equal(false);
   });
 });

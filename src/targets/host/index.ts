@@ -3,7 +3,7 @@
  * docs/HOST.md). It admits what those kernels compute: the op table's arithmetic in every dtype the
  * oracle runs it in (f32 on the SIMD kernels; f16, bf16 and i32 on the typed kernels, in f64 and
  * rounded once), reductions over any axes (a copy of rank <= 4 brings them last) and gather along any
- * axis, row kernels of f32 (and of f16, bf16 or i32 rows without a libm step), every quantized
+ * axis, row kernels of f32 (and of f16, bf16 or i32 rows, a libm step where its bound is derived), every quantized
  * weight dtype as a matmul's right operand, a gather's table or a convert's source, and the data
  * movement of rank <= 4 that copy_strided and update carry. Everything else is refused with a stable
  * capability `host.<op>` (or `host.<op>.<dtype>`), so a plan says what is missing.
@@ -13,8 +13,9 @@ import { QUANT_DTYPES, isQuantized, numel } from '../../ir/types.js';
 import type { AnyDType } from '../../ir/types.js';
 import type { OpName } from '../../ops/rule.js';
 import { ADMIT, admit, refuse } from '../target.js';
-import { HOST_OP_CONTRACTS, HOST_STEP_CONTRACTS, hostOpContract } from './verify.js';
+import { HOST_OP_CONTRACTS, HOST_STEP_CONTRACTS, HOST_TYPED_STEP_CONTRACTS, hostOpContract } from './verify.js';
 import { deriveRowBound } from '../rowBounds.js';
+import type { RowBound } from '../rowBounds.js';
 import type { RowBody } from '../../ir/types.js';
 import { rmsnormOf } from './rmsnorm.js';
 import { rowBodyOf } from './rowBody.js';
@@ -111,22 +112,27 @@ const convert: AdmissionRule = (e) => {
 /**
  * A row kernel: of f32 rows, the RMSNorm the addon has a kernel for or a body its kernels compose
  * (rowBody.ts); of f16, bf16 or i32 rows, a body of steps the typed kernels compute as the oracle
- * does, each rounded once to the dtype. A libm function among those steps is refused
- * (`host.row_kernel.<dtype>.<op>`): its ulp of the dtype has no derived bound through the steps after it.
+ * does, each rounded once to the dtype. A libm step (within 1 ulp of the dtype) is admitted where a
+ * bound is derived through the steps after it (rowBounds.ts, typedRowBound); where none is, the body is
+ * refused with the step that has none (`host.row_kernel.<dtype>.<op>`, e.g. a libm step of an inexact value).
  */
 const rowKernel: AdmissionRule = (e) => {
   const d = e.ins[0]!.dtype;
   for (const t of [...e.ins, ...e.outs]) if (t.dtype !== d || !ARITH.includes(d)) return refuse(`host.row_kernel.${t.dtype}`);
   if (e.ins.some((t) => t.shape.length > HOST_MAX_RANK)) return refuse('host.row_kernel.rank');
   if (d === 'f32') return rmsnormOf(e) === null && rowBodyOf(e) === null ? refuse('host.row_kernel.body') : ADMIT;
-  const plan = rowBodyOf(e);
-  if (plan === null) return refuse('host.row_kernel.body');
-  const libm = plan.steps.find((s) => TYPED_LIBM.includes(s.op));
-  return libm === undefined ? ADMIT : refuse(`host.row_kernel.${d}.${libm.op}`);
+  if (rowBodyOf(e) === null) return refuse('host.row_kernel.body');
+  const b = typedRowBound(e);
+  return b === null || b.ok ? ADMIT : refuse(`host.row_kernel.${d}.${(e.eqn.attrs['body'] as RowBody).steps[b.step]!.op}`);
 };
 
-/** The unary functions the typed kernels take from libm (within 1 ulp of their dtype, not exact). */
-const TYPED_LIBM: readonly string[] = ['exp', 'log', 'tanh', 'erf', 'logistic', 'sin', 'cos', 'rsqrt'];
+/** The derived bound of an f16 or bf16 row kernel on the typed kernels (null for i32: every step exact). */
+function typedRowBound(e: CheckedEqn): RowBound | null {
+  const d = e.ins[0]!.dtype;
+  if (d !== 'f16' && d !== 'bf16') return null;
+  const x = e.ins[0]!;
+  return deriveRowBound(e.eqn.attrs['body'] as RowBody, x.shape[x.shape.length - 1] ?? 1, HOST_TYPED_STEP_CONTRACTS[d]);
+}
 
 /** A binary op whose operands are the result's size, or one of them a scalar. */
 function binaryShaped(op: OpName): AdmissionRule {
@@ -147,8 +153,12 @@ function contracted(op: keyof typeof HOST_OP_CONTRACTS, rule: AdmissionRule): Ad
     const a = rule(e);
     if (!a.admitted) return a;
     if (op === 'row_kernel' && e.ins[0]!.dtype !== 'f32') {
-      // Every step on the typed kernels is the oracle's step, rounded once to the dtype (no libm step is admitted).
-      return admit({ error: { kind: 'exact' }, domain: { kind: 'any' }, note: 'each step the oracle\'s, in its dtype' });
+      // Every step on the typed kernels is the oracle's step, rounded once to the dtype, but a libm step's
+      // 1 ulp of the dtype, carried through the steps after it (typedRowBound).
+      const b = typedRowBound(e);
+      if (b === null || (b.ok && b.rel === 0)) return admit({ error: { kind: 'exact' }, domain: { kind: 'any' }, note: 'each step the oracle\'s, in its dtype' });
+      if (!b.ok) throw new Error(`row kernel admitted without a derived bound (${b.bound})`); // rowKernel refuses it
+      return admit({ error: { kind: 'rel', rel: b.rel }, domain: { kind: 'row-steps' }, note: `derived from ${b.steps.length} steps, a libm step within 1 ulp of ${e.ins[0]!.dtype}` });
     }
     if (op === 'row_kernel') {
       const x = e.ins[0]!;

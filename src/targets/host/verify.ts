@@ -67,3 +67,14 @@ export const HOST_STEP_CONTRACTS: StepContracts = {
   sqrt: F32_EPS / 2,
   reround: F32_EPS,
 };
+
+/**
+ * The steps of an f16 or bf16 row kernel on the typed kernels: each step on exact operands is the
+ * oracle's bit for bit, a libm step within 1 ulp of the dtype (2u: u = 2^-11 for f16, 2^-8 for bf16).
+ * On inexact operands the two roundings to the dtype are 2u apart, plus a margin for the f64
+ * evaluation's own rounding on either side (2^-52 an operation, a term of a sum).
+ */
+export const HOST_TYPED_STEP_CONTRACTS: Readonly<Record<'f16' | 'bf16', StepContracts>> = {
+  f16: { add: 2 ** -52, sumPerTerm: 2 ** -52, sqrt: 2 ** -52, reround: 2 ** -10 + 2 ** -50, typed: { libm: 2 ** -10 } },
+  bf16: { add: 2 ** -52, sumPerTerm: 2 ** -52, sqrt: 2 ** -52, reround: 2 ** -7 + 2 ** -50, typed: { libm: 2 ** -7 } },
+};
