@@ -87,10 +87,15 @@ export async function serveCommand(path: string | undefined, f: ServeFlags, io: 
   });
   // A signal while the model loads stops the server as cleanly as one later. The handlers are in place
   // before the first line that says the server is up, so a supervisor that signals on that line is heard.
+  let unhook = (): void => undefined;
   const signalled = new Promise<void>((resolve) => {
     const on = (s: string) => { io.err(`${s}: finishing the running request and stopping`); resolve(); };
-    process.once('SIGINT', () => on('SIGINT'));
-    process.once('SIGTERM', () => on('SIGTERM'));
+    const int = () => on('SIGINT');
+    const term = () => on('SIGTERM');
+    process.once('SIGINT', int);
+    process.once('SIGTERM', term);
+    // Taken off when the command ends, so a later signal in the same process is not swallowed here.
+    unhook = () => { process.off('SIGINT', int); process.off('SIGTERM', term); };
   });
   if (demo !== undefined) io.err('serving the demo model: Qwen3\'s architecture and tokenizer with RANDOM weights (its text is nonsense); serve a real model with --model PATH');
   io.err(`model ${id} (${resolved.route} route, target ${f.target}) loading; ${url}/v1/health answers 200 when it is ready`);
@@ -106,12 +111,14 @@ export async function serveCommand(path: string | undefined, f: ServeFlags, io: 
     // A model that cannot open at all is the user's to fix: refuse it, typed, rather than serve 503 for ever.
     if (server.holder.state !== 'ready') {
       const e = server.holder.error;
+      unhook();
       await server.close();
       throw e;
     }
     io.err(`model ${id} ready`);
     await stopped;
   }
+  unhook();
   await server.close();
   await engine.close();
   return EXIT.ok;

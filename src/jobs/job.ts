@@ -88,6 +88,7 @@ export class Job extends EventEmitter<JobEvents> {
   readonly stages: JobStage[] = [];
   readonly result: Promise<JobResult>;
   #settle!: { resolve: (r: JobResult) => void; reject: (e: EngineError) => void };
+  #failed = false;
   readonly #onListenerError: (e: ListenerError) => void;
 
   /** `onListenerError` receives what a listener throws (default: a process warning). */
@@ -99,8 +100,9 @@ export class Job extends EventEmitter<JobEvents> {
     this.result.catch(() => undefined);
   }
 
-  /** @internal Records a stage and emits it. */
+  /** @internal Records a stage and emits it; nothing after the job has failed (an abort fails it at once, its work ends later). */
   stage<K extends JobStage>(name: K, ...payload: Parameters<JobEvents[K]>): void {
+    if (this.#failed) return;
     this.stages.push(name);
     this.#dispatch(name, payload);
   }
@@ -113,6 +115,8 @@ export class Job extends EventEmitter<JobEvents> {
 
   /** @internal */
   fail(e: EngineError): void {
+    if (this.#failed) return;
+    this.#failed = true;
     this.#dispatch('failed', [e]);
     this.#settle.reject(e);
   }

@@ -82,12 +82,15 @@ export class Registry implements AddonRegistry {
 export const DEFAULT_ADDON_LOAD_MS = 10_000;
 const LOAD_ENV = 'NPU_OFFLOAD_ADDON_LOAD_MS';
 
+/** The longest a timer waits (setTimeout fires at once past it). */
+const MAX_LOAD_MS = 2 ** 31 - 1;
+
 /** The bound on an add-on's load: NPU_OFFLOAD_ADDON_LOAD_MS when set (whole ms, at least 1), else the default. */
 export function addonLoadMs(): number {
   const v = process.env[LOAD_ENV];
   if (v === undefined || v === '') return DEFAULT_ADDON_LOAD_MS;
   const n = Number(v);
-  if (!(Number.isSafeInteger(n) && n >= 1)) throw new InvalidOptions(LOAD_ENV, `${JSON.stringify(v)} is not a whole number of ms of at least 1`);
+  if (!(Number.isSafeInteger(n) && n >= 1 && n <= MAX_LOAD_MS)) throw new InvalidOptions(LOAD_ENV, `${JSON.stringify(v)} is not a whole number of ms from 1 to ${MAX_LOAD_MS}`);
   return n;
 }
 

@@ -3,10 +3,10 @@ import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
-import { AddonError, InvalidInput } from '../../src/errors/index.js';
+import { AddonError, InvalidInput, InvalidOptions } from '../../src/errors/index.js';
 import { packGguf } from '../../src/model/pack/pack.js';
 import { writeTinyQwen3 } from '../../src/model/qwen3/tiny.js';
-import { Registry, loadAddon } from '../../src/serve/addons.js';
+import { Registry, addonLoadMs, loadAddon } from '../../src/serve/addons.js';
 import { qwen3TokenizerDir } from '../../src/serve/demo.js';
 import { resolveModel } from '../../src/serve/open.js';
 import { createServer } from '../../src/serve/server.js';
@@ -111,5 +111,22 @@ describe('serve: a misbehaving add-on is an AddonError naming it and the hook', 
     const c = await served.close().catch((x: unknown) => x);
     expect(c).to.be.instanceOf(AddonError);
     expect(c).to.have.property('message', `add-on ${spec} failed in close: the bad route's close threw Error: stuck`);
+  });
+});
+
+describe('add-ons: the load bound from NPU_OFFLOAD_ADDON_LOAD_MS', () => {
+  const KEY = 'NPU_OFFLOAD_ADDON_LOAD_MS';
+  const was = process.env[KEY];
+  afterEach(() => { if (was === undefined) delete process.env[KEY]; else process.env[KEY] = was; });
+  const refused = (v: string): unknown => { process.env[KEY] = v; try { addonLoadMs(); return undefined; } catch (e) { return e; } };
+
+  it('takes whole ms from 1 to the longest timer, and refuses past it (a timer fires at once beyond 2^31 - 1 ms)', () => {
+    process.env[KEY] = '2147483647';
+    expect(addonLoadMs()).to.equal(2 ** 31 - 1);
+    for (const v of ['2147483648', '3000000000', '0', '1.5']) {
+      const e = refused(v);
+      expect(e, v).to.be.instanceOf(InvalidOptions);
+      expect((e as InvalidOptions).message).to.include(KEY);
+    }
   });
 });

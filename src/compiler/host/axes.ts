@@ -10,13 +10,7 @@ import type { CheckedEqn } from '../../ir/checked.js';
 import { dtypeBytes, elementDtype, numel, storageBytes } from '../../ir/types.js';
 import { axisRuns, reduceCopyRank } from '../../targets/host/axes.js';
 import type { KernelCall } from './kernelList.js';
-
-/** Row-major element strides of `shape`. */
-function strides(shape: readonly number[]): number[] {
-  const s = new Array<number>(shape.length).fill(1);
-  for (let k = shape.length - 2; k >= 0; k--) s[k] = s[k + 1]! * shape[k + 1]!;
-  return s;
-}
+import { stridesOf } from '../../ops/common.js';
 
 /**
  * The calls of reduce_sum or reduce_max of `e` reading `x` and writing `y`: f32 through the SIMD row
@@ -38,11 +32,11 @@ export function lowerReduce(e: CheckedEqn, x: number, y: number, scratch: (bytes
   // Reduced runs that are not one trailing run: copy them last, kept runs first, in order.
   if (reduceCopyRank(t.shape, axes) > 0 && numel(t.shape) > 0) {
     const dims = runs.map(([d]) => d);
-    const xs = strides(dims);
+    const xs = stridesOf(dims);
     const order = [...runs.keys()].filter((k) => !runs[k]![1]).concat([...runs.keys()].filter((k) => runs[k]![1]));
     const outDims = order.map((k) => dims[k]!);
     from = scratch(storageBytes(dtype, t.shape));
-    calls.push({ op: 'copy_strided', eqn, x, y: from, elem: dtypeBytes(dtype), dims: outDims, xStrides: order.map((k) => xs[k]!), yStrides: strides(outDims) });
+    calls.push({ op: 'copy_strided', eqn, x, y: from, elem: dtypeBytes(dtype), dims: outDims, xStrides: order.map((k) => xs[k]!), yStrides: stridesOf(outDims) });
   }
   if (dtype === 'f32') calls.push({ op: max ? 'row_max' : 'row_sum', eqn, x: from, y, rows, C });
   else calls.push({ op: 'reduce_t', eqn, max, dtype, x: from, y, rows, C });

@@ -5,13 +5,7 @@
 import type { CheckedEqn } from '../../ir/checked.js';
 import { dtypeBytes, elementDtype, numel } from '../../ir/types.js';
 import type { KernelCall } from './kernelList.js';
-
-/** Row-major element strides of `shape`. */
-function strides(shape: readonly number[]): number[] {
-  const s = new Array<number>(shape.length).fill(1);
-  for (let k = shape.length - 2; k >= 0; k--) s[k] = s[k + 1]! * shape[k + 1]!;
-  return s;
-}
+import { stridesOf } from '../../ops/common.js';
 
 const ints = (e: CheckedEqn, name: string): number[] => [...((e.eqn.attrs[name] as readonly number[] | undefined) ?? [])];
 
@@ -20,11 +14,11 @@ export function lowerMovement(e: CheckedEqn, at: (k: number) => number, y: numbe
   const out = e.outs[0]!;
   const elem = dtypeBytes(out.dtype);
   const dims = [...out.shape];
-  const ys = strides(dims);
+  const ys = stridesOf(dims);
   if (numel(dims) === 0) return [];
   const eqn = e.index;
   const x = e.ins[0]!;
-  const xs0 = strides(x.shape);
+  const xs0 = stridesOf(x.shape);
   switch (e.op) {
     case 'transpose': {
       const perm = ints(e, 'perm');
@@ -53,7 +47,7 @@ export function lowerMovement(e: CheckedEqn, at: (k: number) => number, y: numbe
         const pd = [...part.shape];
         if (numel(pd) > 0) {
           elementDtype(part.dtype, `operand ${k} of equation ${eqn}`);
-          calls.push({ op: 'copy_strided', eqn, x: at(k), y: y + along * ys[axis]! * elem, elem, dims: pd, xStrides: strides(pd), yStrides: ys });
+          calls.push({ op: 'copy_strided', eqn, x: at(k), y: y + along * ys[axis]! * elem, elem, dims: pd, xStrides: stridesOf(pd), yStrides: ys });
         }
         along += pd[axis]!;
       });

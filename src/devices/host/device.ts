@@ -71,12 +71,14 @@ export class HostDevice extends JsDevice<HostProgram> {
     return b;
   }
 
-  // Brings a shadowed buffer up to date from its arena slot, and lets the shadow go.
+  // Brings a shadowed buffer up to date from its arena slot, and lets the shadow go. Its bytes changed,
+  // so another arena that copied the buffer in before copies it again.
   private settle(target: BufferId | ArenaId): void {
     const s = this.shadows.get(target);
     if (s === undefined) return;
     this.shadows.delete(target);
     this.memory.view(target as BufferId, s.bytes).set(s.arena.subarray(s.slot, s.slot + s.bytes));
+    this.versions.set(target, (this.versions.get(target) ?? 0) + 1);
   }
 
   override write(target: BufferId | ArenaId, offset: number, data: Uint8Array): void {

@@ -136,9 +136,12 @@ class AbortableSteps {
     throwIfAborted(this.signal);
     const p = this.cache.step(program, ids, positions);
     this.running = p;
-    const out = await untilAborted(p, this.signal);
-    this.running = undefined;
-    return out;
+    try {
+      return await untilAborted(p, this.signal);
+    } finally {
+      // Settled (or failed): the close need not wait for it. Only an abort leaves it running.
+      if (this.signal?.aborted !== true) this.running = undefined;
+    }
   }
 }
 

@@ -127,7 +127,8 @@ export function bpeIds(model: BpeModel, piece: string): number[] {
   }
   // Code points, read without an array of one string each (a piece may be megabytes long).
   let n = 0;
-  for (let i = 0; i < piece.length; i++, n++) if (piece.charCodeAt(i) >= 0xd800 && piece.charCodeAt(i) <= 0xdbff && i + 1 < piece.length) i++;
+  // A high surrogate makes one code point with a low one after it only (as codePointAt reads it).
+  for (let i = 0; i < piece.length; i++, n++) if ((piece.charCodeAt(i) & 0xfc00) === 0xd800 && (piece.charCodeAt(i + 1) & 0xfc00) === 0xdc00) i++;
   const id = new Int32Array(n);
   for (let i = 0, k = 0; i < piece.length; k++) {
     const w = piece.codePointAt(i)! > 0xffff ? 2 : 1;

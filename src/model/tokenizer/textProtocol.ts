@@ -17,7 +17,7 @@ export interface TextWorkerData {
   readonly templateBytes: number;
 }
 
-/** Encode a text; with `maxBytes`, a text of more UTF-8 bytes is refused before it is encoded. */
+/** Encode a text (one past a context's bytes was refused before it was sent: TextWorker.encode). */
 export interface EncodeCall {
   readonly type: 'encode';
   readonly id: number;

@@ -61,9 +61,6 @@ export const HOST_CONTRACTS = {
   row_kernel: { kind: 'row', derivation: 'RMSNorm: |err| <= (γ(C)/2 + 5u)·|y|; a composed softmax body: |err| <= (γ(C) + (max - min + 5)·u)·|y| (docs/HOST.md)' },
 } as const satisfies Readonly<Record<Exclude<OpName, 'all_reduce'>, HostContract>>;
 
-/** The 16-bit float dtypes and i32, which the typed kernels compute in (src/native/host/typed.cc). */
-export type TypedDtype = 'f16' | 'bf16' | 'i32';
-
 const ORACLE = { kind: 'exact', why: 'computed in f64 from the exact operands and rounded once, as the oracle' } as const;
 const ORDERED = { kind: 'exact', why: 'accumulated in f64 in the oracle\'s order and rounded once' } as const;
 

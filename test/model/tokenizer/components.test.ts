@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { InvalidInput, TokenizerError, UsageError } from '../../../src/errors/index.js';
 import { PatternError, QWEN2_PATTERN } from '../../../src/model/tokenizer/pattern.js';
 import { compilePattern } from '../../../src/model/tokenizer/regex.js';
+import { bpeIds, buildMerges } from '../../../src/model/tokenizer/bpe.js';
 import { preTokenizeAll, splitPattern, type SplitBehavior } from '../../../src/model/tokenizer/pretokenize.js';
 import { loadTokenizer, tokenizerFromHf } from '../../../src/model/tokenizer/index.js';
 import { tempDir } from '../../jobs/helpers.js';
@@ -181,5 +182,16 @@ describe('tokenizer components: Oniguruma patterns, splits, BPE, added tokens, r
         tmp.remove();
       }
     });
+  });
+});
+
+describe('tokenizer: BPE over code points', () => {
+  it('a lone high surrogate is one symbol and the character after it is kept', () => {
+    const vocab = new Map([['\uD800', 0], ['a', 1], ['\uD83D\uDE00', 2]]);
+    const merges = buildMerges([], vocab);
+    if ('bad' in merges) throw new Error(merges.why);
+    const model = { vocab, merges, ignoreMerges: false };
+    expect(bpeIds(model, '\uD800a')).to.deep.equal([0, 1]);
+    expect(bpeIds(model, 'a\uD83D\uDE00\uD800')).to.deep.equal([1, 2, 0]);
   });
 });
