@@ -78,7 +78,7 @@ function npu4Line(r: Npu4ContractReport): string {
 function npu4Report(reports: readonly Npu4ContractReport[], opts: ContractsOptions, io: Io): boolean {
   const pass = reports.every((r) => r.pass);
   // Written before anything is printed: a report that cannot be written leaves --json one document, the error.
-  saveReport(opts, reports, pass, io, NPU4_CONTRACT.normwise);
+  saveReport(opts, reports, pass, NPU4_CONTRACT.normwise);
   if (opts.json) io.out(JSON.stringify({ target: opts.target, simulated: true, pass, reports }));
   else {
     io.out(`contracts of npu4 on the simulated device, each op compiled by the NPU4 backend (${reports.length} op${reports.length === 1 ? '' : 's'}):`);
@@ -97,7 +97,7 @@ function npu4Report(reports: readonly Npu4ContractReport[], opts: ContractsOptio
 function xdna2Report(reports: readonly ContractReport[], opts: ContractsOptions, io: Io): boolean {
   const pass = reports.every((r) => r.pass);
   // Written before anything is printed: a report that cannot be written leaves --json one document, the error.
-  saveReport(opts, reports, pass, io);
+  saveReport(opts, reports, pass);
   if (opts.json) io.out(JSON.stringify({ target: opts.target, simulated: true, pass, reports }));
   else {
     io.out(`contracts of ${opts.target} on the simulated device, each op compiled by the XDNA2 backend (${reports.length} op${reports.length === 1 ? '' : 's'}):`);
@@ -120,7 +120,7 @@ function hostLine(r: HostContractReport): string {
 function hostReport(reports: readonly HostContractReport[], opts: ContractsOptions, io: Io): boolean {
   const pass = reports.every((r) => r.pass);
   // Written before anything is printed: a report that cannot be written leaves --json one document, the error.
-  saveReport(opts, reports, pass, io);
+  saveReport(opts, reports, pass);
   if (opts.json) io.out(JSON.stringify({ target: opts.target, simulated: false, pass, reports }));
   else {
     io.out(`contracts of host on this machine's CPU, each op compiled by the host backend and run by the native kernels (${reports.length} op${reports.length === 1 ? '' : 's'}):`);

@@ -28,7 +28,7 @@ function howOf(f: ReportFlags): string {
 }
 
 /** Writes the report when --report was given (`normwiseBound`: the NPU4 contract's); reportSaid says where. */
-export function saveReport(f: ReportFlags, reports: SweepReports, pass: boolean, _io: Io, normwiseBound?: number): void {
+export function saveReport(f: ReportFlags, reports: SweepReports, pass: boolean, normwiseBound?: number): void {
   if (f.report === undefined) return;
   writeContractReport(f.report, { target: f.target, pass, generated: new Date().toISOString(), how: howOf(f), ops: reportOps(reports, normwiseBound) });
 }

@@ -23,6 +23,9 @@ export type { FarmSummary } from './farmSummary.js';
 // A timer cannot wait longer (setTimeout fires at once past it): the bound of --timeout.
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
+/** An option's flag as typed (`noticeMs`: `--notice-ms`). */
+const flagOf = (key: string): string => `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+
 export interface FarmOptions extends LimitFlags {
   readonly target: string;
   readonly workers?: number;
@@ -105,11 +108,11 @@ export const farm: CliCommand = {
       .action(action((d: string, o: FarmOptions & { queue?: string; attempts?: number; timeout?: number; noticeMs?: number }) => {
         if (o.queue === undefined) {
           const queued = (['attempts', 'timeout', 'noticeMs'] as const).find((k) => o[k] !== undefined);
-          if (queued) throw new UsageError(`--${queued === 'noticeMs' ? 'notice-ms' : queued} applies to a farm with --queue`);
+          if (queued) throw new UsageError(`${flagOf(queued)} applies to a farm with --queue`);
           return farmCommand(d, o, io);
         }
         const local = (['workers', 'cacheDir', 'remoteCache'] as const).find((k) => o[k] !== undefined);
-        if (local) throw new UsageError(`with --queue the farm compiles nothing itself: give --${local.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} to farm-worker instead`);
+        if (local) throw new UsageError(`with --queue the farm compiles nothing itself: give ${flagOf(local)} to farm-worker instead`);
         for (const [flag, v] of [['--timeout', o.timeout], ['--notice-ms', o.noticeMs]] as const) {
           if (v !== undefined && !(v >= 1 && v <= MAX_TIMER_MS)) throw new UsageError(`${flag} must be a whole number of ms from 1 to ${MAX_TIMER_MS}, got ${v}`);
         }

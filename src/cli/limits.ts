@@ -5,7 +5,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { InvalidArgumentError } from 'commander';
-import { UsageError } from '../errors/index.js';
+import { messageOf, UsageError } from '../errors/index.js';
 import type { Limits } from '../ir/limits.js';
 
 /** The `--max-*` flags as commander hands them over. */
@@ -50,9 +50,8 @@ export function checkWorkers(n: number | undefined, fallback: number, flag = '--
 export function threadsArg(flag: string) {
   return (v: string): number => {
     const n = Number(v);
-    if (v.trim() === '' || !Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError(`${flag} must be a whole number of at least 1, got ${JSON.stringify(v)}`);
-    const max = maxWorkers();
-    if (n > max) throw new InvalidArgumentError(`${flag} ${n} is past the bound of ${max} (4 per core on this machine, at least 8)`);
-    return n;
+    if (v.trim() === '' || !Number.isSafeInteger(n)) throw new InvalidArgumentError(`${flag} must be a whole number of at least 1, got ${JSON.stringify(v)}`);
+    // The worker counts' own check and words; commander wants its error class for a flag's parser.
+    try { return checkWorkers(n, n, flag); } catch (e) { throw new InvalidArgumentError(messageOf(e)); }
   };
 }

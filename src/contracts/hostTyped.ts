@@ -9,6 +9,7 @@
 import { tensor } from '../ir/tensor.js';
 import type { DType } from '../ir/types.js';
 import { bf16FromBits, f16FromBits, roundToDtype } from '../numerics/float16.js';
+import { ulpOf } from '../numerics/ulp.js';
 import type { Value } from '../ops/builder.js';
 import type { TensorMap } from '../oracle/types.js';
 import { HOST_TYPED_CONTRACTS, gamma } from '../targets/host/contracts.js';
@@ -49,20 +50,12 @@ function everyPattern(dtype: Half): number[] {
   return Array.from({ length: 65536 }, (_, b) => (dtype === 'f16' ? f16FromBits(b) : bf16FromBits(b)));
 }
 
-/** One ulp of `dtype` at |x| (its least subnormal below the normal range). */
-function ulpIn(dtype: Half, x: number): number {
-  const a = Math.abs(x);
-  if (!Number.isFinite(a)) return Infinity;
-  const [mant, minNormal, least] = dtype === 'f16' ? [10, 2 ** -14, 2 ** -24] : [7, 2 ** -126, 2 ** -133];
-  return a < minNormal ? least : 2 ** (Math.floor(Math.log2(a)) - mant);
-}
-
 function boundOf(c: HostContract, dtype: Half | 'i32', xs: ((c: number, i: number) => number) | null) {
   return (k: number, i: number, want: number): ElementBound => {
     if (c.kind !== 'ulps' || dtype === 'i32') return 'exact';
     const v = xs?.(k, i);
     if (v !== undefined && !Number.isNaN(v) && !(v >= c.lo && v <= c.hi)) return null;
-    return c.ulps * ulpIn(dtype, want);
+    return c.ulps * (Number.isFinite(want) ? ulpOf(dtype, want) : Infinity);
   };
 }
 

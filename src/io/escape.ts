@@ -28,3 +28,17 @@ export function escapeLines(text: string): string {
 export function quote(text: string): string {
   return escapeControl(JSON.stringify(text));
 }
+
+/**
+ * A value as a user wrote it, for a message: numbers as JavaScript writes them (`Infinity` from a
+ * parsed `1e400`, where JSON would write `null`), a function as such, anything else as JSON (or its
+ * tag, when it cannot be written so).
+ */
+export function shown(v: unknown): string {
+  try {
+    if (typeof v === 'number' || v === undefined) return String(v);
+    return typeof v === 'function' ? 'a function' : JSON.stringify(v) ?? String(v);
+  } catch {
+    return Object.prototype.toString.call(v);
+  }
+}

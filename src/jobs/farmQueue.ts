@@ -257,7 +257,10 @@ export async function runQueueFarm(programs: readonly { readonly file: string; r
       // Given up on: the jobs no worker holds leave the queue, so a worker that comes later does not
       // compile for a farm that has gone (a job a worker holds is locked and stays to finish there).
       if (e instanceof FarmTimeout) {
-        await within(Promise.allSettled([...pending.keys()].map((id) => queue.remove(id))), 5000, 'removing unfinished jobs').catch(() => undefined);
+        const left = [...pending.keys()];
+        for (let from = 0; from < left.length; from += 100) {
+          await within(Promise.allSettled(left.slice(from, from + 100).map((id) => queue.remove(id))), 5000, 'removing unfinished jobs').catch(() => undefined);
+        }
       }
       throw e;
     }

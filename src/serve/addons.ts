@@ -13,6 +13,7 @@ import { pathToFileURL } from 'node:url';
 import { isAbsolute, resolve } from 'node:path';
 import { existsSync } from 'node:fs';
 import { AddonError, EngineError, InvalidOptions, messageOf, type AddonHook } from '../errors/index.js';
+import { shown } from '../io/escape.js';
 
 /** What a route's session is asked to generate. */
 export interface RouteDecode {
@@ -144,14 +145,6 @@ async function guard<T>(addon: string, hook: AddonHook, what: string, f: () => P
   } catch (e) {
     if (e instanceof EngineError) throw e;
     throw new AddonError(addon, hook, `${what} threw ${messageOf(e)}`);
-  }
-}
-
-function shown(v: unknown): string {
-  try {
-    return v === undefined ? 'undefined' : typeof v === 'function' ? 'a function' : JSON.stringify(v) ?? String(v);
-  } catch {
-    return Object.prototype.toString.call(v);
   }
 }
 

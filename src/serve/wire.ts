@@ -3,6 +3,7 @@
  * is InvalidOptions naming it), errors as `{ error: { message, type, code } }` with their status.
  */
 import { EngineError, InvalidInput, InvalidOptions, messageOf, type ResourceLimit } from '../errors/index.js';
+import { shown } from '../io/escape.js';
 import type { GenerateRequest } from '../model/qwen3/model.js';
 import type { FinishReason } from '../model/qwen3/generate.js';
 import { checkMessages } from '../model/tokenizer/chat.js';
@@ -16,11 +17,6 @@ export interface ServeRequest {
 }
 
 type Body = Record<string, unknown>;
-
-/** A value as the user wrote it: JSON.stringify writes Infinity (`1e400` parsed) and NaN as `null`. */
-function shown(v: unknown): string {
-  return typeof v === 'number' ? String(v) : JSON.stringify(v) ?? String(v);
-}
 
 function num(b: Body, field: string, min: number, max = Infinity, aboveMin = false): number | undefined {
   const v = b[field];
