@@ -65,7 +65,7 @@ function positive(flag: string) {
 export function withLimitFlags(c: Command): Command {
   const flags: [string, string][] = [
     ['--max-elements <n>', 'elements of any one tensor (default 268435456)'],
-    ['--max-program-bytes <n>', 'bytes of one step\'s values, 8 per element (default 8589934592)'],
+    ['--max-program-bytes <n>', 'bytes of the values one step holds at once, 8 per element (default 8589934592)'],
     ['--max-equations <n>', 'equations of a program (default 100000)'],
     ['--max-json-depth <n>', 'nesting depth of a program document (default 64)'],
   ];

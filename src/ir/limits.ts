@@ -13,8 +13,10 @@ export interface Limits {
   /** Elements of any one tensor: an arg or an equation's result. */
   readonly elementsPerTensor: number;
   /**
-   * Bytes of every arg and equation result of one step, at 8 bytes per element: the engine holds every
-   * value as a Float64Array (src/ir/tensor.ts), whatever its dtype.
+   * Bytes of the values one step holds at once, at 8 bytes per element: the engine holds every value as
+   * a Float64Array (src/ir/tensor.ts), whatever its dtype. Args, results and states' next values are held
+   * for the whole step; any other equation result from its equation to its last reader (the peak of the
+   * live values, not the sum of every value: the oracle lets a value go after its last reader).
    */
   readonly programBytes: number;
   /** Equations of a program. */
@@ -75,19 +77,36 @@ export function checkElements(shape: Shape, limits: Limits, place: string): bigi
   return n;
 }
 
-/** Counts the bytes of a program's values as they are defined, refusing the one that passes the limit. */
+/**
+ * Counts the bytes of the values a program holds at once, refusing the value whose definition takes the
+ * live total past the limit. A value added with a name can be let go (`release`) after its last reader;
+ * one added without a name is held to the end.
+ */
 export class ByteBudget {
   #held = 0n;
+  #peak = 0n;
+  readonly #named = new Map<string, bigint>();
   constructor(private readonly limits: Limits) {}
-  /** Adds one value of `elements` elements, defined at `place`. */
-  add(elements: bigint, place: string): void {
-    this.addBytes(elements * BigInt(HELD_BYTES_PER_ELEMENT), place);
+  /** Adds one value of `elements` elements, defined at `place` (named `name`, to be released later). */
+  add(elements: bigint, place: string, name?: string): void {
+    this.addBytes(elements * BigInt(HELD_BYTES_PER_ELEMENT), place, name);
   }
   /** Adds one value held as `bytes` bytes (a quantized weight, held as its blocks), defined at `place`. */
-  addBytes(bytes: bigint, place: string): void {
+  addBytes(bytes: bigint, place: string, name?: string): void {
     this.#held += bytes;
+    if (name !== undefined) this.#named.set(name, (this.#named.get(name) ?? 0n) + bytes);
+    if (this.#held > this.#peak) this.#peak = this.#held;
     if (over(this.#held, this.limits.programBytes)) throw new ResourceLimit(LIMIT_NAMES.programBytes, Number(this.#held), this.limits.programBytes, place);
   }
+  /** Lets the value `name` go (after its last reader); a name not held is ignored. */
+  release(name: string): void {
+    const b = this.#named.get(name);
+    if (b === undefined) return;
+    this.#named.delete(name);
+    this.#held -= b;
+  }
+  /** The most bytes held at once so far. */
+  get peak(): bigint { return this.#peak; }
 }
 
 /** Refuses a program of more equations than the limit. */

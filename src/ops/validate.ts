@@ -165,6 +165,21 @@ function quantHeldBytes(a: Arg): bigint {
 }
 
 /**
+ * Where each value of a program is read last (the index of its last equation reading it), and the
+ * values held for the whole step: args, results and states' next values. Read from the raw equations,
+ * so a malformed one (validation refuses it) only reads no names.
+ */
+export function liveness(p: Pick<Program, 'args' | 'eqns' | 'results' | 'state'>): { readonly lastRead: ReadonlyMap<string, number>; readonly kept: ReadonlySet<string> } {
+  const lastRead = new Map<string, number>();
+  p.eqns.forEach((e, i) => { if (Array.isArray(e.in)) for (const o of e.in as unknown[]) if (typeof o === 'string') lastRead.set(o, i); });
+  const kept = new Set<string>();
+  if (Array.isArray(p.args)) for (const a of p.args as unknown[]) if (typeof a === 'object' && a !== null && typeof (a as { name?: unknown }).name === 'string') kept.add((a as { name: string }).name);
+  if (Array.isArray(p.results)) for (const r of p.results as unknown[]) if (typeof r === 'string') kept.add(r);
+  if (typeof p.state === 'object' && p.state !== null) for (const v of Object.values(p.state) as unknown[]) if (typeof v === 'string') kept.add(v);
+  return { lastRead, kept };
+}
+
+/**
  * Validates a program: every name, attribute, literal, shape and dtype; throws InvalidProgram at the
  * fault, and ResourceLimit for a program past `limits` (src/ir/limits.ts), before anything is allocated.
  */
@@ -187,13 +202,20 @@ export function checkProgram(p: Program, limits: Limits = DEFAULT_LIMITS): Check
   });
   const later = new Map<string, number>();
   p.eqns.forEach((e, i) => { for (const n of eqnOuts(e)) if (!later.has(n)) later.set(n, i); });
+  // The live values of the step, not all of them: an equation's result is held from its equation to its
+  // last reader (results and states' next values to the end), as the oracle holds it (liveValues).
+  const { lastRead, kept } = liveness(p);
   const eqns = p.eqns.map((e, i) => {
     const c = checkEqn(e, i, { types, origin, later });
-    eqnOuts(e).forEach((n, k) => {
-      sized(c.outs[k]!.shape, typeof e.out === 'string' ? ptr('/eqns', i, 'out') : ptr('/eqns', i, 'out', k));
+    const outs = eqnOuts(e);
+    outs.forEach((n, k) => {
+      const place = typeof e.out === 'string' ? ptr('/eqns', i, 'out') : ptr('/eqns', i, 'out', k);
+      budget.add(checkElements(c.outs[k]!.shape, limits, place), place, kept.has(n) ? undefined : n);
       types.set(n, c.outs[k]!);
       origin.set(n, `equation ${i}`);
     });
+    for (const o of e.in) if (typeof o === 'string' && lastRead.get(o) === i) budget.release(o);
+    for (const n of outs) if (!lastRead.has(n)) budget.release(n);
     return c;
   });
   p.results.forEach((r, k) => {

@@ -11,6 +11,7 @@ import { eqnOuts, isLiteral, isFloat, isQuantized } from '../ir/types.js';
 import { roundToDtype } from '../numerics/float16.js';
 import { sameShape, shapeStr } from '../ops/common.js';
 import { evaluateEqn } from '../ops/table.js';
+import { liveness } from '../ops/validate.js';
 import type { HeldMap, OracleOptions, ProgramInputs, StepOutput, TensorMap, TensorMaps, WeightMap } from './types.js';
 
 const SOURCE: Readonly<Record<Role, keyof TensorMaps>> = { weight: 'weights', state: 'state', activation: 'activations' };
@@ -27,12 +28,23 @@ function argValue(arg: Arg, env: TensorMaps): HeldTensor {
   return t;
 }
 
+// Each checked program's liveness, computed once however many steps run it.
+const LIVENESS = new WeakMap<CheckedProgram, ReturnType<typeof liveness>>();
+function liveOf(checked: CheckedProgram): ReturnType<typeof liveness> {
+  let l = LIVENESS.get(checked);
+  if (l === undefined) LIVENESS.set(checked, (l = liveness(checked.program)));
+  return l;
+}
+
 /** Runs one step: every equation in order, then the results and the carried state after the step. */
 export function runStep(checked: CheckedProgram, env: TensorMaps, opts: OracleOptions = {}): StepOutput {
   const fp64 = opts.fp64 ?? false;
   const p = checked.program;
   const values = new Map<string, HeldTensor>();
   for (const arg of p.args) values.set(arg.name, argValue(arg, env));
+  // A value no later equation reads is let go at once (not an arg, result or state's next value), so a
+  // step holds its live values, as the program-bytes limit counts them, not every value of every layer.
+  const { lastRead, kept } = liveOf(checked);
   for (const ce of checked.eqns) {
     const ins = ce.eqn.in.map((o, j): HeldTensor => {
       if (!isLiteral(o)) return values.get(o)!;
@@ -43,7 +55,8 @@ export function runStep(checked: CheckedProgram, env: TensorMaps, opts: OracleOp
       return { dtype, shape: [], data: Float64Array.of(v) };
     });
     const outs = evaluateEqn(ce.op, ins, ce.eqn.attrs, { eqn: ce.index, fp64 });
-    eqnOuts(ce.eqn).forEach((name, k) => values.set(name, outs[k]!));
+    eqnOuts(ce.eqn).forEach((name, k) => { if (kept.has(name) || lastRead.has(name)) values.set(name, outs[k]!); });
+    for (const o of ce.eqn.in) if (!isLiteral(o) && !kept.has(o) && lastRead.get(o) === ce.index) values.delete(o);
   }
   // Validation keeps quantized values out of results and state; only weights are ever quantized.
   const element = (name: string): Tensor => {

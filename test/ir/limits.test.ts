@@ -68,6 +68,22 @@ describe('ir/limits', () => {
     expect(check(prog(args.slice(0, 8), eqns, ['n']), resolveLimits({ programBytes: 9 * 2 ** 30 })).types.get('n')).to.exist;
   });
 
+  it('counts the values a step holds at once, not the sum of all of them', () => {
+    // x [100] (800 bytes held) then a chain of ten negs: 8800 bytes in all, at most x and two links live.
+    const chain = (read: (i: number) => string, results: string[]) => prog([['x', 'f32', [100]]],
+      Array.from({ length: 10 }, (_, i) => ({ op: i === 9 ? 'add' : 'neg', in: i === 9 ? [`n${i - 1}`, read(i)] : [i === 0 ? 'x' : `n${i - 1}`], out: `n${i}` })), results);
+    const limits = resolveLimits({ programBytes: 3000 });
+    // The last add reads n8 and x: at most x and two links live (2400 bytes), under 3000.
+    expect(check(chain(() => 'x', ['n9']), limits).types.get('n9')!.shape).to.deep.equal([100]);
+    // Negative control: the last add reads n0 too, so n0 lives through the chain: x, n0, n1 and n2 are 3200 bytes.
+    expect(limit(() => check(chain(() => 'n0', ['n9']), limits))).to.deep.equal({ code: 'ResourceLimit', what: 'program-bytes', needed: 3200, max: 3000, place: '/eqns/2/out' });
+    // Results are held to the end: every link a result, the third one passes.
+    expect(limit(() => check(chain(() => 'x', Array.from({ length: 10 }, (_, i) => `n${i}`)), limits))).to.deep.include({ needed: 3200, place: '/eqns/2/out' });
+    // A value nobody reads is held only by its own equation.
+    const unread = prog([['x', 'f32', [100]]], Array.from({ length: 10 }, (_, i) => ({ op: 'neg', in: ['x'], out: `u${i}` })), ['u9']);
+    expect(check(unread, resolveLimits({ programBytes: 2 * 800 })).types.get('u9')).to.exist;
+  });
+
   it('refuses three million equations before decoding one', () => {
     const e = { op: 'neg', in: ['x'], out: 'y' };
     const json = prog([['x', 'f32', [1]]], Array(3_000_000).fill(e), ['y']);

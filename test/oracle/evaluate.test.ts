@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { expect } from 'chai';
 import { IndexOutOfRange, IntegerDivideByZero, InvalidInput } from '../../src/errors/index.js';
 import type { CheckedProgram } from '../../src/ir/checked.js';
@@ -191,5 +192,29 @@ describe('oracle: weights, matmul and row kernels in one program', () => {
       ['r32'],
     );
     same(runStep(p, { weights: { t: tensor('bf16', [3, 2], [1, 2, 3, 4, -5.5, 6.5]) }, state: {}, activations: {} }).results['r32'], [-5, 6]);
+  });
+
+  it('lets a value go after its last reader: a chain of 40 links of 16 MB holds a few of them, not all', () => {
+    // Measured in a child process (its own peak RSS), so nothing else this process holds counts.
+    const script = (allResults: boolean) => `
+      import { checkProgram } from ${JSON.stringify(new URL('../../src/ops/validate.js', import.meta.url).href)};
+      import { runStep } from ${JSON.stringify(new URL('../../src/oracle/index.js', import.meta.url).href)};
+      const n = 2 ** 21, links = 40;
+      const eqns = Array.from({ length: links }, (_, i) => ({ op: 'neg', in: [i === 0 ? 'x' : 'n' + (i - 1)], out: 'n' + i, attrs: {} }));
+      const results = ${allResults} ? eqns.map((e) => e.out) : ['n' + (links - 1)];
+      const p = checkProgram({ format: 'program@1', name: 'chain', args: [{ name: 'x', role: 'activation', dtype: 'f32', shape: [n] }], eqns, results, state: {} });
+      const before = process.resourceUsage().maxRSS;
+      const out = runStep(p, { weights: {}, state: {}, activations: { x: { dtype: 'f32', shape: [n], data: new Float64Array(n).fill(1) } } });
+      if (out.results['n' + (links - 1)].data[7] !== 1) throw new Error('wrong value');
+      console.log(Math.round((process.resourceUsage().maxRSS - before) / 1024));`;
+    const grown = (all: boolean): number => {
+      const r = spawnSync(process.execPath, ['--input-type=module', '-e', script(all)], { encoding: 'utf8' });
+      expect(r.status, r.stderr).to.equal(0);
+      return Number(r.stdout.trim());
+    };
+    // 40 links of 16 MB each: 640 MB if every one were kept.
+    expect(grown(false)).to.be.below(200);
+    // Negative control: the same chain with every link a result holds them all.
+    expect(grown(true)).to.be.above(600);
   });
 });
