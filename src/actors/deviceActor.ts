@@ -216,9 +216,12 @@ export function deviceApi(opts: DeviceActorOptions) {
     state(session: number): TensorMap {
       return openSession(session).readState();
     },
-    /** Zeroes a session's state, sets it to another open session's (a KV cache handed over in place), or to tensors. */
-    setState(session: number, from: number | 'zero' | TensorMap): void {
-      openSession(session).setState(typeof from === 'number' ? openSession(from) : from);
+    /**
+     * Zeroes a session's state, sets it to another open session's (a KV cache handed over in place; with
+     * `move` that session's is zeroed, on the host with no copy), or to tensors.
+     */
+    setState(session: number, from: number | 'zero' | TensorMap, move = false): void {
+      openSession(session).setState(typeof from === 'number' ? openSession(from) : from, move);
     },
     /** A session's state as device bytes in shared memory, for a session on another device (DeviceSession.takeStateFrom). */
     exportState(session: number): SharedState {

@@ -112,6 +112,17 @@ export interface Device {
   mapFile?(weight: FileWeight, name: string): BufferId;
   /** Allocates a zeroed host arena of `bytes` bytes. */
   allocArena(bytes: number): ArenaId;
+  /**
+   * Sets a whole buffer to zeros without writing it (the host device: fresh pages, nothing copied in,
+   * and a state carried in place in its arena let go). Without it the session writes zeros.
+   */
+  zero?(target: BufferId): void;
+  /**
+   * Moves a whole buffer's contents to another of the same size and zeroes the first: the host device
+   * hands over a state carried in place in its arena (a prefill's KV cache to the decode session)
+   * without copying it. Without it the session copies, then zeroes.
+   */
+  move?(from: BufferId, to: BufferId): void;
   /** Copies `data` into a buffer or arena at `offset`. */
   write(target: BufferId | ArenaId, offset: number, data: Uint8Array): void;
   /** Copies `length` bytes out of a buffer or arena from `offset`. */

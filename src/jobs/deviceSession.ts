@@ -94,15 +94,19 @@ export class DeviceSession {
   /**
    * Sets the carried state to another session's (the same state args): on one device copied there; from
    * another device through shared memory, the other device's bytes read once into a SharedArrayBuffer
-   * that this device writes from (no copy between the threads, no element through a JS number).
+   * that this device writes from (no copy between the threads, no element through a JS number). With
+   * `move` the other session's state is zeroed after: on one host device the state carried in place in
+   * its arena is then handed over with no copy at all (HostDevice.move).
    */
-  async takeStateFrom(other: DeviceSession): Promise<void> {
+  async takeStateFrom(other: DeviceSession, opts: { readonly move?: boolean } = {}): Promise<void> {
+    const move = opts.move === true;
     if (other.device === this.device) {
-      await this.device.call('setState', [this.#id(), other.#id()], { deadlineMs: this.deadlineMs });
+      await this.device.call('setState', [this.#id(), other.#id(), move], { deadlineMs: this.deadlineMs });
       return;
     }
     const shared = await other.device.call('exportState', [other.#id()], { deadlineMs: other.deadlineMs });
     await this.device.call('setSharedState', [this.#id(), shared], { deadlineMs: this.deadlineMs });
+    if (move) await other.zeroState();
   }
 
   /** Frees the session's buffers on the device (a device restarted since has freed them already). */

@@ -49,6 +49,12 @@ export function writeTo(device: Device, b: Binding, bytes: Uint8Array): void {
   else device.write(b, 0, bytes);
 }
 
+/** Zeroes a whole buffer (the device's zero() when it has one) or an arena slot of `length` bytes. */
+export function zeroAt(device: Device, b: Binding, length: number): void {
+  if (!isArenaSlot(b) && device.zero !== undefined) device.zero(b);
+  else writeTo(device, b, new Uint8Array(length));
+}
+
 export function readFrom(device: Device, b: Binding, length: number): Uint8Array {
   return isArenaSlot(b) ? device.read(b.arena, b.offset, length) : device.read(b, 0, length);
 }

@@ -14,7 +14,7 @@ import type { AnyDType, Shape } from '../ir/types.js';
 import type { TensorMap, WeightMap } from '../ir/values.js';
 import type { ArenaId, Binding, BufferId, Device, LoadedArtifact } from '../devices/device.js';
 import { byteSize } from '../devices/device.js';
-import { checkTensor, firstOutOfRange, writeTo, type Command, type Placement, type RangeChecks } from './commands.js';
+import { checkTensor, firstOutOfRange, writeTo, zeroAt, type Command, type Placement, type RangeChecks } from './commands.js';
 import type { ResidentWeights } from './residentWeights.js';
 
 /** What a session needs to know of the program beyond its artifacts' wiring. */
@@ -104,7 +104,7 @@ export class Recorder {
       const p = this.ownBuffer(v, t);
       this.home.set(v, p);
       const given = this.init.state[v];
-      if (given === undefined && this.init.zeroState === true && Object.hasOwn(this.init.stateNext, v)) writeTo(this.device, p.at, new Uint8Array(p.bytes));
+      if (given === undefined && this.init.zeroState === true && Object.hasOwn(this.init.stateNext, v)) zeroAt(this.device, p.at, p.bytes);
       else writeTo(this.device, p.at, tensorToBytes(checkTensor(`/${v}`, p, given)));
     }
   }

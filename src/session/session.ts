@@ -19,8 +19,8 @@ import { tensorFromBytes, tensorToBytes } from '../ir/bytes.js';
 import type { Tensor } from '../ir/tensor.js';
 import { elementDtype } from '../ir/types.js';
 import type { StepOutput, TensorMap } from '../ir/values.js';
-import type { ArenaId, BufferId, Device } from '../devices/device.js';
-import { checkTensor, firstOutOfRange, readFrom, writeTo, type Command, type Placement, type RangeChecks } from './commands.js';
+import { isArenaSlot, type ArenaId, type BufferId, type Device } from '../devices/device.js';
+import { checkTensor, firstOutOfRange, readFrom, writeTo, zeroAt, type Command, type Placement, type RangeChecks } from './commands.js';
 import { Recorder, type SessionInit, type Stage } from './recorder.js';
 import type { ResidentWeights } from './residentWeights.js';
 
@@ -165,9 +165,10 @@ export class Session {
    * Sets the carried state: zeroed, given as tensors (each state arg's, of its type), or copied from
    * another session's on the same device (the same
    * state args, names, dtypes and shapes: the prefill program's KV cache handed to the decode
-   * program's), without the bytes leaving the device's process.
+   * program's), without the bytes leaving the device's process. With `move` the other session's state
+   * is zeroed after it is taken: a device that can (the host's move) hands it over with no copy.
    */
-  setState(from: Session | 'zero' | TensorMap): void {
+  setState(from: Session | 'zero' | TensorMap, move = false): void {
     if (from !== 'zero' && !(from instanceof Session)) {
       // Tensors from elsewhere (another device's state): every one checked before any is written.
       const bytes = [...this.stateHomes].map(([arg, h]) => [h, tensorToBytes(checkTensor(`/${arg}`, { ...h, value: arg }, from[arg]))] as const);
@@ -175,14 +176,28 @@ export class Session {
       this.stateUnchecked = true;
       return;
     }
-    for (const [arg, h] of this.stateHomes) {
-      if (from === 'zero') { writeTo(this.device, h.at, new Uint8Array(h.bytes)); continue; }
+    if (from === 'zero') {
+      for (const [, h] of this.stateHomes) zeroAt(this.device, h.at, h.bytes);
+      this.stateUnchecked = true;
+      return;
+    }
+    const pairs = [...this.stateHomes].map(([arg, h]) => {
       const src = from.stateHomes.get(arg);
-      if (src === undefined || src.dtype !== h.dtype || src.bytes !== h.bytes || src.shape.some((d, i) => d !== h.shape[i])) {
+      if (src === undefined || src.dtype !== h.dtype || src.bytes !== h.bytes || src.shape.length !== h.shape.length || src.shape.some((d, i) => d !== h.shape[i])) {
         throw new InvalidInput(`/${arg}`, `state ${arg} (${h.dtype}[${h.shape.join(', ')}]) has no counterpart of that type in the session it is taken from`);
       }
+      return [src, h] as const;
+    });
+    for (const [src, h] of pairs) {
+      if (src.at === h.at) continue;
+      if (move && from.device === this.device && this.device.move !== undefined && !isArenaSlot(src.at) && !isArenaSlot(h.at)) {
+        this.device.move(src.at, h.at);
+        continue;
+      }
       writeTo(this.device, h.at, readFrom(from.device, src.at, src.bytes));
+      if (move) zeroAt(from.device, src.at, src.bytes);
     }
+    if (move) from.stateUnchecked = true;
     this.stateUnchecked = true;
   }
 

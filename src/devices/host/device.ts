@@ -13,6 +13,7 @@
  */
 import { statSync } from 'node:fs';
 import { loadHostArtifact, type HostProgram } from '../../compiler/host/backend.js';
+import type { HostLowered } from '../../compiler/host/lower.js';
 import { InvalidInput } from '../../errors/index.js';
 import { readFileWeightBytes, type FileWeight } from '../../ir/fileWeight.js';
 import { isQuantized } from '../../ir/types.js';
@@ -31,14 +32,18 @@ export class HostDevice extends JsDevice<HostProgram> {
   readonly kernels: HostKernels;
   // Weights the addon maps from their files, by the buffer that stands for each in the bindings.
   private readonly mapped = new Map<unknown, HostWeight>();
-  // Each session's arena (by its recorded bindings), reused run after run: no allocation per step, and
-  // by slot the buffer (and its version) last copied there, so an unchanged weight is copied once.
-  private readonly arenas = new WeakMap<Bindings, { readonly arena: Uint8Array; readonly copied: Map<number, readonly [unknown, number]> }>();
+  // One arena for every run on this device (runs are one at a time): as large as the largest program
+  // run so far, the program that ran last (whose constants it holds) and, by slot, the buffer (and its
+  // version) last copied there, so an unchanged weight is copied once while the same program runs.
+  private work: { arena: Uint8Array; last: HostLowered | null; readonly copied: Map<number, readonly [unknown, number]> } | null = null;
   // Bumped by every write from outside a run, per buffer or arena.
   private readonly versions = new Map<unknown, number>();
   // State buffers whose current contents live in an arena's slot instead (a state carried in place):
   // copied back only when the buffer is read or written from outside a run.
   private readonly shadows = new Map<BufferId | ArenaId, { readonly arena: Uint8Array; readonly slot: number; readonly bytes: number }>();
+  // Buffers zeroed and not written since (zero(), move()): their bytes here may be stale, and are set to
+  // zeros only when something outside a run reads or writes them; a run fills its slot with zeros.
+  private readonly zeroed = new Set<BufferId | ArenaId>();
 
   /** NoDevice('host', why and how to build it) when the addon is not built or does not load. */
   constructor(opts: DeviceBaseOptions = {}, kernels: HostKernels = loadHostKernels()) {
@@ -74,6 +79,7 @@ export class HostDevice extends JsDevice<HostProgram> {
   // Brings a shadowed buffer up to date from its arena slot, and lets the shadow go. Its bytes changed,
   // so another arena that copied the buffer in before copies it again.
   private settle(target: BufferId | ArenaId): void {
+    if (this.zeroed.delete(target)) this.memory.view(target as BufferId, this.memory.sizeOf(target as BufferId, 0)!).fill(0);
     const s = this.shadows.get(target);
     if (s === undefined) return;
     this.shadows.delete(target);
@@ -92,9 +98,45 @@ export class HostDevice extends JsDevice<HostProgram> {
     return super.read(target, offset, length);
   }
 
+  /** Zeroes a whole buffer without writing it (zeros are written where a run or a read needs them), letting go of a state carried in the arena for it (not copied back). */
+  zero(target: BufferId): void {
+    this.usable();
+    if (this.mapped.has(target)) throw new RangeError(`buffer ${String(target)} is a weight mapped from a file, never written`);
+    this.shadows.delete(target);
+    this.zeroed.add(target);
+    this.versions.set(target, (this.versions.get(target) ?? 0) + 1);
+  }
+
+  /**
+   * Moves a whole buffer's contents to `to` (of the same size) and zeroes `from`: a state carried in
+   * the arena for `from` is carried for `to` from then on, with no byte copied.
+   */
+  move(from: BufferId, to: BufferId): void {
+    this.usable();
+    const bytes = this.memory.sizeOf(from, 0);
+    if (bytes === undefined || bytes !== this.memory.sizeOf(to, 0) || this.mapped.has(from) || this.mapped.has(to)) {
+      throw new RangeError(`buffers ${String(from)} and ${String(to)} are not two writable buffers of one size`);
+    }
+    if (from === to) return;
+    const sh = this.shadows.get(from);
+    this.shadows.delete(to);
+    this.zeroed.delete(to);
+    if (sh !== undefined) {
+      this.shadows.delete(from);
+      this.shadows.set(to, sh);
+    } else if (this.zeroed.has(from)) {
+      this.zeroed.add(to);
+    } else {
+      this.memory.view(to, bytes).set(this.memory.view(from, bytes));
+    }
+    this.zeroed.add(from);
+    for (const b of [from, to]) this.versions.set(b, (this.versions.get(b) ?? 0) + 1);
+  }
+
   /** Frees a buffer or arena, unmapping the file weight it stands for. */
   override free(target: BufferId | ArenaId): void {
     this.shadows.delete(target);
+    this.zeroed.delete(target);
     this.versions.delete(target);
     super.free(target);
     this.mapped.get(target)?.close();
@@ -104,11 +146,31 @@ export class HostDevice extends JsDevice<HostProgram> {
   /** Frees everything, unmapping every file weight. */
   override drop(): void {
     this.shadows.clear();
+    this.zeroed.clear();
+    this.work = null;
     this.versions.clear();
     super.drop();
     for (const w of this.mapped.values()) w.close();
     this.mapped.clear();
   }
+
+  // The device's arena, grown to `bytes` when it is smaller: the states carried in the old one move
+  // with it (the only copy, once per growth).
+  private workArena(bytes: number): Uint8Array {
+    const old = this.work;
+    if (old !== null && old.arena.length >= bytes) return old.arena;
+    const arena = new Uint8Array(bytes);
+    for (const [b, sh] of this.shadows) {
+      if (sh.arena !== old?.arena) continue;
+      arena.set(sh.arena.subarray(sh.slot, sh.slot + sh.bytes), sh.slot);
+      this.shadows.set(b, { ...sh, arena });
+    }
+    this.work = { arena, last: null, copied: new Map() };
+    return arena;
+  }
+
+  /** The bytes of the device's arena (shared by every session's runs), for tests and measurements. */
+  get arenaBytes(): number { return this.work?.arena.length ?? 0; }
 
   protected decode(bytes: Uint8Array): Decoded<HostProgram> {
     const p = loadHostArtifact(bytes, this.name);
@@ -118,20 +180,29 @@ export class HostDevice extends JsDevice<HostProgram> {
   protected compute(p: HostProgram, loaded: LoadedArtifact, bindings: Bindings): () => void {
     const { checked, lowered } = p;
     const sizeOf = (name: string): number => loaded.args.find((a) => a.name === name)!.bytes;
-    let kept = this.arenas.get(bindings);
-    if (kept === undefined) {
-      const fresh = new Uint8Array(lowered.arenaBytes);
-      const dv = new DataView(fresh.buffer);
+    const arena = this.workArena(lowered.arenaBytes);
+    // A state another session carries in place in this arena, where this run writes, goes back to its
+    // buffer first; one this run takes as its own input at the same slot stays.
+    const own = new Set<unknown>(checked.program.args.map((a) => bindings[a.name]));
+    for (const [b, sh] of [...this.shadows]) {
+      if (sh.arena !== arena || sh.slot >= lowered.arenaBytes) continue;
+      if (own.has(b) && lowered.slots[checked.program.args.find((a) => bindings[a.name] === b)!.name] === sh.slot) continue;
+      this.settle(b);
+    }
+    const work = this.work!;
+    if (work.last !== lowered) {
+      // Another program ran here: its values are not this one's, and this one's constants go back.
+      work.copied.clear();
+      const dv = new DataView(arena.buffer, arena.byteOffset, arena.byteLength);
       for (const [at, dtype, v] of lowered.constants) {
         if (dtype === 'i32') dv.setInt32(at, v, true);
         else if (dtype === 'f16') dv.setUint16(at, f16ToBits(roundToDtype('f16', v)), true);
         else if (dtype === 'bf16') dv.setUint16(at, bf16ToBits(roundToDtype('bf16', v)), true);
         else dv.setFloat32(at, v, true);
       }
-      kept = { arena: fresh, copied: new Map() };
-      this.arenas.set(bindings, kept);
+      work.last = lowered;
     }
-    const { arena, copied } = kept;
+    const { copied } = work;
     // Every kernel writes its whole output before anything reads it, so a reused arena needs only
     // its inputs: each arg copied in, unless the slot already holds it (a state carried in place,
     // or a buffer unchanged since it was copied there).
@@ -143,12 +214,13 @@ export class HostDevice extends JsDevice<HostProgram> {
       inputSlot.set(b, slot);
       const sh = isArenaSlot(b) ? undefined : this.shadows.get(b);
       if (sh !== undefined && sh.arena === arena && sh.slot === slot) continue;
-      if (!isArenaSlot(b)) this.settle(b);
+      if (!isArenaSlot(b) && !this.zeroed.has(b)) this.settle(b);
       const key = isArenaSlot(b) ? b.arena : b;
       const version = this.versions.get(key) ?? 0;
       const had = copied.get(slot);
       if (had !== undefined && had[0] === key && had[1] === version) continue;
-      arena.set(this.memory.view(b, sizeOf(a.name)), slot);
+      if (!isArenaSlot(b) && this.zeroed.has(b)) arena.fill(0, slot, slot + sizeOf(a.name));
+      else arena.set(this.memory.view(b, sizeOf(a.name)), slot);
       copied.set(slot, [key, version]);
     }
     // The slots a run writes over (a state's next value in its input's slot) hold the input no longer.
@@ -156,12 +228,12 @@ export class HostDevice extends JsDevice<HostProgram> {
       const slot = lowered.slots[arg];
       if (slot !== undefined && slot === lowered.slots[next]) copied.delete(slot);
     }
-    const own: HostWeight[] = [];
+    const owned: HostWeight[] = [];
     const weights = lowered.weights.map((w) => {
       const mapped = this.mapped.get(bindings[w.name]!);
       if (mapped !== undefined) return mapped;
       const h = this.kernels.weightFromBytes(this.memory.view(bindings[w.name]!, sizeOf(w.name)), w.type, w.k, w.n);
-      own.push(h);
+      owned.push(h);
       return h;
     });
     try {
@@ -169,11 +241,12 @@ export class HostDevice extends JsDevice<HostProgram> {
     } catch (e) {
       // A step refused part way (an index out of range) may have run its in-place updates or not:
       // states carried in this arena go back to their buffers as they are, and nothing here is trusted.
-      for (const [b, sh] of this.shadows) if (sh.arena === arena) this.settle(b);
+      for (const [b, sh] of [...this.shadows]) if (sh.arena === arena) this.settle(b);
       copied.clear();
+      work.last = null;
       throw e;
     } finally {
-      for (const w of own) w.close();
+      for (const w of owned) w.close();
     }
     const outs: [string, string][] = [...new Set(checked.program.results)].map((r) => [resultBinding(r), r]);
     for (const [arg, next] of Object.entries(checked.program.state)) outs.push([stateBinding(arg), next]);
@@ -183,11 +256,12 @@ export class HostDevice extends JsDevice<HostProgram> {
       const b = bindings[binding]!;
       const slot = lowered.slots[value]!;
       // A state carried in place (its next value written over its input's slot) stays in the arena.
-      if (!isArenaSlot(b) && inputSlot.get(b) === slot) return () => { this.shadows.set(b, { arena: done, slot, bytes: n }); };
+      if (!isArenaSlot(b) && inputSlot.get(b) === slot) return () => { this.zeroed.delete(b); this.shadows.set(b, { arena: done, slot, bytes: n }); };
       // Written from outside the arena, so a slot that copied this buffer in before must copy it again
       // (a state whose next value is an intermediate: its buffer is also the state arg's input).
       const key = isArenaSlot(b) ? b.arena : b;
       return () => {
+        if (n === this.memory.sizeOf(b, n)) this.zeroed.delete(b as BufferId);
         this.settle(b as BufferId);
         this.memory.view(b, n).set(done.subarray(slot, slot + n));
         this.versions.set(key, (this.versions.get(key) ?? 0) + 1);

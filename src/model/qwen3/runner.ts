@@ -144,7 +144,9 @@ class SessionCursor implements CacheCursor {
       this.#holder = s;
     }
     if (this.#holder !== s) {
-      if (this.#holder !== null) await s.takeStateFrom(this.#holder);
+      // Moved, not copied: the session handing over never reads its cache again before it is set anew
+      // (the host device hands the cache over in its arena, with no copy).
+      if (this.#holder !== null) await s.takeStateFrom(this.#holder, { move: true });
       else if (!zeroed) await s.zeroState();
       this.#holder = s;
       // The least recently opened of three goes (a prefill chunk's session, once it has handed over).
@@ -179,9 +181,13 @@ class SessionCursor implements CacheCursor {
   async close(): Promise<void> {
     const all = [...this.#sessions];
     this.#sessions.clear();
+    const holder = this.#holder;
     this.#holder = null;
-    if (this.#failed) await Promise.all(all.map(([, x]) => x.close()));
-    else await this.runner.giveBack(all);
+    if (this.#failed) { await Promise.all(all.map(([, x]) => x.close())); return; }
+    // The next generation starts from a zeroed cache anyway: zeroed now, the host device lets go of
+    // the cache it carries in its arena instead of copying it out when another session runs there.
+    if (holder?.usable === true) await holder.zeroState().catch(() => undefined);
+    await this.runner.giveBack(all);
   }
 }
 
