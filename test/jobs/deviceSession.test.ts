@@ -88,6 +88,21 @@ for (const target of ['cpu', 'host'] as const) {
       expect(data((await other.state())['cache'])).to.deep.equal([1, 1, 1, 1, 2, 3, 2, 2, 2, 5, 5, 5]);
     });
 
+    it('moves its state to another program\'s session: the taker goes on from it, the giver is zeroed', async () => {
+      const s = await engine.openSession({ program: cacheProgram('k1'), target, zeroState: true });
+      await s.step(rowAt(0, 1, 1, 1));
+      await s.step(rowAt(2, 2, 2, 2));
+      const other = await engine.openSession({ program: cacheProgram('k2'), target, zeroState: true });
+      await other.takeStateFrom(s, { move: true });
+      expect(data((await other.step(rowAt(3, 5, 5, 5))).results['y'])).to.deep.equal([3, 0, 6, 15]);
+      expect(data((await s.state())['cache'])).to.deep.equal(Array(12).fill(0));
+      expect(data((await s.step(rowAt(1, 1, 0, 0))).results['y'])).to.deep.equal([0, 1, 0, 0]);
+      // And back: the first session takes it again, and the second's is zeroed.
+      await s.takeStateFrom(other, { move: true });
+      expect(data((await s.state())['cache'])).to.deep.equal([1, 1, 1, 0, 0, 0, 2, 2, 2, 5, 5, 5]);
+      expect(data((await other.step(rowAt(0, 0, 0, 1))).results['y'])).to.deep.equal([1, 0, 0, 0]);
+    });
+
     it('refuses an activation at open, a missing state without zeroState, and a state of another shape', async () => {
       await rejectsWith(engine.openSession({ program: carry('c1', 1), target, inputs: { x: tensor('f32', [3], [1, 2, 3]) }, zeroState: true }), 'InvalidInput');
       const e = await rejectsWith(engine.openSession({ program: carry('c1', 1), target }), 'InvalidInput');
