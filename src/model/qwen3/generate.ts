@@ -150,6 +150,8 @@ async function* decodeWith(g: GenerationContext, r: DecodeRequest, cache: Aborta
   const stream = new TextStream(g.tokenizer, r.stop ?? []);
   const prompt = [...r.promptIds];
   let logits: Tensor | undefined;
+  // The decode program's session opens while the prompt is prefilled, not at the first decode step.
+  if (max > 1) cache.cache.prepare?.(g.program(1));
   for (let at = 0; at < prompt.length && max > 0; at += g.prefillChunk) {
     const ids = prompt.slice(at, at + g.prefillChunk);
     logits = await cache.step(g.program(prefillTokens(ids.length, g.ctx - at, g.prefillChunk)), ids, ids.map((_, k) => at + k));

@@ -59,6 +59,12 @@ export interface CacheCursor {
   close(): Promise<void>;
   /** Where the steps so far ran, by phase (an engine cursor's; none for the reference). */
   ranOn?(): readonly RanOn[];
+  /**
+   * Starts getting ready for steps of `program` now (a session cursor opens its session in the
+   * background, so that the first decode step after a prefill does not wait for it); a failure shows
+   * at the step that needs it.
+   */
+  prepare?(program: Program): void;
 }
 
 /** Runs steps of a model's programs somewhere. */
@@ -94,6 +100,8 @@ export class HeldCursor implements CacheCursor {
  */
 class SessionCursor implements CacheCursor {
   readonly #sessions = new Map<string, DeviceSession>();
+  // Sessions being opened ahead of their first step (prepare), by the same key.
+  readonly #opening = new Map<string, Promise<{ readonly session: DeviceSession; readonly reused: boolean }>>();
   readonly #ran = new Map<string, RanOn>();
   #holder: DeviceSession | null = null;
   // A cache made on the prefill target (as tensors), until a session of the decode target takes it.
@@ -132,7 +140,9 @@ class SessionCursor implements CacheCursor {
     let zeroed = false;
     if (s === undefined) {
       this.#at = target;
-      const got = await this.runner.takeSession(program, target);
+      const pending = this.#opening.get(key);
+      this.#opening.delete(key);
+      const got = await (pending ?? this.runner.takeSession(program, target));
       s = got.session;
       zeroed = !got.reused;
       this.#sessions.set(key, s);
@@ -172,6 +182,15 @@ class SessionCursor implements CacheCursor {
     return [...this.#ran.values()];
   }
 
+  prepare(program: Program): void {
+    const key = `${this.runner.target}/${program.name}`;
+    if (this.#sessions.has(key) || this.#opening.has(key)) return;
+    const opening = this.runner.takeSession(program, this.runner.target);
+    // Awaited by the step that needs it (or by close); not a rejection nobody handles meanwhile.
+    opening.catch(() => undefined);
+    this.#opening.set(key, opening);
+  }
+
   state(): Promise<TensorMap> {
     if (this.#held !== null) return Promise.resolve(this.#held);
     return this.#holder === null ? Promise.reject(new InvalidOptions('cache', 'no step has run yet')) : this.#holder.state();
@@ -179,7 +198,12 @@ class SessionCursor implements CacheCursor {
 
   /** Hands the sessions back to the runner for the next generation, or closes them after a failure. */
   async close(): Promise<void> {
-    const all = [...this.#sessions];
+    // A session opened ahead and never stepped goes back (or is closed) with the others.
+    const opened = await Promise.all([...this.#opening].map(async ([k, p]) => {
+      try { return [[k, (await p).session] as const]; } catch { return []; }
+    }));
+    this.#opening.clear();
+    const all = [...this.#sessions, ...opened.flat()];
     this.#sessions.clear();
     const holder = this.#holder;
     this.#holder = null;

@@ -48,4 +48,27 @@ describe('qwen3: generate and complete take { signal }', function () {
     expect((await model.complete(request)).ids).to.have.length(8);
     await model.close();
   });
+
+  it('opens the decode program\'s session while the prompt is prefilled, not at the first decode step', async () => {
+    const engine = fx.engine();
+    const model = await loadModel(fx.gguf('ahead.gguf', TINY), { engine, target: 'host', ctx: 64 });
+    const opened: string[] = [];
+    const open = engine.openSession.bind(engine);
+    engine.openSession = (spec) => { opened.push((spec.program as { name: string }).name); return open(spec); };
+    try {
+      // One token comes from the prefill alone: no decode session is asked for (the control).
+      await model.complete({ ...request, maxTokens: 1 });
+      expect(opened).to.deep.equal(['qwen3-prefill-16-ctx64']);
+      // More than one: the decode session is asked for first, before the prefill's step runs.
+      const fresh = await loadModel(fx.gguf('ahead.gguf', TINY), { engine, target: 'host', ctx: 32 });
+      opened.length = 0;
+      const out = await fresh.complete(request);
+      expect(out.ids).to.have.length(8);
+      expect(opened).to.deep.equal(['qwen3-decode-ctx32', 'qwen3-prefill-16-ctx32']);
+      await fresh.close();
+    } finally {
+      engine.openSession = open;
+      await model.close();
+    }
+  });
 });
