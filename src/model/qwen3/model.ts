@@ -3,7 +3,7 @@
  * `generate` is an async iterator of tokens (its return value the whole result), `complete` the same
  * collected. `reference()` is the same model on the fp64 oracle, for checking a target against it.
  */
-import { EngineError, InvalidOptions, TokenizerError } from '../../errors/index.js';
+import { EngineError, InvalidOptions, ResourceLimit, TokenizerError } from '../../errors/index.js';
 import { parseTargetList } from '../../planner/partition.js';
 import { createEngine, type Engine } from '../../jobs/engine.js';
 import type { Program } from '../../ir/types.js';
@@ -31,7 +31,7 @@ export interface LoadModelOptions {
   readonly ctx?: number;
   /** Threads for a target that takes a count (host); the cpu target runs the oracle on one. */
   readonly threads?: number;
-  /** Tokens per prefill step at most (default 512). */
+  /** Tokens per prefill step at most (default 512; halved, down to 16, while its program is past the program-bytes limit). */
   readonly prefillChunk?: number;
   /** An engine to run on (it stays open); default a new one, closed by close(). */
   readonly engine?: Engine;
@@ -88,6 +88,7 @@ export function checkTargetList(list: unknown, field: string): string {
 export class Qwen3Model {
   readonly #programs = new Map<string, PlacedProgram>();
   readonly #owned: Engine | undefined;
+  #chunk: number | undefined;
 
   private constructor(readonly source: ModelSource, readonly ctx: number, readonly prefillChunk: number, readonly runner: StepRunner, owned?: Engine) {
     this.#owned = owned;
@@ -161,6 +162,27 @@ export class Qwen3Model {
   prefillProgram(tokens: number): Program {
     const r = this.runner;
     return this.#programOn(r instanceof EngineRunner ? r.prefillTarget ?? r.target : undefined, tokens, false);
+  }
+
+  /**
+   * The tokens a prefill step takes at most: `prefillChunk`, halved (down to 16) while its program is
+   * past the `program-bytes` limit (a long context: the scores of a chunk grow with it), so that a
+   * long prompt is prefilled in smaller steps rather than refused. Found once, its program kept.
+   */
+  fittingChunk(): number {
+    if (this.#chunk !== undefined) return this.#chunk;
+    let c = Math.max(1, Math.min(this.prefillChunk, this.ctx));
+    for (;;) {
+      try {
+        if (c > 1) this.prefillProgram(c);
+        break;
+      } catch (e) {
+        if (!(e instanceof ResourceLimit && e.what === 'program-bytes') || c <= 16) throw e;
+        c = Math.max(16, Math.floor(c / 2));
+      }
+    }
+    this.#chunk = c;
+    return c;
   }
 
   #programOn(targets: string | undefined, tokens: number, allLogits: boolean): Program {
@@ -251,7 +273,7 @@ export class Qwen3Model {
   async *generate(r: GenerateRequest, options?: GenerateOptions): AsyncGenerator<GeneratedToken, GenerationResult, void> {
     const promptIds = await this.encodePrompt(r);
     const g: GenerationContext = {
-      config: this.config, ctx: this.ctx, prefillChunk: this.prefillChunk, tokenizer: this.tokenizer,
+      config: this.config, ctx: this.ctx, prefillChunk: this.fittingChunk(), tokenizer: this.tokenizer,
       eosIds: this.eosIds, runner: this.runner, program: (n) => (n > 1 ? this.prefillProgram(n) : this.program(n)),
     };
     return yield* generateIds(g, { ...r, promptIds }, options);
