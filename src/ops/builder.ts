@@ -21,6 +21,7 @@ import { decodeArg } from '../ir/codec.js';
 import { ptr, setOwn } from '../ir/pointer.js';
 import type { AnyDType, Arg, DType, Eqn, Literal, Operand, Program, Role, RowBody, Shape } from '../ir/types.js';
 import type { CheckedEqn } from '../ir/checked.js';
+import type { Limits } from '../ir/limits.js';
 import { checkEqn, checkProgram } from './validate.js';
 
 /** A value of the program being built: its name and static type. */
@@ -100,13 +101,16 @@ export class ProgramBuilder {
     setOwn(this.s.state, this.ref(state, ptr('/state', state.name)), this.ref(next, ptr('/state', state.name)));
   }
 
-  /** The finished program, validated by checkProgram (so it is valid, or this throws InvalidProgram). */
-  build(): Program {
+  /**
+   * The finished program, validated by checkProgram under `limits` (so it is valid, or this throws
+   * InvalidProgram, or ResourceLimit past a limit).
+   */
+  build(limits?: Limits): Program {
     const s = this.s;
     const p: Program = {
       format: 'program@1', name: s.name, args: [...s.args], eqns: [...s.eqns], results: [...s.results], state: { ...s.state },
     };
-    return checkProgram(p).program;
+    return checkProgram(p, limits).program;
   }
 
   // A value handle is only its name on the wire; refuse a handle from another builder that the name

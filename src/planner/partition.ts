@@ -13,6 +13,7 @@ import { UsageError } from '../errors/index.js';
 import type { CheckedProgram } from '../ir/checked.js';
 import type { Arg, Eqn, Program } from '../ir/types.js';
 import { eqnOuts, isLiteral, storageBytes } from '../ir/types.js';
+import { NO_LIMITS } from '../ir/limits.js';
 import { checkProgram } from '../ops/validate.js';
 import { resolveTarget } from '../targets/index.js';
 import type { Target, TargetName } from '../targets/target.js';
@@ -112,7 +113,8 @@ export function partitionProgram(checked: CheckedProgram, targets: readonly Targ
     const needed: number[] = [];
     let moved = false;
     for (const sp of segmentPrograms(checked, plan)) {
-      const fit: SegmentFitAnswer = fits(sp.segment.target, checkProgram(sp.program));
+      // A segment of a program checked already: its values are the program's, not past its limits again.
+      const fit: SegmentFitAnswer = fits(sp.segment.target, checkProgram(sp.program, NO_LIMITS));
       needed.push(fit.contexts);
       const err: EngineError | undefined = fit.error;
       if (err === undefined) continue;

@@ -8,6 +8,7 @@
  */
 import { segmentFit } from '../../compiler/fit.js';
 import type { EngineError } from '../../errors/index.js';
+import type { Limits } from '../../ir/limits.js';
 import type { Program } from '../../ir/types.js';
 import { checkProgram } from '../../ops/validate.js';
 import { parseTargetList, partitionProgram } from '../../planner/partition.js';
@@ -27,8 +28,8 @@ interface Scored extends PlacedProgram {
   readonly score: readonly [number, number];
 }
 
-function scored(program: Program, targets: string): Scored {
-  const plan = partitionProgram(checkProgram(program), parseTargetList(targets), segmentFit);
+function scored(program: Program, targets: string, limits?: Limits): Scored {
+  const plan = partitionProgram(checkProgram(program, limits), parseTargetList(targets), segmentFit);
   const refusal = plan.refused[0]?.refusals[0]?.error ?? plan.limits[0];
   return { program, score: [plan.refused.length + plan.limits.length, plan.segments.length], ...(refusal === undefined ? {} : { refusal }) };
 }
@@ -37,9 +38,9 @@ const better = (a: Scored, b: Scored) => a.score[0] < b.score[0] || (a.score[0] 
 
 /** The program of `shape` in the form `targets` run best; see the file's doc. */
 export function programFor(c: Qwen3Config, weights: ModelWeights, shape: ProgramShape, targets: string): PlacedProgram {
-  const fused = scored(buildProgram(c, weights, { ...shape, form: 'fused' }), targets);
+  const fused = scored(buildProgram(c, weights, { ...shape, form: 'fused' }), targets, shape.limits);
   if (fused.score[0] === 0 && fused.score[1] === 1) return fused;
-  const plain = scored(buildProgram(c, weights, { ...shape, form: 'plain' satisfies ProgramForm }), targets);
+  const plain = scored(buildProgram(c, weights, { ...shape, form: 'plain' satisfies ProgramForm }), targets, shape.limits);
   const { program, refusal } = better(plain, fused) ? plain : fused;
   return refusal === undefined ? { program } : { program, refusal };
 }

@@ -7,6 +7,7 @@ import { EngineError, InvalidOptions, ResourceLimit, TokenizerError } from '../.
 import { parseTargetList } from '../../planner/partition.js';
 import { createEngine, type Engine } from '../../jobs/engine.js';
 import type { Program } from '../../ir/types.js';
+import { DEFAULT_LIMITS, resolveLimits, type Limits } from '../../ir/limits.js';
 import { isTargetName, TARGET_NAMES } from '../../targets/target.js';
 import type { ChatMessage } from '../tokenizer/types.js';
 import type { Tokenizer } from '../tokenizer/types.js';
@@ -48,6 +49,12 @@ export interface LoadModelOptions {
   readonly deadlineMs?: number;
   /** The bounds of rendering and encoding prompts in the text worker (docs/LIMITS.md). */
   readonly textLimits?: TextLimits;
+  /**
+   * The program limits (docs/LIMITS.md) the model's programs are built under, and the engine made here
+   * checks them under (an engine given here checks them under its own): a long context needs a larger
+   * `programBytes` (ctx 32768 for Qwen3-0.6B holds 7.5 GB of f32 KV cache, 15 GB as the limit counts it).
+   */
+  readonly limits?: Partial<Limits>;
 }
 
 /** Each model source's text worker, shared by the models made from it (reference(), decodeTargetOnly()). */
@@ -90,7 +97,7 @@ export class Qwen3Model {
   readonly #owned: Engine | undefined;
   #chunk: number | undefined;
 
-  private constructor(readonly source: ModelSource, readonly ctx: number, readonly prefillChunk: number, readonly runner: StepRunner, owned?: Engine) {
+  private constructor(readonly source: ModelSource, readonly ctx: number, readonly prefillChunk: number, readonly runner: StepRunner, owned?: Engine, readonly limits: Limits = DEFAULT_LIMITS) {
     this.#owned = owned;
   }
 
@@ -108,12 +115,13 @@ export class Qwen3Model {
     // Made now so that bad limits refuse the load; its thread starts with the first text.
     const text = source.tokenizer instanceof TokenizerError ? undefined : new TextWorker(source.tokenizer.source, opts.textLimits);
     TEXT_WORKERS.set(source, { limits: opts.textLimits ?? {}, ...(text !== undefined ? { worker: text } : {}) });
+    const limits = resolveLimits(opts.limits);
     const owned = opts.engine === undefined
-      ? createEngine({ ...(opts.cacheDir === undefined ? {} : { cacheDir: opts.cacheDir }), ...(opts.threads === undefined ? {} : { devices: { host: { threads: opts.threads } } }) })
+      ? createEngine({ ...(opts.cacheDir === undefined ? {} : { cacheDir: opts.cacheDir }), ...(opts.threads === undefined ? {} : { devices: { host: { threads: opts.threads } } }), ...(opts.limits === undefined ? {} : { limits }) })
       : undefined;
     const prefill = opts.prefillTarget === undefined ? undefined : checkTargetList(opts.prefillTarget, 'prefillTarget');
     const runner = new EngineRunner(opts.engine ?? owned!, target, source.weights, opts.deadlineMs, prefill);
-    const model = new Qwen3Model(source, ctx, opts.prefillChunk ?? 512, runner, owned);
+    const model = new Qwen3Model(source, ctx, opts.prefillChunk ?? 512, runner, owned, limits);
     try {
       model.#checkPlanned();
     } catch (e) {
@@ -137,7 +145,7 @@ export class Qwen3Model {
 
   /** The same model (same programs, same weights) on the oracle in fp64 mode, in this thread. */
   reference(): Qwen3Model {
-    return new Qwen3Model(this.source, this.ctx, this.prefillChunk, new ReferenceRunner(this.source.weights));
+    return new Qwen3Model(this.source, this.ctx, this.prefillChunk, new ReferenceRunner(this.source.weights), undefined, this.limits);
   }
 
   /** Where this model's prompts are prefilled when not on its target (loadModel's prefillTarget). */
@@ -149,7 +157,7 @@ export class Qwen3Model {
   decodeTargetOnly(): Qwen3Model {
     if (!(this.runner instanceof EngineRunner) || this.runner.prefillTarget === undefined) return this;
     const r = this.runner;
-    return new Qwen3Model(this.source, this.ctx, this.prefillChunk, new EngineRunner(r.engine, r.target, this.source.weights, r.deadlineMs));
+    return new Qwen3Model(this.source, this.ctx, this.prefillChunk, new EngineRunner(r.engine, r.target, this.source.weights, r.deadlineMs), undefined, this.limits);
   }
 
   /** The program of `tokens` tokens (1: decode) at this model's context, in the form its target runs (forms.ts). */
@@ -193,7 +201,7 @@ export class Qwen3Model {
     const key = `${targets ?? ''}/${tokens}/${allLogits}`;
     let p = this.#programs.get(key);
     if (p === undefined) {
-      const shape = { tokens, ctx: this.ctx, allLogits };
+      const shape = { tokens, ctx: this.ctx, allLogits, limits: this.limits };
       p = targets === undefined ? { program: buildProgram(this.config, this.source.weights, shape) } : programFor(this.config, this.source.weights, shape, targets);
       this.#programs.set(key, p);
     }

@@ -18,6 +18,7 @@
  * `[T, ctx]` (f32), which stepActivations computes from the positions.
  */
 import { InvalidOptions } from '../../errors/index.js';
+import type { Limits } from '../../ir/limits.js';
 import type { Program } from '../../ir/types.js';
 import { program, type ProgramBuilder, type Value } from '../../ops/builder.js';
 import type { Qwen3Config } from './config.js';
@@ -39,6 +40,8 @@ export interface ProgramShape {
   readonly allLogits?: boolean;
   /** Row kernels and in-program tables (fused, the default), or plain ops with the tables as inputs. */
   readonly form?: ProgramForm;
+  /** The limits the program is checked under (default: the defaults, src/ir/limits.ts). */
+  readonly limits?: Limits;
 }
 
 /** How a program is written: see the file's doc. */
@@ -157,7 +160,7 @@ export function buildProgram(c: Qwen3Config, weights: ModelWeights, shape: Progr
   const xn = f.norm(p, last, W('output_norm'), c.rmsEps);
   const logits = linear(p, xn, w.get('output') ?? W('token_embd'), c.vocab);
   p.results(shape.allLogits === true ? p.named('logits').reshape(logits, [t, c.vocab]) : p.named('logits').reshape(logits, [c.vocab]));
-  const built = p.build();
+  const built = p.build(shape.limits);
   if (plain) TABLE_INPUTS.set(built, { headDim: c.headDim, theta: c.ropeTheta, ctx });
   return built;
 }
