@@ -35,12 +35,14 @@ export class HostDevice extends JsDevice<HostProgram> {
   // One arena for every run on this device (runs are one at a time): as large as the largest program
   // run so far, the program that ran last (whose constants it holds) and, by slot, the buffer (and its
   // version) last copied there, so an unchanged weight is copied once while the same program runs.
-  private work: { arena: Uint8Array; last: HostLowered | null; readonly copied: Map<number, readonly [unknown, number]> } | null = null;
+  // An ArrayBuffer, not a Uint8Array: no Uint8Array spans more than 4 GiB in Node 20 (a 32k-position
+  // KV cache is more), so each access takes a view of its own bytes.
+  private work: { arena: ArrayBuffer; last: HostLowered | null; readonly copied: Map<number, readonly [unknown, number]> } | null = null;
   // Bumped by every write from outside a run, per buffer or arena.
   private readonly versions = new Map<unknown, number>();
   // State buffers whose current contents live in an arena's slot instead (a state carried in place):
   // copied back only when the buffer is read or written from outside a run.
-  private readonly shadows = new Map<BufferId | ArenaId, { readonly arena: Uint8Array; readonly slot: number; readonly bytes: number }>();
+  private readonly shadows = new Map<BufferId | ArenaId, { readonly arena: ArrayBuffer; readonly slot: number; readonly bytes: number }>();
   // Buffers zeroed and not written since (zero(), move()): their bytes here may be stale, and are set to
   // zeros only when something outside a run reads or writes them; a run fills its slot with zeros.
   private readonly zeroed = new Set<BufferId | ArenaId>();
@@ -83,7 +85,7 @@ export class HostDevice extends JsDevice<HostProgram> {
     const s = this.shadows.get(target);
     if (s === undefined) return;
     this.shadows.delete(target);
-    this.memory.view(target as BufferId, s.bytes).set(s.arena.subarray(s.slot, s.slot + s.bytes));
+    this.memory.view(target as BufferId, s.bytes).set(bytesAt(s.arena, s.slot, s.bytes));
     this.versions.set(target, (this.versions.get(target) ?? 0) + 1);
   }
 
@@ -156,13 +158,13 @@ export class HostDevice extends JsDevice<HostProgram> {
 
   // The device's arena, grown to `bytes` when it is smaller: the states carried in the old one move
   // with it (the only copy, once per growth).
-  private workArena(bytes: number): Uint8Array {
+  private workArena(bytes: number): ArrayBuffer {
     const old = this.work;
-    if (old !== null && old.arena.length >= bytes) return old.arena;
-    const arena = new Uint8Array(bytes);
+    if (old !== null && old.arena.byteLength >= bytes) return old.arena;
+    const arena = new ArrayBuffer(bytes);
     for (const [b, sh] of this.shadows) {
       if (sh.arena !== old?.arena) continue;
-      arena.set(sh.arena.subarray(sh.slot, sh.slot + sh.bytes), sh.slot);
+      bytesAt(arena, sh.slot, sh.bytes).set(bytesAt(sh.arena, sh.slot, sh.bytes));
       this.shadows.set(b, { ...sh, arena });
     }
     this.work = { arena, last: null, copied: new Map() };
@@ -170,7 +172,7 @@ export class HostDevice extends JsDevice<HostProgram> {
   }
 
   /** The bytes of the device's arena (shared by every session's runs), for tests and measurements. */
-  get arenaBytes(): number { return this.work?.arena.length ?? 0; }
+  get arenaBytes(): number { return this.work?.arena.byteLength ?? 0; }
 
   protected decode(bytes: Uint8Array): Decoded<HostProgram> {
     const p = loadHostArtifact(bytes, this.name);
@@ -193,12 +195,12 @@ export class HostDevice extends JsDevice<HostProgram> {
     if (work.last !== lowered) {
       // Another program ran here: its values are not this one's, and this one's constants go back.
       work.copied.clear();
-      const dv = new DataView(arena.buffer, arena.byteOffset, arena.byteLength);
       for (const [at, dtype, v] of lowered.constants) {
-        if (dtype === 'i32') dv.setInt32(at, v, true);
-        else if (dtype === 'f16') dv.setUint16(at, f16ToBits(roundToDtype('f16', v)), true);
-        else if (dtype === 'bf16') dv.setUint16(at, bf16ToBits(roundToDtype('bf16', v)), true);
-        else dv.setFloat32(at, v, true);
+        const dv = new DataView(arena, at, 4);
+        if (dtype === 'i32') dv.setInt32(0, v, true);
+        else if (dtype === 'f16') dv.setUint16(0, f16ToBits(roundToDtype('f16', v)), true);
+        else if (dtype === 'bf16') dv.setUint16(0, bf16ToBits(roundToDtype('bf16', v)), true);
+        else dv.setFloat32(0, v, true);
       }
       work.last = lowered;
     }
@@ -219,8 +221,8 @@ export class HostDevice extends JsDevice<HostProgram> {
       const version = this.versions.get(key) ?? 0;
       const had = copied.get(slot);
       if (had !== undefined && had[0] === key && had[1] === version) continue;
-      if (!isArenaSlot(b) && this.zeroed.has(b)) arena.fill(0, slot, slot + sizeOf(a.name));
-      else arena.set(this.memory.view(b, sizeOf(a.name)), slot);
+      if (!isArenaSlot(b) && this.zeroed.has(b)) bytesAt(arena, slot, sizeOf(a.name)).fill(0);
+      else bytesAt(arena, slot, sizeOf(a.name)).set(this.memory.view(b, sizeOf(a.name)));
       copied.set(slot, [key, version]);
     }
     // The slots a run writes over (a state's next value in its input's slot) hold the input no longer.
@@ -263,10 +265,15 @@ export class HostDevice extends JsDevice<HostProgram> {
       return () => {
         if (n === this.memory.sizeOf(b, n)) this.zeroed.delete(b as BufferId);
         this.settle(b as BufferId);
-        this.memory.view(b, n).set(done.subarray(slot, slot + n));
+        this.memory.view(b, n).set(bytesAt(done, slot, n));
         this.versions.set(key, (this.versions.get(key) ?? 0) + 1);
       };
     });
     return () => { for (const c of commits) c(); };
   }
+}
+
+/** The `n` bytes of an arena from `at` (a view: no Uint8Array spans an arena past 4 GiB). */
+function bytesAt(arena: ArrayBuffer, at: number, n: number): Uint8Array {
+  return new Uint8Array(arena, at, n);
 }

@@ -55,7 +55,8 @@ interface HostAddon {
   info(): HostInfo;
   setIsa(isa: string): HostIsa;
   setThreads(n: number): number;
-  runList(arena: Uint8Array, list: Float64Array, weights?: readonly HostWeight[]): void;
+  /** The arena: a Uint8Array, or a whole ArrayBuffer (one past 4 GiB, which no Uint8Array spans in Node 20). */
+  runList(arena: Uint8Array | ArrayBuffer, list: Float64Array, weights?: readonly HostWeight[]): void;
   streamRead(bytes: Uint8Array, passes: number): { seconds: number; checksum: number };
   setUnaryFault(op: number, ulps: number): void;
   setDropBlockFault(on: boolean): void;
@@ -134,7 +135,7 @@ export class HostKernels {
   }
 
   /** Runs one step: every kernel of the list in order, in one native call. */
-  run(arena: Uint8Array, list: Float64Array | readonly KernelCall[], weights: readonly HostWeight[] = []): void {
+  run(arena: Uint8Array | ArrayBuffer, list: Float64Array | readonly KernelCall[], weights: readonly HostWeight[] = []): void {
     this.addon.runList(arena, list instanceof Float64Array ? list : encodeKernels(list), weights);
   }
 

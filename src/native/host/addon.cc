@@ -95,7 +95,18 @@ Napi::Value runListJs(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   HostState& s = state(env);
   s.calls++;
-  Napi::Uint8Array arena = bytesArg(info, 0, "runList: the arena");
+  // The arena: a Uint8Array, or a whole ArrayBuffer (one past 4 GiB, which no Uint8Array spans in Node 20).
+  uint8_t* arenaData = nullptr;
+  size_t arenaBytes = 0;
+  if (info.Length() > 0 && info[0].IsArrayBuffer()) {
+    Napi::ArrayBuffer ab = info[0].As<Napi::ArrayBuffer>();
+    arenaData = static_cast<uint8_t*>(ab.Data());
+    arenaBytes = ab.ByteLength();
+  } else {
+    Napi::Uint8Array arena = bytesArg(info, 0, "runList: the arena");
+    arenaData = arena.Data();
+    arenaBytes = arena.ByteLength();
+  }
   if (info.Length() < 2 || !info[1].IsTypedArray() || info[1].As<Napi::TypedArray>().TypedArrayType() != napi_float64_array) {
     throw Napi::TypeError::New(env, "runList: the kernel list is a Float64Array");
   }
@@ -119,7 +130,7 @@ Napi::Value runListJs(const Napi::CallbackInfo& info) {
   }
   const Ctx c{s.kernels, s.pool.get(), -1};
   try {
-    s.kernelsRun += runList(c, Arena{arena.Data(), arena.ByteLength()}, list.Data(), list.ElementLength(), views);
+    s.kernelsRun += runList(c, Arena{arenaData, arenaBytes}, list.Data(), list.ElementLength(), views);
   } catch (const Failure& f) {
     throw fromFailure(env, f);
   }
