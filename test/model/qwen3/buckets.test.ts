@@ -9,7 +9,10 @@ import { prefillTokens } from '../../../src/model/qwen3/generate.js';
 import { loadModel } from '../../../src/model/qwen3/model.js';
 import { EngineRunner } from '../../../src/model/qwen3/runner.js';
 import { zeros } from '../../../src/ir/tensor.js';
-import { cosine, modelFixture, SMALL } from './helpers.js';
+import { cosine, modelFixture, SMALL, TINY } from './helpers.js';
+import { buildProgram } from '../../../src/model/qwen3/program.js';
+import { resolveLimits } from '../../../src/ir/limits.js';
+import { ResourceLimit } from '../../../src/errors/index.js';
 
 describe('qwen3: bucketed prefill programs', function () {
   this.timeout(120_000);
@@ -63,5 +66,35 @@ describe('qwen3: bucketed prefill programs', function () {
     await model.complete({ promptIds: [9, 8, 7, 6, 5, 4, 3, 2, 1, 2, 3, 4, 5], maxTokens: 2, ignoreEos: true });
     expect(await entries()).to.equal(after);
     await model.close();
+  });
+
+  it('halves the prefill chunk while its program is past program-bytes, so a long prompt runs in smaller steps; refused below 16', async () => {
+    const path = fx.gguf('chunk.gguf', TINY);
+    const plain = await loadModel(path, { engine: fx.engine(), ctx: 256, target: 'host', prefillChunk: 256 });
+    expect(plain.fittingChunk()).to.equal(256);
+    // The least programBytes under which the program of `tokens` tokens builds (its live peak).
+    const peak = (tokens: number): number => {
+      let lo = 1, hi = 2 ** 33;
+      while (lo < hi) {
+        const mid = Math.floor((lo + hi) / 2);
+        try { buildProgram(plain.config, plain.source.weights, { tokens, ctx: 256, limits: resolveLimits({ programBytes: mid }) }); hi = mid; } catch { lo = mid + 1; }
+      }
+      return lo;
+    };
+    const at64 = peak(64);
+    expect(at64).to.be.below(peak(128));
+    const small = await loadModel(path, { engine: fx.engine(), ctx: 256, target: 'host', prefillChunk: 256, limits: { programBytes: at64 } });
+    expect(small.fittingChunk()).to.equal(64);
+    const ids = Array.from({ length: 150 }, (_, i) => 1 + (i % 300));
+    const out = await small.complete({ promptIds: ids, maxTokens: 2, ignoreEos: true });
+    expect(out.promptTokens).to.equal(150);
+    expect(out.ids).to.have.length(2);
+    // Negative control: under the peak of a 16-token chunk nothing fits, and the generation is refused typed.
+    const none = await loadModel(path, { engine: fx.engine(), ctx: 256, target: 'host', prefillChunk: 256, limits: { programBytes: peak(16) - 1 } });
+    let caught: unknown;
+    try { await none.complete({ promptIds: ids, maxTokens: 2 }); } catch (e) { caught = e; }
+    expect(caught).to.be.instanceOf(ResourceLimit);
+    expect((caught as ResourceLimit).what).to.equal('program-bytes');
+    for (const m of [plain, small, none]) await m.close();
   });
 });
