@@ -40,4 +40,20 @@ describe('compiler/host: the arena plan', () => {
     const resultSlots = checked.program.results.map((r) => l.slots[r]);
     expect(new Set(resultSlots).size).to.equal(4);
   });
+
+  it('a reshape is its operand\'s slot: no copy kernel, and the slot lives while either holds it', () => {
+    const p = program('alias');
+    const x = p.activation('x', 'f32', [4, 16]);
+    const e = p.exp(x);
+    const r = p.reshape(e, [64]);
+    const later = p.neg(p.neg(p.neg(x)));
+    p.results(p.named('y').add(p.reshape(later, [64]), r));
+    const checked = checkProgram(p.build());
+    const l = lowerHost(checked);
+    const [exp, rs] = checked.eqns.filter((q) => q.op === 'exp' || q.op === 'reshape').map((q) => q.eqn.out as string);
+    expect(l.slots[rs!]).to.equal(l.slots[exp!]);
+    // e dies at the reshape, r lives on to the add: no neg may take their bytes.
+    const negSlots = checked.eqns.filter((q) => q.op === 'neg').map((q) => l.slots[q.eqn.out as string]);
+    expect(negSlots).to.not.include(l.slots[exp!]);
+  });
 });

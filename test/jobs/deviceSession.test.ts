@@ -103,6 +103,21 @@ for (const target of ['cpu', 'host'] as const) {
       expect(data((await other.step(rowAt(0, 0, 0, 1))).results['y'])).to.deep.equal([1, 0, 0, 0]);
     });
 
+    it('a cache read through a reshape after its update sees the cache before it (no update in place under it)', async () => {
+      const p = program('alias');
+      const cache = p.state('cache', 'f32', [4, 3]);
+      const flat = p.reshape(cache, [12]);
+      const next = p.dynamicUpdateSlice(cache, p.activation('row', 'f32', [1, 3]), [p.activation('pos', 'i32', []), 0]);
+      p.carry(cache, next);
+      // Read after the update: the old cache's sum, then the new one's.
+      const old = p.reduceSum(p.mul(flat, 1), [0]);
+      p.results(p.named('y').concat([p.reshape(old, [1]), p.reshape(p.reduceSum(p.reshape(next, [12]), [0]), [1])], 0));
+      const s = await engine.openSession({ program: p.build(), target, zeroState: true });
+      expect(data((await s.step(rowAt(0, 1, 1, 1))).results['y'])).to.deep.equal([0, 3]);
+      expect(data((await s.step(rowAt(1, 2, 2, 2))).results['y'])).to.deep.equal([3, 9]);
+      expect(data((await s.state())['cache'])).to.deep.equal([1, 1, 1, 2, 2, 2, 0, 0, 0, 0, 0, 0]);
+    });
+
     it('refuses an activation at open, a missing state without zeroState, and a state of another shape', async () => {
       await rejectsWith(engine.openSession({ program: carry('c1', 1), target, inputs: { x: tensor('f32', [3], [1, 2, 3]) }, zeroState: true }), 'InvalidInput');
       const e = await rejectsWith(engine.openSession({ program: carry('c1', 1), target }), 'InvalidInput');

@@ -53,23 +53,27 @@ export function lowerHost(checked: CheckedProgram): HostLowered {
   }
   const calls: KernelCall[] = [];
   const inPlace = inPlaceUpdates(checked);
+  // A reshape of a value in the arena is the same bytes: its result takes its operand's slot (no copy).
   const lastRead = new Map<string, number>();
   for (const e of checked.eqns) for (const o of e.eqn.in) if (!isLiteral(o)) lastRead.set(o, e.index);
   const kept = new Set<string>([...checked.program.args.map((a) => a.name), ...checked.program.results, ...Object.values(checked.program.state)]);
-  // Which values share a slot (an update in place writes its operand's): a slot is freed with its last holder.
+  // Which values share a slot (an update in place writes its operand's, a reshape is its operand's):
+  // a slot is freed with its last holder, and never while a kept value (arg, result, state) holds it.
   const holders = new Map<number, number>();
+  const pinned = new Set<number>(Object.values(slots));
   const free = (v: string): void => {
     if (kept.has(v) || slots[v] === undefined) return;
     const at = slots[v]!;
     const left = (holders.get(at) ?? 1) - 1;
     holders.set(at, left);
-    if (left === 0) arena.release(at);
+    if (left === 0 && !pinned.has(at)) arena.release(at);
   };
   for (const e of checked.eqns) {
     const outs = Array.isArray(e.eqn.out) ? (e.eqn.out as string[]) : [e.eqn.out as string];
     outs.forEach((o, k) => {
-      slots[o] = inPlace.has(e.index) ? slots[e.eqn.in[0] as string]! : place(storageBytes(e.outs[k]!.dtype, e.outs[k]!.shape));
+      slots[o] = inPlace.has(e.index) || aliased(e) ? slots[e.eqn.in[0] as string]! : place(storageBytes(e.outs[k]!.dtype, e.outs[k]!.shape));
       holders.set(slots[o]!, (holders.get(slots[o]!) ?? 0) + 1);
+      if (kept.has(o)) pinned.add(slots[o]!);
     });
     const scratch: number[] = [];
     const temp = (bytes: number): number => { const at = place(bytes); scratch.push(at); return at; };
@@ -89,7 +93,7 @@ export function lowerHost(checked: CheckedProgram): HostLowered {
       at: operand, out: (k) => slots[outs[k]!]!, place: temp,
       literal: (v, d = 'f32') => { const at = arena.alloc(4, true); constants.push([at, d, v]); return at; },
     };
-    calls.push(...lowerEqn(e, io, weight));
+    if (!aliased(e)) calls.push(...lowerEqn(e, io, weight));
     // Freed only now, so an equation's output never shares bytes with its own inputs or scratch.
     for (const at of scratch) arena.release(at);
     for (const o of new Set(e.eqn.in)) if (!isLiteral(o) && lastRead.get(o) === e.index) free(o);
@@ -105,19 +109,29 @@ export function lowerHost(checked: CheckedProgram): HostLowered {
  * there without a copy (src/devices/host/device.ts).
  */
 function inPlaceUpdates(checked: CheckedProgram): Set<number> {
+  // A reshape's result is its operand's bytes (aliased): a state is read last where the last of the
+  // values sharing its bytes is read, and none of them may be a result or a state's next value.
+  const root = new Map<string, string>();
+  const rootOf = (v: string): string => root.get(v) ?? v;
+  for (const e of checked.eqns) if (aliased(e)) root.set(e.eqn.out as string, rootOf(e.eqn.in[0] as string));
   const lastRead = new Map<string, number>();
-  for (const e of checked.eqns) for (const o of e.eqn.in) if (!isLiteral(o)) lastRead.set(o, e.index);
-  const late = new Set<string>(checked.program.results);
+  for (const e of checked.eqns) for (const o of e.eqn.in) if (!isLiteral(o)) lastRead.set(rootOf(o), e.index);
+  const late = new Set<string>([...checked.program.results, ...[...root.keys()].filter((v) => Object.values(checked.program.state).includes(v))].map(rootOf));
   const found = new Set<number>();
   for (const e of checked.eqns) {
     if (e.op !== 'dynamic_update_slice' || e.ins[0]!.shape.length === 0) continue;
     const x = e.eqn.in[0] as string;
     if (checked.program.state[x] !== e.eqn.out || late.has(x) || lastRead.get(x) !== e.index) continue;
-    // Its other operands must not be the state itself (an update of the cache by the cache).
-    if (e.eqn.in.slice(1).some((o) => o === x)) continue;
+    // Its other operands must not be the state itself (an update of the cache by the cache, or by a reshape of it).
+    if (e.eqn.in.slice(1).some((o) => !isLiteral(o) && rootOf(o) === x)) continue;
     found.add(e.index);
   }
   return found;
+}
+
+/** A reshape whose operand has a slot in the arena: lowered as an alias of that slot, not a copy. */
+function aliased(e: CheckedEqn): boolean {
+  return e.op === 'reshape' && !isLiteral(e.eqn.in[0]!) && !isQuantized(e.ins[0]!.dtype);
 }
 
 function refused(e: CheckedEqn, what: string = e.op): never {
