@@ -19,6 +19,7 @@ function status(): { rss: number; hwm: number } {
 }
 
 const show = (what: string): void => {
+  (globalThis as { gc?: () => void }).gc?.();
   const s = status();
   const m = process.memoryUsage();
   console.log(`${what.padEnd(22)} rss ${s.rss.toFixed(0)} MB, peak ${s.hwm.toFixed(0)} MB (heap ${(m.heapUsed / 2 ** 20).toFixed(0)} MB, external ${(m.external / 2 ** 20).toFixed(0)} MB, arrayBuffers ${(m.arrayBuffers / 2 ** 20).toFixed(0)} MB)`);

@@ -1,6 +1,7 @@
 /**
  * Lowers a checked program to one kernel list over one arena (kernelList.ts's format): every element
- * arg, literal and equation output gets its own aligned slot, a quantized weight an index into the
+ * arg, literal and equation output gets its own aligned slot (a reshape shares its operand's: the same
+ * bytes, no kernel; a KV cache update in place its state's), a quantized weight an index into the
  * weight table the device builds from its binding. An equation outside what is lowered here is
  * refused with CapabilityMissing naming `host.<op>`, never run some other way.
  */
