@@ -2,7 +2,7 @@
  * `node dist/bench/memory.js FILE.gguf --ctx N --prompt N --tokens N [--chunk N] [--max-program-bytes N]`: peak RSS (VmHWM) of one
  * generation on the host target, sampled around load, prefill and each decode step, and the time of
  * the first decode step against the steady ones. Prompt ids are 1..N (no tokenizer needed). Never part
- * of `npm test`.
+ * of `npm test`. With `node --expose-gc` garbage is collected before each sample.
  */
 import { readFileSync } from 'node:fs';
 import { loadModel } from '../src/model/qwen3/index.js';
