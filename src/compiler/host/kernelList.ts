@@ -96,6 +96,13 @@ export interface KernelArgs {
   reduce_t: { max: boolean; dtype: DType; x: number; y: number; rows: number; C: number };
   /** y [batch, M, N] = a [batch, M, K] x b [batch, K, N] in f16, bf16 or i32: f64 dot products in k order, rounded once. */
   matmul_t: { dtype: DType; a: number; b: number; y: number; batch: number; M: number; K: number; N: number };
+  /**
+   * Fused attention (src/compiler/host/rewrite.ts): y [B, M, Dv] = softmax(q·k * scale + bias) · v per
+   * head b and row m, q [B, M, D], k [B, D, N] (a KV cache's keys), v [B, N, Dv]; the bias of row m of
+   * head b is N elements at bias + b*bB + floor(m/bG)*bRow (a broadcast mask read in place). Key
+   * positions past the row's last unmasked one (bias <= -1e30) are skipped (docs/HOST.md).
+   */
+  attention: { q: number; k: number; v: number; bias: number; y: number; B: number; M: number; D: number; N: number; Dv: number; scale: number; bB: number; bG: number; bRow: number };
 }
 
 export type KernelOp = keyof KernelArgs;
@@ -107,7 +114,7 @@ export type KernelCall = { [O in KernelOp]: { readonly op: O; readonly eqn?: num
 export const KERNEL_OPS = [
   'matmul_w', 'matmul', 'rmsnorm', 'softmax', 'row_sum', 'row_max', 'exp_sub', 'row_scale', 'rope',
   'gather', 'dequant', 'update', 'unary', 'binary', 'binary_i32', 'convert', 'copy', 'matmul_bt',
-  'copy_strided', 'iota', 'gather_rows', 'unary_t', 'binary_t', 'reduce_t', 'matmul_t',
+  'copy_strided', 'iota', 'gather_rows', 'unary_t', 'binary_t', 'reduce_t', 'matmul_t', 'attention',
 ] as const satisfies readonly KernelOp[];
 
 const flag = (b: boolean | undefined): number => (b ? 1 : 0);
@@ -152,6 +159,7 @@ const ENCODE: { readonly [O in KernelOp]: (a: KernelArgs[O]) => number[] } = {
   binary_t: (a) => [BINARY_OPS.indexOf(a.fn), DTYPES.indexOf(a.dtype), a.a, a.b, a.y, a.n, flag(a.aScalar), flag(a.bScalar)],
   reduce_t: (a) => [flag(a.max), DTYPES.indexOf(a.dtype), a.x, a.y, a.rows, a.C],
   matmul_t: (a) => [DTYPES.indexOf(a.dtype), a.a, a.b, a.y, a.batch, a.M, a.K, a.N],
+  attention: (a) => [a.q, a.k, a.v, a.bias, a.y, a.B, a.M, a.D, a.N, a.Dv, a.scale, a.bB, a.bG, a.bRow],
 };
 
 /** The kernel list of `calls`, as the addon's runList reads it. */

@@ -16,6 +16,7 @@ import { lowerMovement } from './movement.js';
 import { lowerGather, lowerReduce } from './axes.js';
 import { ArenaPlan } from './arena.js';
 import { encodeKernels, type HostWeightType, type KernelCall } from './kernelList.js';
+import { findRewrites, readsOf } from './rewrite.js';
 
 /** The dtypes a literal constant is written in. */
 export type HostConstantDtype = 'f32' | 'i32' | 'f16' | 'bf16';
@@ -53,8 +54,10 @@ export function lowerHost(checked: CheckedProgram): HostLowered {
   }
   const calls: KernelCall[] = [];
   const inPlace = inPlaceUpdates(checked);
+  // Rewrites first (rewrite.ts): an absorbed equation reads nothing and gets no slot, a fused record reads its own operands.
+  const rewrites = findRewrites(checked);
   const lastRead = new Map<string, number>();
-  for (const e of checked.eqns) for (const o of e.eqn.in) if (!isLiteral(o)) lastRead.set(o, e.index);
+  for (const e of checked.eqns) for (const o of readsOf(e, rewrites)) lastRead.set(o, e.index);
   const kept = new Set<string>([...checked.program.args.map((a) => a.name), ...checked.program.results, ...Object.values(checked.program.state)]);
   // Which values share a slot (an update in place writes its operand's): a slot is freed with its last holder.
   const holders = new Map<number, number>();
@@ -66,6 +69,7 @@ export function lowerHost(checked: CheckedProgram): HostLowered {
     if (left === 0) arena.release(at);
   };
   for (const e of checked.eqns) {
+    if (rewrites.absorbed.has(e.index)) continue;
     const outs = Array.isArray(e.eqn.out) ? (e.eqn.out as string[]) : [e.eqn.out as string];
     outs.forEach((o, k) => {
       slots[o] = inPlace.has(e.index) ? slots[e.eqn.in[0] as string]! : place(storageBytes(e.outs[k]!.dtype, e.outs[k]!.shape));
@@ -89,10 +93,15 @@ export function lowerHost(checked: CheckedProgram): HostLowered {
       at: operand, out: (k) => slots[outs[k]!]!, place: temp,
       literal: (v, d = 'f32') => { const at = arena.alloc(4, true); constants.push([at, d, v]); return at; },
     };
-    calls.push(...lowerEqn(e, io, weight));
+    const fused = rewrites.at.get(e.index);
+    if (fused !== undefined) {
+      calls.push({ op: 'attention', eqn: e.index, q: slots[fused.q]!, k: slots[fused.k]!, v: slots[fused.v]!, bias: slots[fused.bias]!, y: slots[outs[0]!]!, ...fused.shape });
+    } else {
+      calls.push(...lowerEqn(e, io, weight));
+    }
     // Freed only now, so an equation's output never shares bytes with its own inputs or scratch.
     for (const at of scratch) arena.release(at);
-    for (const o of new Set(e.eqn.in)) if (!isLiteral(o) && lastRead.get(o) === e.index) free(o);
+    for (const o of new Set(readsOf(e, rewrites))) if (lastRead.get(o) === e.index) free(o);
     for (const o of outs) if (!lastRead.has(o)) free(o);
   }
   return { arenaBytes: arena.bytes, slots, constants, weights, list: encodeKernels(calls) };

@@ -59,6 +59,7 @@ interface HostAddon {
   streamRead(bytes: Uint8Array, passes: number): { seconds: number; checksum: number };
   setUnaryFault(op: number, ulps: number): void;
   setDropBlockFault(on: boolean): void;
+  setAttentionFault(mode: number): void;
   readonly HostWeight: new (spec: NativeSpec) => HostWeight;
 }
 
@@ -109,6 +110,15 @@ export class HostKernels {
    */
   setDropBlockFault(on: boolean): void {
     this.addon.setDropBlockFault(on);
+  }
+
+  /**
+   * Test only, the fused attention's negative control: `drop-last` leaves out each row's last visible
+   * key position, `scale` uses 1.0625 times the scale, process-wide, until cleared with null.
+   * @internal
+   */
+  setAttentionFault(fault: 'drop-last' | 'scale' | null): void {
+    this.addon.setAttentionFault(fault === null ? 0 : fault === 'drop-last' ? 1 : 2);
   }
 
   /** Resizes the pool (1 to 1024 lanes, the calling thread being one). */

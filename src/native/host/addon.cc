@@ -75,6 +75,16 @@ Napi::Value setUnaryFaultJs(const Napi::CallbackInfo& info) {
   return env.Undefined();
 }
 
+// Test only: setAttentionFault(mode) (ops.h): 0 none, 1 drop the last visible position, 2 a wrong scale.
+Napi::Value setAttentionFaultJs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsNumber()) throw Napi::TypeError::New(env, "setAttentionFault(mode) takes a number");
+  const int mode = info[0].As<Napi::Number>().Int32Value();
+  if (mode < 0 || mode > 2) throw Napi::RangeError::New(env, "setAttentionFault: mode is 0, 1 or 2");
+  setAttentionFault(mode);
+  return env.Undefined();
+}
+
 // Test only: setDropBlockFault(on) (matmul.h).
 Napi::Value setDropBlockFaultJs(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -165,6 +175,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   exports.Set("setThreads", Napi::Function::New<setThreads>(env, "setThreads"));
   exports.Set("runList", Napi::Function::New<runListJs>(env, "runList"));
   exports.Set("setUnaryFault", Napi::Function::New<setUnaryFaultJs>(env, "setUnaryFault"));
+  exports.Set("setAttentionFault", Napi::Function::New<setAttentionFaultJs>(env, "setAttentionFault"));
   exports.Set("setDropBlockFault", Napi::Function::New<setDropBlockFaultJs>(env, "setDropBlockFault"));
   exports.Set("streamRead", Napi::Function::New<streamRead>(env, "streamRead"));
   exports.Set("HostWeight", weight);

@@ -41,6 +41,7 @@ const OpInfo OPS[K_OP_COUNT] = {
     {"binary_t", {"fn", "dtype", "a", "b", "y", "n", "aScalar", "bScalar"}},
     {"reduce_t", {"max", "dtype", "x", "y", "rows", "C"}},
     {"matmul_t", {"dtype", "a", "b", "y", "batch", "M", "K", "N"}},
+    {"attention", {"q", "k", "v", "bias", "y", "B", "M", "D", "N", "Dv", "scale", "bB", "bG", "bRow"}},
 };
 
 // Every count and offset is below 2^48, so sums and products of two stay exact in 128 bits and well
@@ -349,6 +350,30 @@ Rec checkRecord(const Arena& a, const std::vector<WeightView>& weights, size_t i
       rec.p[2] = ck.region("y", B * v[5] * v[7], eb, &y);
       ck.disjointOrSame("y", y, "a", x, false);
       ck.disjointOrSame("y", y, "b", z, false);
+      break;
+    }
+    case K_ATTENTION: {
+      v[5] = ck.integer("B");
+      v[6] = ck.integer("M");
+      v[7] = ck.integer("D");
+      v[8] = ck.integer("N");
+      v[9] = ck.integer("Dv");
+      rec.eps = ck.number("scale");
+      if (!std::isfinite(rec.eps) || double(float(rec.eps)) != rec.eps) ck.fail("scale", "the scale is not a finite f32 value");
+      v[11] = ck.integer("bB");
+      v[12] = ck.integer("bG", 1);
+      v[13] = ck.integer("bRow");
+      const unsigned __int128 B = v[5], M = v[6];
+      // The bias rows read: row m of head b starts at b*bB + (m / bG)*bRow and runs N elements.
+      const unsigned __int128 span = B == 0 || M == 0 || v[8] == 0 ? 0
+          : (B - 1) * v[11] + (unsigned __int128)((v[6] - 1) / v[12]) * v[13] + v[8];
+      Range kr, vr, br;
+      rec.p[0] = ck.region("q", B * M * v[7], F, &x);
+      rec.p[1] = ck.region("k", B * v[7] * v[8], F, &kr);
+      rec.p[2] = ck.region("v", B * v[8] * v[9], F, &vr);
+      rec.p[3] = ck.region("bias", span, F, &br);
+      rec.p[4] = ck.region("y", B * M * v[9], F, &y);
+      for (auto [nm, rg] : {std::pair<const char*, Range>{"q", x}, {"k", kr}, {"v", vr}, {"bias", br}}) ck.disjointOrSame("y", y, nm, rg, false);
       break;
     }
     case K_COPY_STRIDED: {

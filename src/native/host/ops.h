@@ -76,6 +76,15 @@ void dequantRows(const Ctx& c, const WeightView& w, int64_t row0, int64_t rows, 
 void updateSlice(const Ctx& c, uint8_t* dst, const int64_t* d, const uint8_t* upd, const int64_t* u,
                  const int32_t* starts, int rank, int elem);
 
+// Fused attention (attention.cc): q [B, M, D], k [B, D, N] (a KV cache's keys), v [B, N, Dv], y [B, M, Dv];
+// the bias of row m of head b at bias + b*bB + (m / bG)*bRow, N contiguous elements.
+void attention(const Ctx& c, const float* q, const float* k, const float* v, const float* bias, float* y,
+               int64_t B, int64_t M, int64_t D, int64_t N, int64_t Dv, float scale, int64_t bB, int64_t bG,
+               int64_t bRow);
+// Test only (the contract sweep's negative control): 1 drops each row's last visible position, 2 uses
+// 1.0625 times the scale; 0 (the default) is no fault. Process-wide.
+void setAttentionFault(int mode);
+
 // y[i0, i1, i2, i3] = x[i0, i1, i2, i3] over extents d, element strides xs (source) and ys
 // (destination), elements of `elem` bytes: transpose, slice, broadcast (stride 0) and concat.
 void copyStrided(uint8_t* y, const int64_t* ys, const uint8_t* x, const int64_t* xs, const int64_t* d, int elem);
