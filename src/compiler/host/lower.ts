@@ -33,11 +33,12 @@ export interface HostLowered {
 }
 
 /**
- * Lowers `checked`; CapabilityMissing for an equation no kernel here computes. Args, constants,
+ * Lowers `checked`; CapabilityMissing for an equation no kernel here computes. The rewrites of
+ * rewrite.ts (fused attention) apply first, unless `fuse` is false. Args, constants,
  * results and states' next values keep their slots for the whole step; any other value's slot (and an
  * equation's scratch) is handed out again once its last reader has run (arena.ts).
  */
-export function lowerHost(checked: CheckedProgram): HostLowered {
+export function lowerHost(checked: CheckedProgram, options: { readonly fuse?: boolean } = {}): HostLowered {
   const arena = new ArenaPlan();
   const slots: Record<string, number> = {};
   const constants: [number, HostConstantDtype, number][] = [];
@@ -55,7 +56,8 @@ export function lowerHost(checked: CheckedProgram): HostLowered {
   const calls: KernelCall[] = [];
   const inPlace = inPlaceUpdates(checked);
   // Rewrites first (rewrite.ts): an absorbed equation reads nothing and gets no slot, a fused record reads its own operands.
-  const rewrites = findRewrites(checked);
+  // `fuse: false` (tests: the unfused lowering to compare with) lowers every equation as it is.
+  const rewrites = options.fuse === false ? { at: new Map(), absorbed: new Set<number>() } : findRewrites(checked);
   const lastRead = new Map<string, number>();
   for (const e of checked.eqns) for (const o of readsOf(e, rewrites)) lastRead.set(o, e.index);
   const kept = new Set<string>([...checked.program.args.map((a) => a.name), ...checked.program.results, ...Object.values(checked.program.state)]);

@@ -1,0 +1,235 @@
+/**
+ * The fused attention of the host target (src/compiler/host/rewrite.ts, src/native/host/attention.cc):
+ * matmul -> masked softmax row kernel -> matmul is lowered to one `attention` record, which matches the
+ * unfused lowering and the exact (f64) math within the published bound (docs/HOST.md) over random
+ * shapes, masks and groupings; a fault in the kernel fails that bound; and a prefill's arena no longer
+ * holds the [kvH, t*g, ctx] scores, probabilities and bias.
+ */
+import { expect } from 'chai';
+import { lowerHost, type HostLowered } from '../../src/compiler/host/lower.js';
+import { findRewrites } from '../../src/compiler/host/rewrite.js';
+import { loadHostKernels, type HostKernels } from '../../src/devices/host/native.js';
+import type { CheckedProgram } from '../../src/ir/checked.js';
+import { program, type ProgramBuilder, type Value } from '../../src/ops/builder.js';
+import { checkProgram } from '../../src/ops/validate.js';
+import { configFromJson } from '../../src/model/qwen3/config.js';
+import { buildProgram } from '../../src/model/qwen3/program.js';
+import { expectedShapes, type BoundWeight } from '../../src/model/qwen3/weights.js';
+import { attentionBound } from '../../src/targets/host/contracts.js';
+import { mulberry32 } from '../../src/numerics/random.js';
+
+const MASKED = -1e30;
+
+interface Case {
+  B: number; T: number; G: number; D: number; N: number; Dv: number;
+  /** 'mask': a [T, N] mask broadcast over heads and groups (as layers.ts); 'bias': a materialized [B, M, N]. */
+  bias: 'mask' | 'bias';
+}
+
+/** softmax(q k * scale + bias) v in the form layers.ts's maskedSoftmax writes, with `extra` results beside y. */
+function attentionProgram(c: Case, scale: number, extra: (p: ProgramBuilder, v: { scores: Value; probs: Value }) => Value[] = () => []): CheckedProgram {
+  const M = c.T * c.G;
+  const p = program('attn');
+  const q = p.activation('q', 'f32', [c.B, M, c.D]);
+  const k = p.activation('k', 'f32', [c.B, c.D, c.N]);
+  const v = p.activation('v', 'f32', [c.B, c.N, c.Dv]);
+  const bias = c.bias === 'mask'
+    ? p.reshape(p.broadcast(p.activation('mask', 'f32', [c.T, c.N]), [c.B, c.T, c.G, c.N], [1, 3]), [c.B, M, c.N])
+    : p.activation('bias', 'f32', [c.B, M, c.N]);
+  const scores = p.matmul(q, k);
+  const [probs] = p.rowKernel([scores, bias], (b, s, m) => {
+    const a = b.add(b.mul(s, scale), m);
+    const e = b.exp(b.sub(a, b.reduceMax(a)));
+    return b.div(e, b.reduceSum(e));
+  });
+  p.results(p.named('y').matmul(probs!, v), ...extra(p, { scores, probs: probs! }));
+  return checkProgram(p.build());
+}
+
+/** Runs a lowered program on the addon: f32 inputs into their slots, constants written, result `y` back. */
+function run(h: HostKernels, l: HostLowered, inputs: Record<string, Float32Array>, n: number): Float32Array {
+  const arena = new Uint8Array(l.arenaBytes);
+  const dv = new DataView(arena.buffer);
+  for (const [at, dtype, v] of l.constants) {
+    if (dtype === 'i32') dv.setInt32(at, v, true);
+    else dv.setFloat32(at, v, true);
+  }
+  for (const [name, x] of Object.entries(inputs)) new Float32Array(arena.buffer, l.slots[name]!, x.length).set(x);
+  h.run(arena, l.list);
+  return new Float32Array(arena.buffer, l.slots['y']!, n).slice();
+}
+
+/** Random inputs of a case: causal (positions p0..p0+T-1 of a cache filled to p0+T < N) or a random mask. */
+function inputsOf(c: Case, rnd: () => number, causal: boolean, fullyMaskedRow: boolean): Record<string, Float32Array> {
+  const M = c.T * c.G;
+  const f = (n: number, a: number) => Float32Array.from({ length: n }, () => (rnd() * 2 - 1) * a);
+  const out: Record<string, Float32Array> = { q: f(c.B * M * c.D, 1.5), k: f(c.B * c.D * c.N, 1.5), v: f(c.B * c.N * c.Dv, 1) };
+  const rows = c.bias === 'mask' ? c.T : c.B * M;
+  const m = new Float32Array(rows * c.N);
+  const p0 = Math.floor(rnd() * (c.N - c.T));
+  for (let r = 0; r < rows; r++) {
+    const t = c.bias === 'mask' ? r : Math.floor((r % M) / c.G);
+    for (let j = 0; j < c.N; j++) {
+      const masked = causal ? j > p0 + t : rnd() < 0.4 || j > c.N - 3;
+      m[r * c.N + j] = masked ? (rnd() < 0.2 ? -Infinity : MASKED) : (causal ? 0 : (rnd() * 2 - 1) * 2);
+    }
+  }
+  if (fullyMaskedRow) m.fill(MASKED, 0, c.N);
+  out[c.bias] = m;
+  return out;
+}
+
+/** The exact result (f64) and each element's bound (attentionBound, contracts.ts). */
+function reference(c: Case, scale: number, x: Record<string, Float32Array>): { y: Float64Array; bound: Float64Array } {
+  const M = c.T * c.G;
+  const y = new Float64Array(c.B * M * c.Dv);
+  const bound = new Float64Array(y.length);
+  for (let b = 0; b < c.B; b++) for (let m = 0; m < M; m++) {
+    const biasRow = (j: number) => (c.bias === 'mask' ? x['mask']![Math.floor(m / c.G) * c.N + j]! : x['bias']![(b * M + m) * c.N + j]!);
+    const s = new Float64Array(c.N);
+    const mag = new Float64Array(c.N);
+    for (let j = 0; j < c.N; j++) {
+      for (let d = 0; d < c.D; d++) {
+        const t = x['q']![(b * M + m) * c.D + d]! * x['k']![(b * c.D + d) * c.N + j]!;
+        s[j] = s[j]! + t;
+        mag[j] = mag[j]! + Math.abs(t);
+      }
+    }
+    const a = Array.from(s, (v, j) => v * Math.fround(scale) + biasRow(j));
+    const mx = Math.max(...a);
+    const e = a.map((v) => Math.exp(v - mx));
+    const sum = e.reduce((p, v) => p + v, 0);
+    const probs = e.map((v) => v / sum);
+    const masked = Array.from({ length: c.N }, (_, j) => biasRow(j) <= MASKED);
+    for (let d = 0; d < c.Dv; d++) {
+      let acc = 0;
+      const vAbs = new Float64Array(c.N);
+      for (let j = 0; j < c.N; j++) {
+        acc += probs[j]! * x['v']![(b * c.N + j) * c.Dv + d]!;
+        vAbs[j] = Math.abs(x['v']![(b * c.N + j) * c.Dv + d]!);
+      }
+      y[(b * M + m) * c.Dv + d] = acc;
+      bound[(b * M + m) * c.Dv + d] = attentionBound({ D: c.D, N: c.N, scale: Math.fround(scale), a, masked, scoreMagnitudes: mag, probs, vAbs });
+    }
+  }
+  return { y, bound };
+}
+
+/** How many elements of `got` lie outside their bound around the exact result. */
+function violations(got: Float32Array, want: Float64Array, bound: Float64Array): number {
+  let n = 0;
+  for (let i = 0; i < got.length; i++) if (!(Math.abs(got[i]! - want[i]!) <= bound[i]!)) n++;
+  return n;
+}
+
+function hostOrSkip(ctx: Mocha.Context): HostKernels {
+  try { return loadHostKernels(); } catch { ctx.skip(); }
+}
+
+describe('compiler/host: fused attention', function () {
+  this.timeout(60_000);
+  let h: HostKernels;
+  before(function () { h = hostOrSkip(this); });
+
+  it('the rewrite takes layers.ts\'s pattern: scores, probs and the broadcast bias get no slot; another reader of the probs keeps it unfused', () => {
+    const c: Case = { B: 2, T: 3, G: 2, D: 16, N: 12, Dv: 16, bias: 'mask' };
+    const fused = attentionProgram(c, 0.25);
+    const r = findRewrites(fused);
+    expect(r.at.size).to.equal(1);
+    // matmul, row_kernel, broadcast, reshape
+    expect(r.absorbed.size).to.equal(4);
+    const l = lowerHost(fused);
+    const big = fused.eqns.filter((e) => e.outs[0]!.shape.join() === [c.B, c.T * c.G, c.N].join() || e.outs[0]!.shape.length === 4);
+    expect(big.length).to.equal(4);
+    for (const e of big) expect(l.slots[e.eqn.out as string], e.op).to.equal(undefined);
+    const kept = attentionProgram(c, 0.25, (p, { probs }) => [p.named('p').add(probs, 0)]);
+    expect(findRewrites(kept).at.size).to.equal(0);
+  });
+
+  const cases: [string, Case, boolean][] = [
+    ['decode t=1 g=1', { B: 2, T: 1, G: 1, D: 32, N: 40, Dv: 32, bias: 'mask' }, true],
+    ['decode t=1 g=2 (grouped query heads)', { B: 3, T: 1, G: 2, D: 64, N: 67, Dv: 64, bias: 'mask' }, true],
+    ['prefill t=5 g=3', { B: 2, T: 5, G: 3, D: 24, N: 33, Dv: 20, bias: 'mask' }, true],
+    ['prefill t=9 g=1, odd sizes', { B: 1, T: 9, G: 1, D: 7, N: 19, Dv: 5, bias: 'mask' }, true],
+    ['a non-causal mask t=4 g=2', { B: 2, T: 4, G: 2, D: 16, N: 29, Dv: 16, bias: 'mask' }, false],
+    ['a materialized bias [B, M, N], random', { B: 3, T: 2, G: 2, D: 16, N: 21, Dv: 8, bias: 'bias' }, false],
+  ];
+  for (const [name, c, causal] of cases) {
+    it(`${name}: within the bound of the exact result on every ISA path, as the unfused lowering is`, () => {
+      const rnd = mulberry32(name.length * 7919 + c.N);
+      const scale = 1 / Math.sqrt(c.D);
+      const checked = attentionProgram(c, scale);
+      const fused = lowerHost(checked);
+      const unfused = lowerHost(checked, { fuse: false });
+      expect(findRewrites(checked).at.size).to.equal(1);
+      const n = c.B * c.T * c.G * c.Dv;
+      for (const fullyMasked of [false, true]) {
+        const x = inputsOf(c, rnd, causal, fullyMasked);
+        const { y, bound } = reference(c, scale, x);
+        for (const isa of h.info().available) {
+          h.setIsa(isa);
+          const got = run(h, fused, x, n);
+          const plain = run(h, unfused, x, n);
+          expect(violations(got, y, bound), `${isa} fused`).to.equal(0);
+          expect(violations(plain, y, bound), `${isa} unfused`).to.equal(0);
+          // A masked position's weight is exactly 0: a row that sees one position gives that v row bit for bit.
+        }
+        h.setIsa(h.info().available[h.info().available.length - 1]!);
+      }
+    });
+  }
+
+  it('a row that sees one key position gives that position\'s v row exactly (the masked weights are exactly 0)', () => {
+    const c: Case = { B: 2, T: 1, G: 2, D: 16, N: 24, Dv: 16, bias: 'mask' };
+    const checked = attentionProgram(c, 0.25);
+    const x = inputsOf(c, mulberry32(5), true, false);
+    x['mask']!.fill(MASKED);
+    x['mask']![0] = 0;
+    const got = run(h, lowerHost(checked), x, c.B * c.G * c.Dv);
+    for (let b = 0; b < c.B; b++) for (let g = 0; g < c.G; g++) {
+      expect(Array.from(got.subarray((b * c.G + g) * c.Dv, (b * c.G + g + 1) * c.Dv))).to.deep.equal(Array.from(x['v']!.subarray(b * c.N * c.Dv, b * c.N * c.Dv + c.Dv)));
+    }
+  });
+
+  it('negative control: a kernel that drops the last visible position, or uses a wrong scale, fails the bound; reset, it passes', () => {
+    const c: Case = { B: 2, T: 3, G: 2, D: 32, N: 40, Dv: 32, bias: 'mask' };
+    const scale = 1 / Math.sqrt(c.D);
+    const checked = attentionProgram(c, scale);
+    const l = lowerHost(checked);
+    const x = inputsOf(c, mulberry32(11), true, false);
+    const { y, bound } = reference(c, scale, x);
+    const n = c.B * c.T * c.G * c.Dv;
+    for (const fault of ['drop-last', 'scale'] as const) {
+      h.setAttentionFault(fault);
+      let bad: number;
+      try {
+        bad = violations(run(h, l, x, n), y, bound);
+      } finally {
+        h.setAttentionFault(null);
+      }
+      expect(bad, fault).to.be.greaterThan(n / 2);
+    }
+    expect(violations(run(h, l, x, n), y, bound)).to.equal(0);
+  });
+
+  it('a Qwen3 prefill (0.6B attention shapes, 256 tokens, ctx 1024): no [kvH, t*g, ctx] value has a slot, and the arena drops', () => {
+    const cfg = configFromJson({
+      model_type: 'qwen3', num_hidden_layers: 2, hidden_size: 1024, intermediate_size: 3072, num_attention_heads: 16,
+      num_key_value_heads: 8, head_dim: 128, vocab_size: 1024, tie_word_embeddings: true, max_position_embeddings: 40960,
+    }, 'config.json');
+    const weights = new Map<string, BoundWeight>();
+    for (const [k, shape] of expectedShapes(cfg, false)) weights.set(k, { dtype: shape.length === 1 ? 'f32' : 'q4_0', shape, file: '/m.gguf', offset: 0, length: 0 });
+    const [t, ctx] = [256, 1024];
+    const checked = checkProgram(buildProgram(cfg, weights, { tokens: t, ctx }));
+    const fused = lowerHost(checked);
+    const unfused = lowerHost(checked, { fuse: false });
+    expect(findRewrites(checked).at.size).to.equal(cfg.layers);
+    const wide = checked.eqns.filter((e) => e.outs.some((o) => o.shape.join() === [8, 2 * t, ctx].join() || o.shape.join() === [8, t, 2, ctx].join()));
+    expect(wide.length).to.be.greaterThan(0);
+    for (const e of wide) expect(fused.slots[e.eqn.out as string], `${e.op} #${e.index}`).to.equal(undefined);
+    expect(wide.some((e) => unfused.slots[e.eqn.out as string] !== undefined)).to.equal(true);
+    // The caches (2 layers x 2 x 4 MiB) stay; at least three [8, 512, 1024] f32 tensors (16 MiB each) go.
+    const tensorBytes = 8 * 2 * t * ctx * 4;
+    expect(unfused.arenaBytes - fused.arenaBytes).to.be.at.least(3 * tensorBytes);
+  });
+});
