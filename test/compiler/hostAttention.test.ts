@@ -15,16 +15,12 @@ import { checkProgram } from '../../src/ops/validate.js';
 import { configFromJson } from '../../src/model/qwen3/config.js';
 import { buildProgram } from '../../src/model/qwen3/program.js';
 import { expectedShapes, type BoundWeight } from '../../src/model/qwen3/weights.js';
-import { attentionBound } from '../../src/targets/host/contracts.js';
+import { attentionInputs, attentionReference, type AttentionShape } from '../../src/contracts/hostAttention.js';
 import { mulberry32 } from '../../src/numerics/random.js';
 
 const MASKED = -1e30;
 
-interface Case {
-  B: number; T: number; G: number; D: number; N: number; Dv: number;
-  /** 'mask': a [T, N] mask broadcast over heads and groups (as layers.ts); 'bias': a materialized [B, M, N]. */
-  bias: 'mask' | 'bias';
-}
+type Case = AttentionShape;
 
 /** softmax(q k * scale + bias) v in the form layers.ts's maskedSoftmax writes, with `extra` results beside y. */
 function attentionProgram(c: Case, scale: number, extra: (p: ProgramBuilder, v: { scores: Value; probs: Value }) => Value[] = () => []): CheckedProgram {
@@ -59,61 +55,8 @@ function run(h: HostKernels, l: HostLowered, inputs: Record<string, Float32Array
   return new Float32Array(arena.buffer, l.slots['y']!, n).slice();
 }
 
-/** Random inputs of a case: causal (positions p0..p0+T-1 of a cache filled to p0+T < N) or a random mask. */
-function inputsOf(c: Case, rnd: () => number, causal: boolean, fullyMaskedRow: boolean): Record<string, Float32Array> {
-  const M = c.T * c.G;
-  const f = (n: number, a: number) => Float32Array.from({ length: n }, () => (rnd() * 2 - 1) * a);
-  const out: Record<string, Float32Array> = { q: f(c.B * M * c.D, 1.5), k: f(c.B * c.D * c.N, 1.5), v: f(c.B * c.N * c.Dv, 1) };
-  const rows = c.bias === 'mask' ? c.T : c.B * M;
-  const m = new Float32Array(rows * c.N);
-  const p0 = Math.floor(rnd() * (c.N - c.T));
-  for (let r = 0; r < rows; r++) {
-    const t = c.bias === 'mask' ? r : Math.floor((r % M) / c.G);
-    for (let j = 0; j < c.N; j++) {
-      const masked = causal ? j > p0 + t : rnd() < 0.4 || j > c.N - 3;
-      m[r * c.N + j] = masked ? (rnd() < 0.2 ? -Infinity : MASKED) : (causal ? 0 : (rnd() * 2 - 1) * 2);
-    }
-  }
-  if (fullyMaskedRow) m.fill(MASKED, 0, c.N);
-  out[c.bias] = m;
-  return out;
-}
-
-/** The exact result (f64) and each element's bound (attentionBound, contracts.ts). */
-function reference(c: Case, scale: number, x: Record<string, Float32Array>): { y: Float64Array; bound: Float64Array } {
-  const M = c.T * c.G;
-  const y = new Float64Array(c.B * M * c.Dv);
-  const bound = new Float64Array(y.length);
-  for (let b = 0; b < c.B; b++) for (let m = 0; m < M; m++) {
-    const biasRow = (j: number) => (c.bias === 'mask' ? x['mask']![Math.floor(m / c.G) * c.N + j]! : x['bias']![(b * M + m) * c.N + j]!);
-    const s = new Float64Array(c.N);
-    const mag = new Float64Array(c.N);
-    for (let j = 0; j < c.N; j++) {
-      for (let d = 0; d < c.D; d++) {
-        const t = x['q']![(b * M + m) * c.D + d]! * x['k']![(b * c.D + d) * c.N + j]!;
-        s[j] = s[j]! + t;
-        mag[j] = mag[j]! + Math.abs(t);
-      }
-    }
-    const a = Array.from(s, (v, j) => v * Math.fround(scale) + biasRow(j));
-    const mx = Math.max(...a);
-    const e = a.map((v) => Math.exp(v - mx));
-    const sum = e.reduce((p, v) => p + v, 0);
-    const probs = e.map((v) => v / sum);
-    const masked = Array.from({ length: c.N }, (_, j) => biasRow(j) <= MASKED);
-    for (let d = 0; d < c.Dv; d++) {
-      let acc = 0;
-      const vAbs = new Float64Array(c.N);
-      for (let j = 0; j < c.N; j++) {
-        acc += probs[j]! * x['v']![(b * c.N + j) * c.Dv + d]!;
-        vAbs[j] = Math.abs(x['v']![(b * c.N + j) * c.Dv + d]!);
-      }
-      y[(b * M + m) * c.Dv + d] = acc;
-      bound[(b * M + m) * c.Dv + d] = attentionBound({ D: c.D, N: c.N, scale: Math.fround(scale), a, masked, scoreMagnitudes: mag, probs, vAbs });
-    }
-  }
-  return { y, bound };
-}
+const inputsOf = attentionInputs;
+const reference = attentionReference;
 
 /** How many elements of `got` lie outside their bound around the exact result. */
 function violations(got: Float32Array, want: Float64Array, bound: Float64Array): number {

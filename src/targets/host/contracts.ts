@@ -58,7 +58,7 @@ export const HOST_CONTRACTS = {
   reshape: EXACT_MOVE, transpose: EXACT_MOVE, broadcast: EXACT_MOVE, slice: EXACT_MOVE, concat: EXACT_MOVE,
   dynamic_update_slice: EXACT_MOVE,
   iota: { kind: 'exact', why: 'integers below 2^24' },
-  row_kernel: { kind: 'row', derivation: 'RMSNorm: |err| <= (γ(C)/2 + 5u)·|y|; a composed softmax body: |err| <= (γ(C) + (max - min + 5)·u)·|y| (docs/HOST.md)' },
+  row_kernel: { kind: 'row', derivation: 'RMSNorm: |err| <= (γ(C)/2 + 5u)·|y|; a composed softmax body: |err| <= (γ(C) + (max - min + 5)·u)·|y|; a masked softmax between two matmuls runs as the fused attention record, within their composed bound (HOST_ATTENTION_CONTRACT; docs/HOST.md)' },
 } as const satisfies Readonly<Record<Exclude<OpName, 'all_reduce'>, HostContract>>;
 
 const ORACLE = { kind: 'exact', why: 'computed in f64 from the exact operands and rounded once, as the oracle' } as const;
