@@ -93,6 +93,7 @@ describe('compiler/host: fused attention', function () {
     ['decode t=1 g=1', { B: 2, T: 1, G: 1, D: 32, N: 40, Dv: 32, bias: 'mask' }, true],
     ['decode t=1 g=2 (grouped query heads)', { B: 3, T: 1, G: 2, D: 64, N: 67, Dv: 64, bias: 'mask' }, true],
     ['prefill t=5 g=3', { B: 2, T: 5, G: 3, D: 24, N: 33, Dv: 20, bias: 'mask' }, true],
+    ['prefill t=12 g=2 (rows past one block of 16), ctx 70', { B: 2, T: 12, G: 2, D: 48, N: 70, Dv: 40, bias: 'mask' }, true],
     ['prefill t=9 g=1, odd sizes', { B: 1, T: 9, G: 1, D: 7, N: 19, Dv: 5, bias: 'mask' }, true],
     ['a non-causal mask t=4 g=2', { B: 2, T: 4, G: 2, D: 16, N: 29, Dv: 16, bias: 'mask' }, false],
     ['a materialized bias [B, M, N], random', { B: 3, T: 2, G: 2, D: 16, N: 21, Dv: 8, bias: 'bias' }, false],
