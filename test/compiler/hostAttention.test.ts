@@ -12,6 +12,7 @@ import { loadHostKernels, type HostKernels } from '../../src/devices/host/native
 import type { CheckedProgram } from '../../src/ir/checked.js';
 import { program, type ProgramBuilder, type Value } from '../../src/ops/builder.js';
 import { checkProgram } from '../../src/ops/validate.js';
+import { InvalidInput } from '../../src/errors/index.js';
 import { configFromJson } from '../../src/model/qwen3/config.js';
 import { buildProgram } from '../../src/model/qwen3/program.js';
 import { expectedShapes, type BoundWeight } from '../../src/model/qwen3/weights.js';
@@ -154,6 +155,23 @@ describe('compiler/host: fused attention', function () {
       expect(bad, fault).to.be.greaterThan(n / 2);
     }
     expect(violations(run(h, l, x, n), y, bound)).to.equal(0);
+  });
+
+  it('the checker refuses a record whose bias runs past the arena, whose output overlaps an input, or whose scale is no f32', () => {
+    const base = { op: 'attention' as const, q: 0, k: 1024, v: 2048, bias: 3072, y: 4096, B: 2, M: 2, D: 8, N: 16, Dv: 8, scale: 0.5, bB: 0, bG: 2, bRow: 16 };
+    const arena = new Uint8Array(8192);
+    h.run(arena, [base]);
+    const refused = (call: typeof base, field: string) => {
+      let e: unknown;
+      try { h.run(arena, [call]); } catch (x) { e = x; }
+      expect(e, field).to.be.instanceOf(InvalidInput);
+      expect((e as InvalidInput).path, field).to.equal(`/kernels/0/${field}`);
+    };
+    refused({ ...base, bias: 8192 - 32 }, 'bias');
+    refused({ ...base, bB: 2000 }, 'bias');
+    refused({ ...base, y: 1024 + 64 }, 'y');
+    refused({ ...base, scale: 0.1 }, 'scale');
+    refused({ ...base, bG: 0 }, 'bG');
   });
 
   it('a Qwen3 prefill (0.6B attention shapes, 256 tokens, ctx 1024): no [kvH, t*g, ctx] value has a slot, and the arena drops', () => {
