@@ -14,6 +14,7 @@ import { program, type ProgramBuilder, type Value } from '../../src/ops/builder.
 import { checkProgram } from '../../src/ops/validate.js';
 import { InvalidInput } from '../../src/errors/index.js';
 import { configFromJson } from '../../src/model/qwen3/config.js';
+import { rope, ropeTables } from '../../src/model/qwen3/layers.js';
 import { buildProgram } from '../../src/model/qwen3/program.js';
 import { expectedShapes, type BoundWeight } from '../../src/model/qwen3/weights.js';
 import { attentionInputs, attentionReference, type AttentionShape } from '../../src/contracts/hostAttention.js';
@@ -174,6 +175,47 @@ describe('compiler/host: fused attention', function () {
     refused({ ...base, bG: 0 }, 'bG');
   });
 
+  it('rope: layers.ts\'s neox rope is one rope record, bit for bit the unfused lowering; a fourth mul reading a half keeps it unfused', () => {
+    for (const [T, H, D] of [[1, 4, 16], [7, 3, 64], [5, 2, 6]] as const) {
+      const p = program('rope');
+      const x = p.activation('x', 'f32', [T, H, D]);
+      p.results(p.named('y').add(rope(p, x, ropeTables(p, p.activation('positions', 'i32', [T]), D, 10000)), 0));
+      const checked = checkProgram(p.build());
+      const r = findRewrites(checked);
+      expect([...r.at.values()].map((w) => w.kind)).to.deep.equal(['rope']);
+      const fused = lowerHost(checked);
+      const unfused = lowerHost(checked, { fuse: false });
+      expect(fused.list.length).to.be.below(unfused.list.length);
+      const rnd = mulberry32(T * 100 + D);
+      const positions = Int32Array.from({ length: T }, (_, t) => 40 + 3 * t);
+      const xs = Float32Array.from({ length: T * H * D }, () => (rnd() * 2 - 1) * 3);
+      const runWith = (l: HostLowered) => {
+        const arena = new Uint8Array(l.arenaBytes);
+        const dv = new DataView(arena.buffer);
+        for (const [at, dtype, v] of l.constants) dtype === 'i32' ? dv.setInt32(at, v, true) : dv.setFloat32(at, v, true);
+        new Float32Array(arena.buffer, l.slots['x']!, xs.length).set(xs);
+        new Int32Array(arena.buffer, l.slots['positions']!, T).set(positions);
+        h.run(arena, l.list);
+        return Array.from(new Float32Array(arena.buffer, l.slots['y']!, xs.length));
+      };
+      const want = runWith(unfused);
+      expect(runWith(fused), `[${T}, ${H}, ${D}]`).to.deep.equal(want);
+      expect(want.some((v, i) => v !== xs[i])).to.equal(true);
+    }
+    // A half of x read outside the pattern: not a rope any more (the rewrite must not absorb that slice).
+    const [T, H, D] = [2, 2, 8];
+    const q = program('rope-spoilt2');
+    const x2 = q.activation('x', 'f32', [T, H, D]);
+    const t2 = ropeTables(q, q.activation('positions', 'i32', [T]), D, 10000);
+    const cos = q.broadcast(t2.cos, [T, H, D / 2], [0, 2]);
+    const sin = q.broadcast(t2.sin, [T, H, D / 2], [0, 2]);
+    const a = q.slice(x2, [0, 0, 0], [T, H, D / 2]);
+    const b = q.slice(x2, [0, 0, D / 2], [T, H, D]);
+    const y2 = q.concat([q.sub(q.mul(a, cos), q.mul(b, sin)), q.add(q.mul(b, cos), q.mul(a, sin))], 2);
+    q.results(q.named('y').add(y2, 0), q.named('a').add(a, 1));
+    expect(findRewrites(checkProgram(q.build())).at.size).to.equal(0);
+  });
+
   it('a Qwen3 prefill (0.6B attention shapes, 256 tokens, ctx 1024): no [kvH, t*g, ctx] value has a slot, and the arena drops', () => {
     const cfg = configFromJson({
       model_type: 'qwen3', num_hidden_layers: 2, hidden_size: 1024, intermediate_size: 3072, num_attention_heads: 16,
@@ -185,7 +227,9 @@ describe('compiler/host: fused attention', function () {
     const checked = checkProgram(buildProgram(cfg, weights, { tokens: t, ctx }));
     const fused = lowerHost(checked);
     const unfused = lowerHost(checked, { fuse: false });
-    expect(findRewrites(checked).at.size).to.equal(cfg.layers);
+    const kinds = [...findRewrites(checked).at.values()].map((w) => w.kind);
+    expect(kinds.filter((k) => k === 'attention').length).to.equal(cfg.layers);
+    expect(kinds.filter((k) => k === 'rope').length).to.equal(2 * cfg.layers);
     const wide = checked.eqns.filter((e) => e.outs.some((o) => o.shape.join() === [8, 2 * t, ctx].join() || o.shape.join() === [8, t, 2, ctx].join()));
     expect(wide.length).to.be.greaterThan(0);
     for (const e of wide) expect(fused.slots[e.eqn.out as string], `${e.op} #${e.index}`).to.equal(undefined);

@@ -96,8 +96,14 @@ export function lowerHost(checked: CheckedProgram, options: { readonly fuse?: bo
       literal: (v, d = 'f32') => { const at = arena.alloc(4, true); constants.push([at, d, v]); return at; },
     };
     const fused = rewrites.at.get(e.index);
-    if (fused !== undefined) {
+    if (fused?.kind === 'attention') {
       calls.push({ op: 'attention', eqn: e.index, q: slots[fused.q]!, k: slots[fused.k]!, v: slots[fused.v]!, bias: slots[fused.bias]!, y: slots[outs[0]!]!, ...fused.shape });
+    } else if (fused?.kind === 'rope') {
+      // The tables hold one row per token: the record's positions are 0..T-1.
+      const { T, H, D } = fused;
+      const pos = temp(4 * T);
+      calls.push({ op: 'iota', eqn: e.index, y: pos, i32: true, n: T, dim: Math.max(1, T), stride: 1 });
+      calls.push({ op: 'rope', eqn: e.index, x: slots[fused.x]!, y: slots[outs[0]!]!, T, H, D, rd: D, pos, cos: slots[fused.cos]!, sin: slots[fused.sin]!, maxPos: Math.max(1, T) });
     } else {
       calls.push(...lowerEqn(e, io, weight));
     }

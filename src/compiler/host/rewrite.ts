@@ -30,7 +30,18 @@ export interface AttentionRewrite {
   readonly shape: Omit<KernelArgs['attention'], 'q' | 'k' | 'v' | 'bias' | 'y'>;
 }
 
-export type HostRewrite = AttentionRewrite;
+/** A neox rope (layers.ts rope()) on x [T, H, D] with per-token tables cos, sin [T, D/2]: one `rope` record. */
+export interface RopeRewrite {
+  readonly kind: 'rope';
+  readonly x: string;
+  readonly cos: string;
+  readonly sin: string;
+  readonly T: number;
+  readonly H: number;
+  readonly D: number;
+}
+
+export type HostRewrite = AttentionRewrite | RopeRewrite;
 
 /** What the rewrites found: the record replacing an equation (by index), and the equations absorbed. */
 export interface HostRewrites {
@@ -42,7 +53,7 @@ export interface HostRewrites {
 export function readsOf(e: CheckedEqn, r: HostRewrites): readonly string[] {
   if (r.absorbed.has(e.index)) return [];
   const w = r.at.get(e.index);
-  if (w !== undefined) return [w.q, w.k, w.v, w.bias];
+  if (w !== undefined) return w.kind === 'attention' ? [w.q, w.k, w.v, w.bias] : [w.x, w.cos, w.sin];
   return e.eqn.in.filter((o): o is string => !isLiteral(o));
 }
 
@@ -130,7 +141,77 @@ export function findRewrites(checked: CheckedProgram): HostRewrites {
     const { B, M, D, N, Dv, scale } = f.dims;
     at.set(f.out, { ...f.base, bias: view.read, shape: { B, M, D, N, Dv, scale, bB: view.bB, bG: view.bG, bRow: view.bRow } });
   }
+  for (const e of checked.eqns) {
+    const rope = ropeAt(e, producer, readers, kept);
+    if (rope === null) continue;
+    at.set(e.index, rope.rewrite);
+    for (const i of rope.absorbed) absorbed.add(i);
+  }
   return { at, absorbed };
+}
+
+/**
+ * The neox rope layers.ts's rope() writes, ending at the concat `e`:
+ *   x1 = slice(x, [0, 0, 0], [T, H, D/2]), x2 = slice(x, [0, 0, D/2], [T, H, D]),
+ *   c = broadcast(cos [T, D/2], [T, H, D/2], [0, 2]), s likewise from sin,
+ *   concat([x1*c - x2*s, x2*c + x1*s], 2)
+ * (either operand order of each mul and of the add), every value between only read inside the
+ * pattern. The `rope` record computes the same two products and one sum per output, so the same bits.
+ */
+function ropeAt(e: CheckedEqn, producer: Map<string, CheckedEqn>, readers: Map<string, CheckedEqn[]>, kept: Set<string>):
+  { rewrite: RopeRewrite; absorbed: number[] } | null {
+  if (e.op !== 'concat' || e.eqn.in.length !== 2 || (e.eqn.attrs as { axis: number }).axis !== 2) return null;
+  const out = e.outs[0]!;
+  if (out.dtype !== 'f32' || out.shape.length !== 3 || out.shape[2]! % 2 !== 0) return null;
+  const [T, H, D] = out.shape as [number, number, number];
+  const half = D / 2;
+  const by = (o: Operand | undefined, op: string): CheckedEqn | null => {
+    if (o === undefined || isLiteral(o)) return null;
+    const p = producer.get(o);
+    return p !== undefined && p.op === op && !kept.has(o) ? p : null;
+  };
+  const y1 = by(e.eqn.in[0], 'sub');
+  const y2 = by(e.eqn.in[1], 'add');
+  if (y1 === null || y2 === null) return null;
+  const muls = [...y1.eqn.in, ...y2.eqn.in].map((o) => by(o, 'mul'));
+  if (muls.some((m) => m === null)) return null;
+  // Each mul's operands: one slice of x (lo or hi half) and one broadcast table (cos or sin).
+  type Term = { half: 'lo' | 'hi'; table: string; tableKind?: string; slice: CheckedEqn; bcast: CheckedEqn };
+  let x: string | null = null;
+  const termOf = (m: CheckedEqn): Term | null => {
+    for (const [a, b] of [[0, 1], [1, 0]] as const) {
+      const sl = by(m.eqn.in[a], 'slice');
+      const bc = by(m.eqn.in[b], 'broadcast');
+      if (sl === null || bc === null || isLiteral(sl.eqn.in[0]!) || isLiteral(bc.eqn.in[0]!)) continue;
+      const at = sl.eqn.attrs as { start: readonly number[]; limit: readonly number[]; stride?: readonly number[] };
+      if (sl.ins[0]!.shape.join() !== [T, H, D].join() || (at.stride ?? [1, 1, 1]).some((v) => v !== 1)) continue;
+      const lo = at.start.join() === '0,0,0' && at.limit.join() === [T, H, half].join();
+      const hi = at.start.join() === [0, 0, half].join() && at.limit.join() === [T, H, D].join();
+      const bat = bc.eqn.attrs as { shape: readonly number[]; dims: readonly number[] };
+      if ((!lo && !hi) || bc.ins[0]!.shape.join() !== [T, half].join() || bat.dims.join() !== '0,2' || bc.ins[0]!.dtype !== 'f32') continue;
+      const src = sl.eqn.in[0] as string;
+      if (x !== null && x !== src) return null;
+      x = src;
+      return { half: lo ? 'lo' : 'hi', table: bc.eqn.in[0] as string, slice: sl, bcast: bc };
+    }
+    return null;
+  };
+  const [a, b, c, d] = muls.map((m) => termOf(m!)) as (Term | null)[];
+  if (a == null || b == null || c == null || d == null || x === null) return null;
+  // y1 = x1*cos - x2*sin; y2 = {x2*cos, x1*sin} in either order.
+  if (a.half !== 'lo' || b.half !== 'hi') return null;
+  const [cT, sT] = [a.table, b.table];
+  if (cT === sT) return null;
+  const y2ok = (c.half === 'hi' && c.table === cT && d.half === 'lo' && d.table === sT) || (c.half === 'lo' && c.table === sT && d.half === 'hi' && d.table === cT);
+  if (!y2ok) return null;
+  const inside = new Set<number>([y1.index, y2.index, ...muls.map((m) => m!.index), ...[a, b, c, d].flatMap((t) => [t.slice.index, t.bcast.index])]);
+  // Every value between x and the concat is read only inside the pattern.
+  for (const i of inside) {
+    const eq = [y1, y2, ...muls.map((m) => m!), ...[a, b, c, d].flatMap((t) => [t.slice, t.bcast])].find((q) => q.index === i)!;
+    const o = eq.eqn.out as string;
+    if (kept.has(o) || (readers.get(o) ?? []).some((r) => r.index !== e.index && !inside.has(r.index))) return null;
+  }
+  return { rewrite: { kind: 'rope', x, cos: cT, sin: sT, T, H, D }, absorbed: [...inside] };
 }
 
 interface BiasView {
