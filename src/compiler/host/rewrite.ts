@@ -4,7 +4,8 @@
  * rewrite absorbs gets no arena slot and no kernel; the rewrite's record runs in place of the last
  * equation of its pattern and reads only the values named in `reads`.
  *
- * The one pattern today is attention as src/model/qwen3/layers.ts writes it:
+ * Two patterns: the neox rope of layers.ts's rope() as one `rope` record (ropeAt below), and attention
+ * as src/model/qwen3/layers.ts writes it:
  *   scores = matmul(q [B, M, D], k [B, D, N])
  *   probs  = row_kernel(scores, bias) whose body is maskedSoftmax's: a = s*scale + bias,
  *            exp(a - max(a)) / sum(exp(a - max(a)))
