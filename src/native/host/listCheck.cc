@@ -16,32 +16,9 @@ struct OpInfo {
 };
 
 const OpInfo OPS[K_OP_COUNT] = {
-    {"matmul_w", {"x", "y", "T", "w"}},
-    {"matmul", {"a", "b", "y", "batch", "M", "K", "N"}},
-    {"rmsnorm", {"x", "g", "y", "rows", "C", "eps"}},
-    {"softmax", {"x", "y", "rows", "C"}},
-    {"row_sum", {"x", "y", "rows", "C"}},
-    {"row_max", {"x", "y", "rows", "C"}},
-    {"exp_sub", {"x", "m", "y", "rows", "C"}},
-    {"row_scale", {"x", "s", "y", "rows", "C"}},
-    {"rope", {"x", "y", "T", "H", "D", "rd", "pos", "cos", "sin", "maxPos"}},
-    {"gather", {"w", "idx", "y", "count"}},
-    {"dequant", {"w", "row0", "rows", "y"}},
-    {"update", {"dst", "upd", "starts", "elem", "rank", "d0", "d1", "d2", "d3", "u0", "u1", "u2", "u3"}},
-    {"unary", {"fn", "x", "y", "n"}},
-    {"binary", {"fn", "a", "b", "y", "n", "aScalar", "bScalar"}},
-    {"binary_i32", {"fn", "a", "b", "y", "n", "aScalar", "bScalar"}},
-    {"convert", {"from", "to", "x", "y", "n"}},
-    {"copy", {"x", "y", "bytes"}},
-    {"matmul_bt", {"a", "b", "y", "batch", "M", "K", "N"}},
-    {"copy_strided", {"x", "y", "elem", "rank", "d0", "d1", "d2", "d3", "xs0", "xs1", "xs2", "xs3", "ys0", "ys1", "ys2", "ys3"}},
-    {"iota", {"y", "i32", "n", "dim", "stride"}},
-    {"gather_rows", {"x", "idx", "y", "count", "rows", "rowBytes"}},
-    {"unary_t", {"fn", "dtype", "x", "y", "n"}},
-    {"binary_t", {"fn", "dtype", "a", "b", "y", "n", "aScalar", "bScalar"}},
-    {"reduce_t", {"max", "dtype", "x", "y", "rows", "C"}},
-    {"matmul_t", {"dtype", "a", "b", "y", "batch", "M", "K", "N"}},
-    {"attention", {"q", "k", "v", "bias", "y", "B", "M", "D", "N", "Dv", "scale", "bB", "bG", "bRow"}},
+#define HOST_KERNEL_INFO(id, name, ...) {name, {__VA_ARGS__}},
+    HOST_KERNEL_OPS(HOST_KERNEL_INFO)
+#undef HOST_KERNEL_INFO
 };
 
 // Every count and offset is below 2^48, so sums and products of two stay exact in 128 bits and well
@@ -411,5 +388,7 @@ Rec checkRecord(const Arena& a, const std::vector<WeightView>& weights, size_t i
 const char* kernelName(int op) { return OPS[op].name; }
 
 int kernelFields(int op) { return op >= 0 && op < K_OP_COUNT ? int(OPS[op].fields.size()) : -1; }
+
+const char* kernelFieldName(int op, int i) { return OPS[op].fields[size_t(i)]; }
 
 }  // namespace host
