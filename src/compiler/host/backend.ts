@@ -15,7 +15,8 @@ import { frame, unframe } from '../frame.js';
 import { wholeProgramWiring } from '../wiring.js';
 import { lowerHost, type HostLowered } from './lower.js';
 
-export const HOST_COMPILER = { name: 'host-kernels', version: '3' } as const;
+// Version 4: the rewrites of rewrite.ts (fused attention, rope); an artifact cached by version 3 lists the unfused kernels.
+export const HOST_COMPILER = { name: 'host-kernels', version: '4' } as const;
 export const HOST_ARTIFACT_MAGIC = 'NPUOHST1';
 export const HOST_ARTIFACT_VERSION = 1;
 
