@@ -96,6 +96,12 @@ export interface KernelArgs {
   reduce_t: { max: boolean; dtype: DType; x: number; y: number; rows: number; C: number };
   /** y [batch, M, N] = a [batch, M, K] x b [batch, K, N] in f16, bf16 or i32: f64 dot products in k order, rounded once. */
   matmul_t: { dtype: DType; a: number; b: number; y: number; batch: number; M: number; K: number; N: number };
+  /**
+   * matmul_w in the q8-activations class (docs/HOST.md, "q8 activations"): each row of x quantized per
+   * block of 32 to int8 with an f32 scale, integer dot products with the weight's codes; each output
+   * the same bits whatever T and the other rows. f32, f16 and bf16 weights compute as matmul_w.
+   */
+  matmul_wq: { x: number; y: number; T: number; w: number };
 }
 
 export type KernelOp = keyof KernelArgs;
@@ -107,7 +113,7 @@ export type KernelCall = { [O in KernelOp]: { readonly op: O; readonly eqn?: num
 export const KERNEL_OPS = [
   'matmul_w', 'matmul', 'rmsnorm', 'softmax', 'row_sum', 'row_max', 'exp_sub', 'row_scale', 'rope',
   'gather', 'dequant', 'update', 'unary', 'binary', 'binary_i32', 'convert', 'copy', 'matmul_bt',
-  'copy_strided', 'iota', 'gather_rows', 'unary_t', 'binary_t', 'reduce_t', 'matmul_t',
+  'copy_strided', 'iota', 'gather_rows', 'unary_t', 'binary_t', 'reduce_t', 'matmul_t', 'matmul_wq',
 ] as const satisfies readonly KernelOp[];
 
 const flag = (b: boolean | undefined): number => (b ? 1 : 0);
@@ -152,6 +158,7 @@ const ENCODE: { readonly [O in KernelOp]: (a: KernelArgs[O]) => number[] } = {
   binary_t: (a) => [BINARY_OPS.indexOf(a.fn), DTYPES.indexOf(a.dtype), a.a, a.b, a.y, a.n, flag(a.aScalar), flag(a.bScalar)],
   reduce_t: (a) => [flag(a.max), DTYPES.indexOf(a.dtype), a.x, a.y, a.rows, a.C],
   matmul_t: (a) => [DTYPES.indexOf(a.dtype), a.a, a.b, a.y, a.batch, a.M, a.K, a.N],
+  matmul_wq: (a) => [a.x, a.y, a.T, a.w],
 };
 
 /** The kernel list of `calls`, as the addon's runList reads it. */

@@ -59,6 +59,7 @@ interface HostAddon {
   streamRead(bytes: Uint8Array, passes: number): { seconds: number; checksum: number };
   setUnaryFault(op: number, ulps: number): void;
   setDropBlockFault(on: boolean): void;
+  setQ8RoundFault(on: boolean): void;
   readonly HostWeight: new (spec: NativeSpec) => HostWeight;
 }
 
@@ -109,6 +110,16 @@ export class HostKernels {
    */
   setDropBlockFault(on: boolean): void {
     this.addon.setDropBlockFault(on);
+  }
+
+  /**
+   * Test only (a negative control): matmul_wq rounds every activation code one step above the
+   * nearest (at most 127), process-wide until cleared.
+   *
+   * @internal
+   */
+  setQ8RoundFault(on: boolean): void {
+    this.addon.setQ8RoundFault(on);
   }
 
   /** Resizes the pool (1 to 1024 lanes, the calling thread being one). */

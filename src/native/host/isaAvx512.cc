@@ -1,4 +1,4 @@
-// The AVX-512 path (F, BW, DQ, VL, with FMA and F16C): 16 lanes, panels of 32 columns by 6 rows (12
+// The AVX-512 path (F, BW, DQ, VL and VNNI, with FMA and F16C): 16 lanes, panels of 32 columns by 6 rows (12
 // accumulators in 32 zmm registers). Compiled for that target by the pragma; nothing calls it unless
 // cpuid says the CPU has it (kernels.h, kernelsFor).
 #include "kernels.h"
@@ -6,10 +6,10 @@
 #if defined(__x86_64__)
 
 #if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,f16c"))), apply_to = function)
+#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512vnni,avx2,fma,f16c"))), apply_to = function)
 #else
 #pragma GCC push_options
-#pragma GCC target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,f16c")
+#pragma GCC target("avx512f,avx512bw,avx512dq,avx512vl,avx512vnni,avx2,fma,f16c")
 // GCC 12's own avx512fintrin.h trips these on its _mm512_undefined_* placeholders.
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -125,6 +125,50 @@ struct V512 {
     split(ld16(p), &lo, &hi);
     c0[0] = cvt16(_mm_unpacklo_epi8(lo, hi));
     c1[0] = cvt16(_mm_unpackhi_epi8(lo, hi));
+  }
+  // q8 activations (simdQ8.inc), with AVX512-VNNI: vpdpbusd adds four u8*s8 products per lane.
+  static void q8dot(const uint8_t* u, const int8_t* x, int32_t, int32_t, bool, int32_t* lo, int32_t* hi) {
+    int32_t xw[8];
+    __builtin_memcpy(xw, x, 32);
+    __m512i l = _mm512_setzero_si512(), h = _mm512_setzero_si512();
+    for (int q = 0; q < 4; q++) l = _mm512_dpbusd_epi32(l, _mm512_load_si512(u + q * 64), _mm512_set1_epi32(xw[q]));
+    for (int q = 4; q < 8; q++) h = _mm512_dpbusd_epi32(h, _mm512_load_si512(u + q * 64), _mm512_set1_epi32(xw[q]));
+    _mm512_store_si512(lo, l);
+    _mm512_store_si512(hi, h);
+  }
+  // A tile of q4_0, q4_1 or q8_0 blocks by gathers: 32-bit word q of 16 rows' blocks at once.
+  template <int TYPE, class Tile>
+  static bool q8Gather(const WeightView& w, int64_t n0, int nt, int64_t b, Tile& t) {
+    if constexpr (TYPE == W_Q4_0 || TYPE == W_Q4_1 || TYPE == W_Q8_0) {
+      if (w.rowBytes > (size_t(1) << 26)) return false;
+      constexpr int BB = TYPE == W_Q4_0 ? 18 : TYPE == W_Q4_1 ? 20 : 34;
+      const uint8_t* base = w.data + size_t(n0) * w.rowBytes + size_t(b) * BB;
+      const __m512i lane = _mm512_min_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), _mm512_set1_epi32(nt - 1));
+      const __m512i idx = _mm512_mullo_epi32(lane, _mm512_set1_epi32(int(w.rowBytes)));
+      const __mmask16 live = __mmask16((1u << nt) - 1);
+      const __m512i sd = _mm512_i32gather_epi32(idx, base, 1);
+      _mm512_store_ps(t.a1, _mm512_maskz_mov_ps(live, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(sd))));
+      if constexpr (TYPE == W_Q4_1) {
+        _mm512_store_ps(t.a2, _mm512_maskz_mov_ps(live, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(sd, 16)))));
+      } else {
+        _mm512_store_ps(t.a2, _mm512_setzero_ps());
+      }
+      if constexpr (TYPE == W_Q8_0) {
+        for (int q = 0; q < 8; q++) {
+          const __m512i g = _mm512_i32gather_epi32(idx, base + 2 + 4 * q, 1);
+          _mm512_store_si512(t.u + q * 64, _mm512_xor_si512(g, _mm512_set1_epi32(int(0x80808080u))));
+        }
+      } else {
+        const __m512i m = _mm512_set1_epi8(15);
+        for (int q = 0; q < 4; q++) {
+          const __m512i g = _mm512_i32gather_epi32(idx, base + (TYPE == W_Q4_0 ? 2 : 4) + 4 * q, 1);
+          _mm512_store_si512(t.u + q * 64, _mm512_and_si512(g, m));
+          _mm512_store_si512(t.u + (q + 4) * 64, _mm512_and_si512(_mm512_srli_epi32(g, 4), m));
+        }
+      }
+      return true;
+    }
+    return false;
   }
   // exp in f64 over 8 lanes: x = n ln2 + r, |r| <= ln2/2 (ln2 in two parts, so r is exact to about
   // 2^-60), e^r by its Taylor series to r^11 (truncation below 2^-52 there), scaled by 2^n through

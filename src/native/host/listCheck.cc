@@ -41,6 +41,7 @@ const OpInfo OPS[K_OP_COUNT] = {
     {"binary_t", {"fn", "dtype", "a", "b", "y", "n", "aScalar", "bScalar"}},
     {"reduce_t", {"max", "dtype", "x", "y", "rows", "C"}},
     {"matmul_t", {"dtype", "a", "b", "y", "batch", "M", "K", "N"}},
+    {"matmul_wq", {"x", "y", "T", "w"}},
 };
 
 // Every count and offset is below 2^48, so sums and products of two stay exact in 128 bits and well
@@ -136,7 +137,7 @@ Rec checkRecord(const Arena& a, const std::vector<WeightView>& weights, size_t i
   auto& v = rec.v;
   Range x, y, z;
   switch (op) {
-    case K_MATMUL_W: {
+    case K_MATMUL_W: case K_MATMUL_WQ: {
       rec.w = ck.weight("w");
       v[2] = ck.integer("T", 1);
       rec.p[0] = ck.region("x", (unsigned __int128)v[2] * rec.w->k, F, &x);
