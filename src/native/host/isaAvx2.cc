@@ -156,6 +156,9 @@ struct V256 {
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(hi + half * 8), h);
     }
   }
+  static constexpr bool Q8FUSED = false;
+  template <int MODE, bool WIDE, class Tile>
+  static void q8acc(const Tile&, const int8_t*, int32_t, int32_t, float, float*) {}
   // A tile of q4_0, q4_1 or q8_0 blocks by gathers: 32-bit word q of 8 rows' blocks at once.
   template <int TYPE, class Tile>
   static bool q8Gather(const WeightView& w, int64_t n0, int nt, int64_t b, Tile& t) {

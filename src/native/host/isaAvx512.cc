@@ -136,6 +136,30 @@ struct V512 {
     _mm512_store_si512(lo, l);
     _mm512_store_si512(hi, h);
   }
+  // q8dot and simdQ8.inc's accumulation of one row fused: the same operations lane by lane (MODE as
+  // Q8Mode: 0 one term with an offset, 1 a second term of the activations' sum, 2 two half terms).
+  static constexpr bool Q8FUSED = true;
+  template <int MODE, bool WIDE, class Tile>
+  static void q8acc(const Tile& t, const int8_t* x, int32_t x0, int32_t x1, float d, float* o) {
+    int32_t xw[8];
+    __builtin_memcpy(xw, x, 32);
+    __m512i l = _mm512_setzero_si512(), h = _mm512_setzero_si512();
+    for (int q = 0; q < 4; q++) l = _mm512_dpbusd_epi32(l, _mm512_load_si512(t.u + q * 64), _mm512_set1_epi32(xw[q]));
+    for (int q = 4; q < 8; q++) h = _mm512_dpbusd_epi32(h, _mm512_load_si512(t.u + q * 64), _mm512_set1_epi32(xw[q]));
+    const __m512 dv = _mm512_set1_ps(d);
+    __m512 acc = _mm512_load_ps(o);
+    if constexpr (MODE == 0) {
+      const __m512i i1 = _mm512_sub_epi32(_mm512_add_epi32(l, h), _mm512_set1_epi32((WIDE ? 128 : 8) * (x0 + x1)));
+      acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_cvtepi32_ps(i1), _mm512_mul_ps(_mm512_load_ps(t.a1), dv)));
+    } else if constexpr (MODE == 1) {
+      acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(l, h)), _mm512_mul_ps(_mm512_load_ps(t.a1), dv)));
+      acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_set1_ps(float(x0 + x1)), _mm512_mul_ps(_mm512_load_ps(t.a2), dv)));
+    } else {
+      acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(l, _mm512_set1_epi32(32 * x0))), _mm512_mul_ps(_mm512_load_ps(t.a1), dv)));
+      acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(h, _mm512_set1_epi32(32 * x1))), _mm512_mul_ps(_mm512_load_ps(t.a2), dv)));
+    }
+    _mm512_store_ps(o, acc);
+  }
   // A tile of q4_0, q4_1 or q8_0 blocks by gathers: 32-bit word q of 16 rows' blocks at once.
   template <int TYPE, class Tile>
   static bool q8Gather(const WeightView& w, int64_t n0, int nt, int64_t b, Tile& t) {

@@ -71,6 +71,9 @@ struct VScalar {
   }
   template <int TYPE, class Tile>
   static bool q8Gather(const WeightView&, int64_t, int, int64_t, Tile&) { return false; }
+  static constexpr bool Q8FUSED = false;
+  template <int MODE, bool WIDE, class Tile>
+  static void q8acc(const Tile&, const int8_t*, int32_t, int32_t, float, float*) {}
   static F expd(F x) { return float(std::exp(double(x))); }
   static F logistic(F x) {
     const double d = x;
