@@ -13,6 +13,7 @@ import { HOST_TARGET } from '../../targets/host/index.js';
 import { wholeProgramLayout, type Backend } from '../backend.js';
 import { frame, unframe } from '../frame.js';
 import { wholeProgramWiring } from '../wiring.js';
+import type { HostMatmulClass } from './kernelList.js';
 import { lowerHost, type HostLowered } from './lower.js';
 
 export const HOST_COMPILER = { name: 'host-kernels', version: '3' } as const;
@@ -26,9 +27,9 @@ export interface HostProgram {
 }
 
 /** Compiles a checked program for `host`; CapabilityMissing for an equation the target refuses. */
-export function compileHost(checked: CheckedProgram): Uint8Array {
+export function compileHost(checked: CheckedProgram, matmul: HostMatmulClass = 'exact'): Uint8Array {
   planProgram(checked, HOST_TARGET);
-  const l = lowerHost(checked);
+  const l = lowerHost(checked, matmul);
   const json = { program: programToJson(checked.program), lowered: { ...l, list: Array.from(l.list) } };
   return frame(HOST_ARTIFACT_MAGIC, HOST_ARTIFACT_VERSION, new TextEncoder().encode(JSON.stringify(json)));
 }
@@ -56,6 +57,16 @@ export function loadHostArtifact(bytes: Uint8Array, device = 'host'): HostProgra
   }
   // The addon checks every record against the arena before running any kernel.
   return { checked, lowered: { ...l, list: Float64Array.from(l.list) } };
+}
+
+/**
+ * The host backend whose matmuls by a quantized weight are of class `matmul`. The class is a compiler
+ * option, so it is part of every artifact's cache identity; the exact class records no option, so its
+ * identities are the ones from before the option existed.
+ */
+export function hostBackend(matmul: HostMatmulClass): Backend {
+  if (matmul === 'exact') return HOST_BACKEND;
+  return { ...HOST_BACKEND, options: { matmul }, compile: (checked) => compileHost(checked, matmul) };
 }
 
 export const HOST_BACKEND: Backend = {

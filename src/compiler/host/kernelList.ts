@@ -47,6 +47,14 @@ export function hostWeightBytes(type: HostWeightType, k: number, n: number, at =
   return (k / b.elems) * b.bytes * n;
 }
 
+/**
+ * The numerics class of a matmul by a quantized weight (docs/HOST.md): `exact` (matmul_w, f32
+ * activations, within γ(K+2)) or `q8` (matmul_wq, activations quantized per block of 32; faster
+ * prefill, its own bound, batch-invariant). Part of the host artifact's identity.
+ */
+export type HostMatmulClass = 'exact' | 'q8';
+export const HOST_MATMUL_CLASSES = ['exact', 'q8'] as const satisfies readonly HostMatmulClass[];
+
 /** The fields of each kernel, after [op, eqn]; offsets are bytes into the arena. */
 export interface KernelArgs {
   /** y [T, N] = x [T, K] times weight `w` (f32 activations, any weight type). */
