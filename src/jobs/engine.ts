@@ -173,6 +173,9 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (this.#opts.remoteCache !== undefined) parseRedisUrl(this.#opts.remoteCache, 'remoteCache');
   }
 
+  /** The host's matmul class (devices.host.matmul; default 'exact'). */
+  get hostMatmul(): HostMatmulClass { return this.#opts.devices?.host?.matmul ?? 'exact'; }
+
   get #workers(): number { return this.#opts.workers ?? Math.max(1, Math.min(2, cpus().length)); }
 
   #plannerActor() {
