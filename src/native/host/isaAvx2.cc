@@ -166,6 +166,7 @@ struct V256 {
       if (w.rowBytes > (size_t(1) << 26)) return false;
       constexpr int BB = TYPE == W_Q4_0 ? 18 : TYPE == W_Q4_1 ? 20 : 34;
       const uint8_t* base = w.data + size_t(n0) * w.rowBytes + size_t(b) * BB;
+      t.permuted = false;
       for (int half = 0; half < 2; half++) {
         const __m256i lane = _mm256_min_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(nt - 1 - half * 8));
         const __m256i idx = _mm256_mullo_epi32(_mm256_max_epi32(lane, _mm256_setzero_si256()), _mm256_set1_epi32(int(w.rowBytes)));

@@ -160,16 +160,39 @@ struct V512 {
     }
     _mm512_store_ps(o, acc);
   }
-  // A tile of q4_0, q4_1 or q8_0 blocks by gathers: 32-bit word q of 16 rows' blocks at once.
+  // Four rows' 16 bytes (rows r, r+1, r+2, r+3 in 128-bit lanes 0-3).
+  static __m512i rows4(const uint8_t* p, size_t stride, const int* r) {
+    __m512i z = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + size_t(r[0]) * stride)));
+    z = _mm512_inserti32x4(z, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + size_t(r[1]) * stride)), 1);
+    z = _mm512_inserti32x4(z, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + size_t(r[2]) * stride)), 2);
+    return _mm512_inserti32x4(z, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + size_t(r[3]) * stride)), 3);
+  }
+  // 16 rows' 16 bytes at p (row j at p + j*stride, rows past nt read row nt-1) as 4 vectors of one
+  // 32-bit word each: q[e] lane i = word e of row (i/4) + 4*(i%4) (Q8Tile::permuted).
+  static void words16x4(const uint8_t* p, size_t stride, int nt, __m512i* q) {
+    int r[16];
+    for (int j = 0; j < 16; j++) r[j] = j < nt ? j : nt - 1;
+    const __m512i z0 = rows4(p, stride, r), z1 = rows4(p, stride, r + 4), z2 = rows4(p, stride, r + 8), z3 = rows4(p, stride, r + 12);
+    const __m512i a = _mm512_unpacklo_epi32(z0, z1), b = _mm512_unpackhi_epi32(z0, z1);
+    const __m512i c = _mm512_unpacklo_epi32(z2, z3), d = _mm512_unpackhi_epi32(z2, z3);
+    q[0] = _mm512_unpacklo_epi64(a, c);
+    q[1] = _mm512_unpackhi_epi64(a, c);
+    q[2] = _mm512_unpacklo_epi64(b, d);
+    q[3] = _mm512_unpackhi_epi64(b, d);
+  }
+  // A tile of q4_0, q4_1 or q8_0 blocks: the codes by loads and unpacks (permuted lanes), the scales
+  // by one gather.
   template <int TYPE, class Tile>
   static bool q8Gather(const WeightView& w, int64_t n0, int nt, int64_t b, Tile& t) {
     if constexpr (TYPE == W_Q4_0 || TYPE == W_Q4_1 || TYPE == W_Q8_0) {
       if (w.rowBytes > (size_t(1) << 26)) return false;
       constexpr int BB = TYPE == W_Q4_0 ? 18 : TYPE == W_Q4_1 ? 20 : 34;
       const uint8_t* base = w.data + size_t(n0) * w.rowBytes + size_t(b) * BB;
-      const __m512i lane = _mm512_min_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), _mm512_set1_epi32(nt - 1));
-      const __m512i idx = _mm512_mullo_epi32(lane, _mm512_set1_epi32(int(w.rowBytes)));
-      const __mmask16 live = __mmask16((1u << nt) - 1);
+      // Lane i is row (i/4) + 4*(i%4), clamped to the tile's rows.
+      const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+      const __m512i row = _mm512_add_epi32(_mm512_srli_epi32(iota, 2), _mm512_slli_epi32(_mm512_and_si512(iota, _mm512_set1_epi32(3)), 2));
+      const __mmask16 live = _mm512_cmplt_epi32_mask(row, _mm512_set1_epi32(nt));
+      const __m512i idx = _mm512_mullo_epi32(_mm512_min_epi32(row, _mm512_set1_epi32(nt - 1)), _mm512_set1_epi32(int(w.rowBytes)));
       const __m512i sd = _mm512_i32gather_epi32(idx, base, 1);
       _mm512_store_ps(t.a1, _mm512_maskz_mov_ps(live, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(sd))));
       if constexpr (TYPE == W_Q4_1) {
@@ -177,17 +200,20 @@ struct V512 {
       } else {
         _mm512_store_ps(t.a2, _mm512_setzero_ps());
       }
+      t.permuted = true;
+      __m512i q[4];
       if constexpr (TYPE == W_Q8_0) {
-        for (int q = 0; q < 8; q++) {
-          const __m512i g = _mm512_i32gather_epi32(idx, base + 2 + 4 * q, 1);
-          _mm512_store_si512(t.u + q * 64, _mm512_xor_si512(g, _mm512_set1_epi32(int(0x80808080u))));
+        const __m512i flip = _mm512_set1_epi32(int(0x80808080u));
+        for (int half = 0; half < 2; half++) {
+          words16x4(base + 2 + 16 * half, w.rowBytes, nt, q);
+          for (int e = 0; e < 4; e++) _mm512_store_si512(t.u + (half * 4 + e) * 64, _mm512_xor_si512(q[e], flip));
         }
       } else {
         const __m512i m = _mm512_set1_epi8(15);
-        for (int q = 0; q < 4; q++) {
-          const __m512i g = _mm512_i32gather_epi32(idx, base + (TYPE == W_Q4_0 ? 2 : 4) + 4 * q, 1);
-          _mm512_store_si512(t.u + q * 64, _mm512_and_si512(g, m));
-          _mm512_store_si512(t.u + (q + 4) * 64, _mm512_and_si512(_mm512_srli_epi32(g, 4), m));
+        words16x4(base + (TYPE == W_Q4_0 ? 2 : 4), w.rowBytes, nt, q);
+        for (int e = 0; e < 4; e++) {
+          _mm512_store_si512(t.u + e * 64, _mm512_and_si512(q[e], m));
+          _mm512_store_si512(t.u + (e + 4) * 64, _mm512_and_si512(_mm512_srli_epi32(q[e], 4), m));
         }
       }
       return true;
