@@ -7,7 +7,8 @@
  * that run's alone.
  *
  * Flags: --target (default host, the fast one), --types Q4_0,Q8_0, --threads 2, --prompt 256, --decode 128,
- * --layers N and --vocab N (a smaller model of the same widths). The cpu target is the oracle (f64,
+ * --layers N and --vocab N (a smaller model of the same widths), --exact-matmul (host: the exact matmul
+ * class rather than the default q8 activations, docs/HOST.md). The cpu target is the oracle (f64,
  * one thread): the full model would take hours there, so on cpu the default is 1 layer and a vocab of
  * 8192, and the output says so. Never part of `npm test`.
  */
@@ -36,7 +37,7 @@ function promptIds(n: number, vocab: number): number[] {
 }
 
 async function runEngine(path: string, target: string, threads: number, prompt: number[], decode: number): Promise<Run> {
-  const model = await loadModel(path, { target, threads, ctx: prompt.length + decode });
+  const model = await loadModel(path, { target, threads, ctx: prompt.length + decode, ...(process.argv.includes('--exact-matmul') ? { exactMatmul: true } : {}) });
   try {
     const r = await model.complete({ promptIds: prompt, maxTokens: decode, ignoreEos: true, repetitionPenalty: 1 });
     return { side: 'engine', prefillTokS: r.timings.prefillTokS, decodeTokS: r.timings.decodeTokS, rssMb: process.resourceUsage().maxRSS / 1024 };
