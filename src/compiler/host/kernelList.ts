@@ -55,6 +55,14 @@ export function hostWeightBytes(type: HostWeightType, k: number, n: number, at =
 export type HostMatmulClass = 'exact' | 'q8';
 export const HOST_MATMUL_CLASSES = ['exact', 'q8'] as const satisfies readonly HostMatmulClass[];
 
+/**
+ * The weight types the q8 class lowers to matmul_wq: those whose tiles the addon unpacks fast (loads
+ * and shuffles). matmul_wq computes q4_k, q6_k and q4nx_q41 correctly too (tested, swept), but through
+ * a scalar unpack that decodes about 15 times slower than matmul_w, so the lowering keeps them on
+ * matmul_w in either class for now.
+ */
+export const HOST_Q8_WEIGHTS = ['q4_0', 'q4_1', 'q8_0'] as const satisfies readonly HostWeightType[];
+
 /** The fields of each kernel, after [op, eqn]; offsets are bytes into the arena. */
 export interface KernelArgs {
   /** y [T, N] = x [T, K] times weight `w` (f32 activations, any weight type). */

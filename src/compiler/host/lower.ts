@@ -15,7 +15,7 @@ import { lowerRowBody, type RowBodySlots } from './rowKernel.js';
 import { lowerMovement } from './movement.js';
 import { lowerGather, lowerReduce } from './axes.js';
 import { ArenaPlan } from './arena.js';
-import { encodeKernels, type HostMatmulClass, type HostWeightType, type KernelCall } from './kernelList.js';
+import { encodeKernels, HOST_Q8_WEIGHTS, type HostMatmulClass, type HostWeightType, type KernelCall } from './kernelList.js';
 
 /** The dtypes a literal constant is written in. */
 export type HostConstantDtype = 'f32' | 'i32' | 'f16' | 'bf16';
@@ -33,7 +33,8 @@ export interface HostLowered {
 
 /**
  * Lowers `checked`; CapabilityMissing for an equation no kernel here computes. `matmul` picks the
- * numerics class of a matmul by a quantized weight: `matmul_w` (exact) or `matmul_wq` (q8 activations). Args, constants,
+ * numerics class of a matmul by a quantized weight: `matmul_w` (exact) or `matmul_wq` (q8 activations,
+ * for the weight types of HOST_Q8_WEIGHTS; the others stay `matmul_w`). Args, constants,
  * results and states' next values keep their slots for the whole step; any other value's slot (and an
  * equation's scratch) is handed out again once its last reader has run (arena.ts).
  */
@@ -90,7 +91,7 @@ export function lowerHost(checked: CheckedProgram, matmul: HostMatmulClass = 'ex
       at: operand, out: (k) => slots[outs[k]!]!, place: temp,
       literal: (v, d = 'f32') => { const at = arena.alloc(4, true); constants.push([at, d, v]); return at; },
     };
-    calls.push(...lowerEqn(e, io, weight, matmul));
+    calls.push(...lowerEqn(e, io, weight, (w) => (matmul === 'q8' && (HOST_Q8_WEIGHTS as readonly string[]).includes(weights[w]!.type) ? 'matmul_wq' : 'matmul_w')));
     // Freed only now, so an equation's output never shares bytes with its own inputs or scratch.
     for (const at of scratch) arena.release(at);
     for (const o of new Set(e.eqn.in)) if (!isLiteral(o) && lastRead.get(o) === e.index) free(o);
@@ -127,7 +128,7 @@ function refused(e: CheckedEqn, what: string = e.op): never {
 
 const n = (t: AnyType): number => numel(t.shape);
 
-function lowerEqn(e: CheckedEqn, io: RowBodySlots, weight: (k: number) => number | undefined, matmul: HostMatmulClass): KernelCall[] {
+function lowerEqn(e: CheckedEqn, io: RowBodySlots, weight: (k: number) => number | undefined, matmulOp: (w: number) => 'matmul_w' | 'matmul_wq'): KernelCall[] {
   const { at, place: scratch } = io;
   const y = io.out(0);
   const eqn = e.index;
@@ -168,7 +169,7 @@ function lowerEqn(e: CheckedEqn, io: RowBodySlots, weight: (k: number) => number
   switch (op) {
     case 'matmul': {
       const w = weight(1);
-      if (w !== undefined) return [{ op: matmul === 'q8' ? 'matmul_wq' : 'matmul_w', eqn, x: at(0), y, T: x.shape[0]!, w }];
+      if (w !== undefined) return [{ op: matmulOp(w), eqn, x: at(0), y, T: x.shape[0]!, w }];
       const b = e.ins[1]!;
       const r = x.shape.length;
       const dims = { batch: numel(x.shape.slice(0, r - 2)), M: x.shape[r - 2]!, K: x.shape[r - 1]!, N: b.shape[r - 1]! };
