@@ -56,10 +56,10 @@ export type HostMatmulClass = 'exact' | 'q8';
 export const HOST_MATMUL_CLASSES = ['exact', 'q8'] as const satisfies readonly HostMatmulClass[];
 
 /**
- * The weight types the q8 class lowers to matmul_wq: those whose tiles the addon unpacks fast (loads
- * and shuffles). matmul_wq computes q4_k, q6_k and q4nx_q41 correctly too (tested, swept), but through
- * a scalar unpack that decodes about 15 times slower than matmul_w, so the lowering keeps them on
- * matmul_w in either class for now.
+ * The weight types the q8 class lowers to matmul_wq: those whose tiles every SIMD path unpacks fast
+ * (AVX-512 loads and shuffles, AVX2 gathers). matmul_wq computes q4_k, q6_k and q4nx_q41 correctly too
+ * (tested), but AVX2 (and every path for q4nx) unpacks them with scalar code that decodes about 15
+ * times slower than matmul_w, so the lowering keeps them on matmul_w in either class for now.
  */
 export const HOST_Q8_WEIGHTS = ['q4_0', 'q4_1', 'q8_0'] as const satisfies readonly HostWeightType[];
 

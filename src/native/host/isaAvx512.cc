@@ -20,6 +20,9 @@
 namespace host {
 namespace {
 
+// simdDecode.inc's, defined there (after this struct).
+inline void unpackScalesK4(const uint8_t* s, uint8_t* out);
+
 struct V512 {
   using F = __m512;
   static constexpr int W = 16;
@@ -214,6 +217,67 @@ struct V512 {
         for (int e = 0; e < 4; e++) {
           _mm512_store_si512(t.u + e * 64, _mm512_and_si512(q[e], m));
           _mm512_store_si512(t.u + (e + 4) * 64, _mm512_and_si512(_mm512_srli_epi32(q[e], 4), m));
+        }
+      }
+      return true;
+    }
+    if constexpr (TYPE == W_Q4_K || TYPE == W_Q6_K) {
+      if (w.rowBytes > (size_t(1) << 26)) return false;
+      constexpr int SB = TYPE == W_Q4_K ? 144 : 210;
+      const int64_t sb = b / 8;
+      const int s = int(b % 8);
+      const uint8_t* base = w.data + size_t(n0) * w.rowBytes + size_t(sb) * SB;
+      t.permuted = true;
+      if (t.sb != sb) {
+        // Every sub-block's factors of the 16 lanes (lane i is row (i/4) + 4*(i%4)), once per super-block.
+        t.sb = sb;
+        for (int i = 0; i < 16; i++) {
+          const int row = (i >> 2) + 4 * (i & 3);
+          if (row >= nt) {
+            for (int j = 0; j < 8; j++) t.s1[j][i] = t.s2[j][i] = 0.f;
+            continue;
+          }
+          const uint8_t* blk = base + size_t(row) * w.rowBytes;
+          if constexpr (TYPE == W_Q4_K) {
+            uint8_t sm[16];
+            unpackScalesK4(blk + 4, sm);
+            const float d = _cvtsh_ss(loadU16(blk)), dmin = _cvtsh_ss(loadU16(blk + 2));
+            for (int j = 0; j < 8; j++) {
+              t.s1[j][i] = d * float(sm[j]);
+              t.s2[j][i] = -(dmin * float(sm[8 + j]));
+            }
+          } else {
+            const float d = _cvtsh_ss(loadU16(blk + 208));
+            const int8_t* sc = reinterpret_cast<const int8_t*>(blk + 192);
+            for (int j = 0; j < 8; j++) {
+              const int h = j / 4, g = j % 4;
+              t.s1[j][i] = d * float(sc[h * 8 + 2 * g]);
+              t.s2[j][i] = d * float(sc[h * 8 + 2 * g + 1]);
+            }
+          }
+        }
+      }
+      _mm512_store_ps(t.a1, _mm512_load_ps(t.s1[s]));
+      _mm512_store_ps(t.a2, _mm512_load_ps(t.s2[s]));
+      const __m512i m = _mm512_set1_epi8(15);
+      __m512i q[4];
+      for (int half = 0; half < 2; half++) {
+        if constexpr (TYPE == W_Q4_K) {
+          words16x4(base + 16 + (s / 2) * 32 + half * 16, w.rowBytes, nt, q);
+          for (int e = 0; e < 4; e++) {
+            const __m512i v = s & 1 ? _mm512_srli_epi32(q[e], 4) : q[e];
+            _mm512_store_si512(t.u + (half * 4 + e) * 64, _mm512_and_si512(v, m));
+          }
+        } else {
+          const int h = s / 4, g = s % 4;
+          __m512i hb[4];
+          words16x4(base + h * 64 + (g & 1) * 32 + half * 16, w.rowBytes, nt, q);
+          words16x4(base + 128 + h * 32 + half * 16, w.rowBytes, nt, hb);
+          for (int e = 0; e < 4; e++) {
+            const __m512i lo = _mm512_and_si512(g < 2 ? q[e] : _mm512_srli_epi32(q[e], 4), m);
+            const __m512i hi = _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(hb[e], 2 * g), _mm512_set1_epi8(3)), 4);
+            _mm512_store_si512(t.u + (half * 4 + e) * 64, _mm512_or_si512(lo, hi));
+          }
         }
       }
       return true;
