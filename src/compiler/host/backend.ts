@@ -16,7 +16,9 @@ import { wholeProgramWiring } from '../wiring.js';
 import type { HostMatmulClass } from './kernelList.js';
 import { lowerHost, type HostLowered } from './lower.js';
 
-export const HOST_COMPILER = { name: 'host-kernels', version: '3' } as const;
+// The version names the kernel-list ABI as well: 4 added matmul_wq (op 25), so an artifact another build
+// numbered differently is never read from a shared cache under this one's key.
+export const HOST_COMPILER = { name: 'host-kernels', version: '4' } as const;
 export const HOST_ARTIFACT_MAGIC = 'NPUOHST1';
 export const HOST_ARTIFACT_VERSION = 1;
 
