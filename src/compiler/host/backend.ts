@@ -13,12 +13,22 @@ import { HOST_TARGET } from '../../targets/host/index.js';
 import { wholeProgramLayout, type Backend } from '../backend.js';
 import { frame, unframe } from '../frame.js';
 import { wholeProgramWiring } from '../wiring.js';
-import type { HostMatmulClass } from './kernelList.js';
+import { KERNEL_OPS, type HostMatmulClass } from './kernelList.js';
 import { lowerHost, type HostLowered } from './lower.js';
 
-// The version names the kernel-list ABI as well: 4 added matmul_wq (op 25), so an artifact another build
-// numbered differently is never read from a shared cache under this one's key.
-export const HOST_COMPILER = { name: 'host-kernels', version: '4' } as const;
+/**
+ * The kernel list's op numbering as a short tag (FNV-1a of the names in order): part of the compiler
+ * version, so an artifact written by a build that numbers its kernels otherwise (another branch sharing
+ * the blob cache) is never read under this build's key.
+ */
+function abiTag(): string {
+  let h = 0x811c9dc5;
+  for (const c of KERNEL_OPS.join(',')) h = Math.imul(h ^ c.charCodeAt(0), 0x01000193) >>> 0;
+  return h.toString(16).padStart(8, '0');
+}
+
+// 4: the kernel list gained matmul_wq (op 25).
+export const HOST_COMPILER = { name: 'host-kernels', version: `4-${abiTag()}` } as const;
 export const HOST_ARTIFACT_MAGIC = 'NPUOHST1';
 export const HOST_ARTIFACT_VERSION = 1;
 
