@@ -28,7 +28,7 @@
         'src/native/host/list.cc', 'src/native/host/listCheck.cc', 'src/native/host/matmul.cc', 'src/native/host/ops.cc',
         'src/native/host/dequant.cc', 'src/native/host/pool.cc', 'src/native/host/cpu.cc',
         'src/native/host/wtypes.cc', 'src/native/host/isaScalar.cc', 'src/native/host/isaAvx2.cc',
-        'src/native/host/isaAvx512.cc', 'src/native/host/typed.cc',
+        'src/native/host/isaAvx512.cc', 'src/native/host/typed.cc', 'src/native/host/attention.cc',
       ],
       'cflags_cc': [ '-O3', '-ffp-contract=off', '-pthread' ],
       'ldflags': [ '-pthread' ],

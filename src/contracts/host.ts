@@ -20,6 +20,7 @@ import { f32Source } from './hostCases.js';
 import type { F32Source } from './hostCases.js';
 import { convert, gather, iota, movement, rowKernels } from './hostMoves.js';
 import { hostTyped } from './hostTyped.js';
+import { attentionPrograms } from './hostAttention.js';
 import type { ElementBound, HostContractOp, HostProgram } from './hostOps.js';
 import { HOST_CONTRACT_OPS, hostArithmetic } from './hostOps.js';
 import type { SweepOptions } from './reference.js';
@@ -68,7 +69,7 @@ function programsOf(op: HostContractOp, r: F32Source, bulk: number): HostProgram
     case 'iota': return [...iota(), ...hostTyped(op, r, bulk)];
     case 'convert': return convert(r, bulk);
     case 'gather': return [...gather(r, bulk), ...hostTyped(op, r, bulk)];
-    case 'row_kernel': return [...rowKernels(r, bulk), ...hostTyped(op, r, bulk)];
+    case 'row_kernel': return [...rowKernels(r, bulk), ...attentionPrograms(r, bulk), ...hostTyped(op, r, bulk)];
     default: return [...hostArithmetic(op, r, bulk), ...hostTyped(op, r, bulk)];
   }
 }

@@ -7,6 +7,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type ConsoleMessage, type Page } from 'playwright-core';
+import { skipWith } from '../skip.js';
 
 const CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'];
 
@@ -39,8 +40,7 @@ export interface OpenOptions {
 export async function openBrowser(ctx: Mocha.Context, opts: OpenOptions = {}): Promise<BrowserPage> {
   const found = browserPath();
   if ('missing' in found) {
-    console.log(`      skipped: ${found.missing}`);
-    ctx.skip();
+    skipWith(ctx, found.missing);
   }
   const path = (found as { path: string }).path;
   let browser: Browser;
@@ -48,8 +48,7 @@ export async function openBrowser(ctx: Mocha.Context, opts: OpenOptions = {}): P
     // --no-sandbox: CI containers run as root, where chromium's sandbox refuses to start.
     browser = await chromium.launch({ executablePath: path, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
   } catch (e) {
-    console.log(`      skipped: ${path} does not launch headless (${e instanceof Error ? e.message.split('\n')[0] : String(e)})`);
-    ctx.skip();
+    skipWith(ctx, `${path} does not launch headless (${e instanceof Error ? e.message.split('\n')[0] : String(e)})`);
   }
   const page = await browser!.newPage({ viewport: { width: 1100, height: 900 } });
   const errors: string[] = [];

@@ -40,7 +40,7 @@ describe('host contracts: every admitted op on the native kernels against the or
     expect([...HOST_CONTRACT_OPS].sort()).to.deep.equal(admitted);
     expect(reports.map((r) => r.op)).to.deep.equal([...HOST_CONTRACT_OPS]);
     expect(byOp(reports, 'matmul').programs).to.include.members(['matmul f32', 'matmul q4_0', 'matmul q8_0', 'matmul q4_k', 'matmul q6_k', 'matmul q4nx_q41', 'matmul q4_1']);
-    expect(byOp(reports, 'row_kernel').programs).to.deep.equal(['row_kernel rmsnorm', 'row_kernel softmax', 'row_kernel rmsnorm f16', 'row_kernel rmsnorm bf16', 'row_kernel i32']);
+    expect(byOp(reports, 'row_kernel').programs).to.deep.equal(['row_kernel rmsnorm', 'row_kernel softmax', 'row_kernel attention decode', 'row_kernel attention prefill', 'row_kernel attention bias', 'row_kernel rmsnorm f16', 'row_kernel rmsnorm bf16', 'row_kernel i32']);
   });
 
   it('every op passes, each with elements in its domain', () => {
@@ -116,6 +116,24 @@ describe('host contracts: every admitted op on the native kernels against the or
     expect(faulted[0]!.pass).to.equal(false);
     for (const dtype of HOST_Q8_WEIGHTS) expect(faulted[0]!.programFailures[`matmul q8 ${dtype}`], `q8 ${dtype}`).to.be.greaterThan(10);
     for (const dtype of QUANT_DTYPES) expect(faulted[0]!.programFailures[`matmul ${dtype}`], `exact ${dtype}`).to.equal(0);
+  });
+
+  it('negative control: a fused attention that drops the last visible key position, or uses 1.0625 times the scale, fails; reset, it passes', async () => {
+    const k = loadHostKernels();
+    for (const fault of ['drop-last', 'scale'] as const) {
+      k.setAttentionFault(fault);
+      let faulted: HostContractReport[];
+      try {
+        faulted = await runHostContracts({ target: 'host', op: 'row_kernel', bulk: 1024 });
+      } finally {
+        k.setAttentionFault(null);
+      }
+      expect(faulted[0]!.pass, fault).to.equal(false);
+      for (const v of ['decode', 'prefill', 'bias']) expect(faulted[0]!.programFailures[`row_kernel attention ${v}`], `${fault} ${v}`).to.be.greaterThan(10);
+      expect(faulted[0]!.programFailures['row_kernel softmax'], fault).to.equal(0);
+    }
+    const again = await runHostContracts({ target: 'host', op: 'row_kernel', bulk: 1024 });
+    expect(again[0]!.pass).to.equal(true);
   });
 
   it('negative control through a device wrapper: a q4_0 matmul scaled by 1 - 2^-10 fails the dot-product bound', async () => {

@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { skipWith } from '../skip.js';
 
 export interface RedisServer {
   readonly port: number;
@@ -80,8 +81,7 @@ export async function startRedis(): Promise<RedisServer> {
 export async function redisOrSkip(ctx: Mocha.Context): Promise<RedisServer> {
   const missing = redisMissing();
   if (missing !== null) {
-    console.log(`      skipped: ${missing}`);
-    ctx.skip();
+    skipWith(ctx, missing);
   }
   return startRedis();
 }

@@ -27,8 +27,9 @@ function abiTag(): string {
   return h.toString(16).padStart(8, '0');
 }
 
-// 4: the kernel list gained matmul_wq (op 25).
-export const HOST_COMPILER = { name: 'host-kernels', version: `4-${abiTag()}` } as const;
+// Version 4: the rewrites of rewrite.ts (fused attention, rope); an artifact cached by version 3 lists the unfused kernels.
+// Version 5: the kernel list gained matmul_wq (the q8-activations class).
+export const HOST_COMPILER = { name: 'host-kernels', version: `5-${abiTag()}` } as const;
 export const HOST_ARTIFACT_MAGIC = 'NPUOHST1';
 export const HOST_ARTIFACT_VERSION = 1;
 
@@ -41,7 +42,7 @@ export interface HostProgram {
 /** Compiles a checked program for `host`; CapabilityMissing for an equation the target refuses. */
 export function compileHost(checked: CheckedProgram, matmul: HostMatmulClass = 'exact'): Uint8Array {
   planProgram(checked, HOST_TARGET);
-  const l = lowerHost(checked, matmul);
+  const l = lowerHost(checked, { matmul });
   const json = { program: programToJson(checked.program), lowered: { ...l, list: Array.from(l.list) } };
   return frame(HOST_ARTIFACT_MAGIC, HOST_ARTIFACT_VERSION, new TextEncoder().encode(JSON.stringify(json)));
 }

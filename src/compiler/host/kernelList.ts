@@ -3,7 +3,8 @@
  * device (which replays them through the host_kernels addon): a step is a Float64Array of records
  * `[op, eqn, ...fields]` over byte offsets into one arena and indices into a weight table, run by
  * one native call. The numbering here is the addon's ABI (src/native/host/list.h, wtypes.h, ops.h);
- * unary and binary ops and dtypes are numbered in the op table's own order, so the two cannot drift.
+ * unary and binary ops and dtypes are numbered in the op table's own order. The addon reports its own
+ * numbering (abi()), and the host device refuses a build whose numbering differs (abiMismatches).
  * docs/HOST.md describes every record.
  */
 import { InvalidInput } from '../../errors/index.js';
@@ -113,6 +114,13 @@ export interface KernelArgs {
   /** y [batch, M, N] = a [batch, M, K] x b [batch, K, N] in f16, bf16 or i32: f64 dot products in k order, rounded once. */
   matmul_t: { dtype: DType; a: number; b: number; y: number; batch: number; M: number; K: number; N: number };
   /**
+   * Fused attention (src/compiler/host/rewrite.ts): y [B, M, Dv] = softmax(q·k * scale + bias) · v per
+   * head b and row m, q [B, M, D], k [B, D, N] (a KV cache's keys), v [B, N, Dv]; the bias of row m of
+   * head b is N elements at bias + b*bB + floor(m/bG)*bRow (a broadcast mask read in place). Key
+   * positions past the row's last unmasked one (bias <= -1e30) are skipped (docs/HOST.md).
+   */
+  attention: { q: number; k: number; v: number; bias: number; y: number; B: number; M: number; D: number; N: number; Dv: number; scale: number; bB: number; bG: number; bRow: number };
+  /**
    * matmul_w in the q8-activations class (docs/HOST.md, "q8 activations"): each row of x quantized per
    * block of 32 to int8 with an f32 scale, integer dot products with the weight's codes; each output
    * the same bits whatever T and the other rows. f32, f16 and bf16 weights compute as matmul_w.
@@ -129,8 +137,70 @@ export type KernelCall = { [O in KernelOp]: { readonly op: O; readonly eqn?: num
 export const KERNEL_OPS = [
   'matmul_w', 'matmul', 'rmsnorm', 'softmax', 'row_sum', 'row_max', 'exp_sub', 'row_scale', 'rope',
   'gather', 'dequant', 'update', 'unary', 'binary', 'binary_i32', 'convert', 'copy', 'matmul_bt',
-  'copy_strided', 'iota', 'gather_rows', 'unary_t', 'binary_t', 'reduce_t', 'matmul_t', 'matmul_wq',
+  'copy_strided', 'iota', 'gather_rows', 'unary_t', 'binary_t', 'reduce_t', 'matmul_t', 'attention', 'matmul_wq',
 ] as const satisfies readonly KernelOp[];
+
+/**
+ * The names of each op's record words after [op, eqn], in order: the addon's own table
+ * (src/native/host/list.h HOST_KERNEL_OPS) must say the same, which the host device checks when it
+ * loads the addon (src/devices/host/native.ts) and a test checks against ENCODE.
+ */
+export const KERNEL_FIELDS: { readonly [O in KernelOp]: readonly string[] } = {
+  matmul_w: ['x', 'y', 'T', 'w'],
+  matmul: ['a', 'b', 'y', 'batch', 'M', 'K', 'N'],
+  rmsnorm: ['x', 'g', 'y', 'rows', 'C', 'eps'],
+  softmax: ['x', 'y', 'rows', 'C'],
+  row_sum: ['x', 'y', 'rows', 'C'],
+  row_max: ['x', 'y', 'rows', 'C'],
+  exp_sub: ['x', 'm', 'y', 'rows', 'C'],
+  row_scale: ['x', 's', 'y', 'rows', 'C'],
+  rope: ['x', 'y', 'T', 'H', 'D', 'rd', 'pos', 'cos', 'sin', 'maxPos'],
+  gather: ['w', 'idx', 'y', 'count'],
+  dequant: ['w', 'row0', 'rows', 'y'],
+  update: ['dst', 'upd', 'starts', 'elem', 'rank', 'd0', 'd1', 'd2', 'd3', 'u0', 'u1', 'u2', 'u3'],
+  unary: ['fn', 'x', 'y', 'n'],
+  binary: ['fn', 'a', 'b', 'y', 'n', 'aScalar', 'bScalar'],
+  binary_i32: ['fn', 'a', 'b', 'y', 'n', 'aScalar', 'bScalar'],
+  convert: ['from', 'to', 'x', 'y', 'n'],
+  copy: ['x', 'y', 'bytes'],
+  matmul_bt: ['a', 'b', 'y', 'batch', 'M', 'K', 'N'],
+  copy_strided: ['x', 'y', 'elem', 'rank', 'd0', 'd1', 'd2', 'd3', 'xs0', 'xs1', 'xs2', 'xs3', 'ys0', 'ys1', 'ys2', 'ys3'],
+  iota: ['y', 'i32', 'n', 'dim', 'stride'],
+  gather_rows: ['x', 'idx', 'y', 'count', 'rows', 'rowBytes'],
+  unary_t: ['fn', 'dtype', 'x', 'y', 'n'],
+  binary_t: ['fn', 'dtype', 'a', 'b', 'y', 'n', 'aScalar', 'bScalar'],
+  reduce_t: ['max', 'dtype', 'x', 'y', 'rows', 'C'],
+  matmul_t: ['dtype', 'a', 'b', 'y', 'batch', 'M', 'K', 'N'],
+  attention: ['q', 'k', 'v', 'bias', 'y', 'B', 'M', 'D', 'N', 'Dv', 'scale', 'bB', 'bG', 'bRow'],
+  matmul_wq: ['x', 'y', 'T', 'w'],
+};
+
+/** What an addon build reports of its numbering (the addon's abi(), src/native/host/addon.cc). */
+export interface HostAbi {
+  readonly kernels: readonly { readonly name: string; readonly fields: readonly string[] }[];
+  readonly unary: readonly string[];
+  readonly binary: readonly string[];
+  readonly dtypes: readonly string[];
+  readonly weights: readonly string[];
+}
+
+/** Where `abi` numbers or lays out anything differently from this file's tables: one line each (none: they agree). */
+export function abiMismatches(abi: HostAbi): string[] {
+  const out: string[] = [];
+  const list = (what: string, got: readonly string[], want: readonly string[]): void => {
+    if (got.join() !== want.join()) out.push(`${what}: the addon has [${got.join(', ')}], the compiler [${want.join(', ')}]`);
+  };
+  list('kernel ops', abi.kernels.map((k) => k.name), KERNEL_OPS);
+  for (const [i, op] of KERNEL_OPS.entries()) {
+    const k = abi.kernels[i];
+    if (k !== undefined && k.name === op) list(`${op}'s fields`, k.fields, KERNEL_FIELDS[op]);
+  }
+  list('unary ops', abi.unary, UNARY_OPS);
+  list('binary ops', abi.binary, BINARY_OPS);
+  list('dtypes', abi.dtypes, DTYPES);
+  list('weight types', abi.weights, HOST_WEIGHT_TYPES);
+  return out;
+}
 
 const flag = (b: boolean | undefined): number => (b ? 1 : 0);
 
@@ -174,6 +244,7 @@ const ENCODE: { readonly [O in KernelOp]: (a: KernelArgs[O]) => number[] } = {
   binary_t: (a) => [BINARY_OPS.indexOf(a.fn), DTYPES.indexOf(a.dtype), a.a, a.b, a.y, a.n, flag(a.aScalar), flag(a.bScalar)],
   reduce_t: (a) => [flag(a.max), DTYPES.indexOf(a.dtype), a.x, a.y, a.rows, a.C],
   matmul_t: (a) => [DTYPES.indexOf(a.dtype), a.a, a.b, a.y, a.batch, a.M, a.K, a.N],
+  attention: (a) => [a.q, a.k, a.v, a.bias, a.y, a.B, a.M, a.D, a.N, a.Dv, a.scale, a.bB, a.bG, a.bRow],
   matmul_wq: (a) => [a.x, a.y, a.T, a.w],
 };
 

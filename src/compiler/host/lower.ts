@@ -16,6 +16,7 @@ import { lowerMovement } from './movement.js';
 import { lowerGather, lowerReduce } from './axes.js';
 import { ArenaPlan } from './arena.js';
 import { encodeKernels, HOST_Q8_WEIGHTS, type HostMatmulClass, type HostWeightType, type KernelCall } from './kernelList.js';
+import { findRewrites, readsOf } from './rewrite.js';
 
 /** The dtypes a literal constant is written in. */
 export type HostConstantDtype = 'f32' | 'i32' | 'f16' | 'bf16';
@@ -32,13 +33,14 @@ export interface HostLowered {
 }
 
 /**
- * Lowers `checked`; CapabilityMissing for an equation no kernel here computes. `matmul` picks the
- * numerics class of a matmul by a quantized weight: `matmul_w` (exact) or `matmul_wq` (q8 activations,
+ * Lowers `checked`; CapabilityMissing for an equation no kernel here computes. The rewrites of
+ * rewrite.ts (fused attention) apply first, unless `fuse` is false. `matmul` picks the numerics class
+ * of a matmul by a quantized weight: `matmul_w` (exact, the default) or `matmul_wq` (q8 activations,
  * for the weight types of HOST_Q8_WEIGHTS; the others stay `matmul_w`). Args, constants,
  * results and states' next values keep their slots for the whole step; any other value's slot (and an
  * equation's scratch) is handed out again once its last reader has run (arena.ts).
  */
-export function lowerHost(checked: CheckedProgram, matmul: HostMatmulClass = 'exact'): HostLowered {
+export function lowerHost(checked: CheckedProgram, options: { readonly fuse?: boolean; readonly matmul?: HostMatmulClass } = {}): HostLowered {
   const arena = new ArenaPlan();
   const slots: Record<string, number> = {};
   const constants: [number, HostConstantDtype, number][] = [];
@@ -55,8 +57,11 @@ export function lowerHost(checked: CheckedProgram, matmul: HostMatmulClass = 'ex
   }
   const calls: KernelCall[] = [];
   const inPlace = inPlaceUpdates(checked);
+  // Rewrites first (rewrite.ts): an absorbed equation reads nothing and gets no slot, a fused record reads its own operands.
+  // `fuse: false` (tests: the unfused lowering to compare with) lowers every equation as it is.
+  const rewrites = options.fuse === false ? { at: new Map(), absorbed: new Set<number>() } : findRewrites(checked);
   const lastRead = new Map<string, number>();
-  for (const e of checked.eqns) for (const o of e.eqn.in) if (!isLiteral(o)) lastRead.set(o, e.index);
+  for (const e of checked.eqns) for (const o of readsOf(e, rewrites)) lastRead.set(o, e.index);
   const kept = new Set<string>([...checked.program.args.map((a) => a.name), ...checked.program.results, ...Object.values(checked.program.state)]);
   // Which values share a slot (an update in place writes its operand's): a slot is freed with its last holder.
   const holders = new Map<number, number>();
@@ -68,6 +73,7 @@ export function lowerHost(checked: CheckedProgram, matmul: HostMatmulClass = 'ex
     if (left === 0) arena.release(at);
   };
   for (const e of checked.eqns) {
+    if (rewrites.absorbed.has(e.index)) continue;
     const outs = Array.isArray(e.eqn.out) ? (e.eqn.out as string[]) : [e.eqn.out as string];
     outs.forEach((o, k) => {
       slots[o] = inPlace.has(e.index) ? slots[e.eqn.in[0] as string]! : place(storageBytes(e.outs[k]!.dtype, e.outs[k]!.shape));
@@ -91,10 +97,21 @@ export function lowerHost(checked: CheckedProgram, matmul: HostMatmulClass = 'ex
       at: operand, out: (k) => slots[outs[k]!]!, place: temp,
       literal: (v, d = 'f32') => { const at = arena.alloc(4, true); constants.push([at, d, v]); return at; },
     };
-    calls.push(...lowerEqn(e, io, weight, (w) => (matmul === 'q8' && (HOST_Q8_WEIGHTS as readonly string[]).includes(weights[w]!.type) ? 'matmul_wq' : 'matmul_w')));
+    const fused = rewrites.at.get(e.index);
+    if (fused?.kind === 'attention') {
+      calls.push({ op: 'attention', eqn: e.index, q: slots[fused.q]!, k: slots[fused.k]!, v: slots[fused.v]!, bias: slots[fused.bias]!, y: slots[outs[0]!]!, ...fused.shape });
+    } else if (fused?.kind === 'rope') {
+      // The tables hold one row per token: the record's positions are 0..T-1.
+      const { T, H, D } = fused;
+      const pos = temp(4 * T);
+      calls.push({ op: 'iota', eqn: e.index, y: pos, i32: true, n: T, dim: Math.max(1, T), stride: 1 });
+      calls.push({ op: 'rope', eqn: e.index, x: slots[fused.x]!, y: slots[outs[0]!]!, T, H, D, rd: D, pos, cos: slots[fused.cos]!, sin: slots[fused.sin]!, maxPos: Math.max(1, T) });
+    } else {
+      calls.push(...lowerEqn(e, io, weight, (w) => ((options.matmul ?? 'exact') === 'q8' && (HOST_Q8_WEIGHTS as readonly string[]).includes(weights[w]!.type) ? 'matmul_wq' : 'matmul_w')));
+    }
     // Freed only now, so an equation's output never shares bytes with its own inputs or scratch.
     for (const at of scratch) arena.release(at);
-    for (const o of new Set(e.eqn.in)) if (!isLiteral(o) && lastRead.get(o) === e.index) free(o);
+    for (const o of new Set(readsOf(e, rewrites))) if (lastRead.get(o) === e.index) free(o);
     for (const o of outs) if (!lastRead.has(o)) free(o);
   }
   return { arenaBytes: arena.bytes, slots, constants, weights, list: encodeKernels(calls) };

@@ -14,7 +14,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { IndexOutOfRange, IntegerDivideByZero, InvalidInput, InvalidOptions, NoDevice } from '../../errors/index.js';
-import { encodeKernels, hostWeightBytes, weightTypeId, type HostWeightType, type KernelCall } from '../../compiler/host/kernelList.js';
+import { abiMismatches, encodeKernels, hostWeightBytes, weightTypeId, type HostAbi, type HostWeightType, type KernelCall } from '../../compiler/host/kernelList.js';
 import { NATIVE_BUILD_DIR } from '../native.js';
 import { UNARY_OPS, type UnaryOp } from '../../ops/elementwise.js';
 
@@ -59,6 +59,8 @@ interface HostAddon {
   streamRead(bytes: Uint8Array, passes: number): { seconds: number; checksum: number };
   setUnaryFault(op: number, ulps: number): void;
   setDropBlockFault(on: boolean): void;
+  setAttentionFault(mode: number): void;
+  abi(): HostAbi;
   setQ8RoundFault(on: boolean): void;
   readonly HostWeight: new (spec: NativeSpec) => HostWeight;
 }
@@ -113,6 +115,15 @@ export class HostKernels {
   }
 
   /**
+   * Test only, the fused attention's negative control: `drop-last` leaves out each row's last visible
+   * key position, `scale` uses 1.0625 times the scale, process-wide, until cleared with null.
+   * @internal
+   */
+  setAttentionFault(fault: 'drop-last' | 'scale' | null): void {
+    this.addon.setAttentionFault(fault === null ? 0 : fault === 'drop-last' ? 1 : 2);
+  }
+
+  /**
    * Test only (a negative control): matmul_wq rounds every activation code one step above the
    * nearest (at most 127), process-wide until cleared.
    *
@@ -147,6 +158,11 @@ export class HostKernels {
   /** Runs one step: every kernel of the list in order, in one native call. */
   run(arena: Uint8Array, list: Float64Array | readonly KernelCall[], weights: readonly HostWeight[] = []): void {
     this.addon.runList(arena, list instanceof Float64Array ? list : encodeKernels(list), weights);
+  }
+
+  /** The numbering this build reads kernel lists in (the addon's own tables). */
+  abi(): HostAbi {
+    return this.addon.abi();
   }
 
   /** Seconds to stream `bytes` through the cores `passes` times (the bench's bandwidth figure). */
@@ -194,9 +210,12 @@ export function loadHostKernels(dir: string = NATIVE_BUILD_DIR): HostKernels {
   } catch (e) {
     throw new NoDevice('host', `${FILE} does not load (${e instanceof Error ? e.message : String(e)}); ${REBUILD}`);
   }
-  if (typeof addon.setErrorClasses !== 'function' || typeof addon.runList !== 'function' || typeof addon.HostWeight !== 'function') {
+  if (typeof addon.setErrorClasses !== 'function' || typeof addon.runList !== 'function' || typeof addon.HostWeight !== 'function' || typeof addon.abi !== 'function') {
     throw new NoDevice('host', `${FILE} is not this version's addon; ${REBUILD}`);
   }
+  // A build from another version reads records in another layout: refused before it runs one.
+  const differs = abiMismatches(addon.abi());
+  if (differs.length > 0) throw new NoDevice('host', `${FILE} was built from another version of the kernel list (${differs.join('; ')}); ${REBUILD}`);
   addon.setErrorClasses({ NoDevice, InvalidInput, InvalidOptions, IndexOutOfRange, IntegerDivideByZero });
   const k = new HostKernels(addon);
   envOptions(k);

@@ -9,6 +9,8 @@
 //   runList(arena, list, weights)   one step: every kernel of the list, in one call (list.h)
 //   streamRead(bytes, passes)       seconds to read `bytes` `passes` times on the pool (the bench's
 //                                   bandwidth figure)
+//   abi()                           { kernels: [{ name, fields }], unary, binary, dtypes, weights }: the
+//                                   numbering this build reads records in, each list in id order
 #include <napi.h>
 
 #include <chrono>
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "list.h"
+#include "listRec.h"
 #include "matmul.h"
 #include "ops.h"
 #include "state.h"
@@ -72,6 +75,16 @@ Napi::Value setUnaryFaultJs(const Napi::CallbackInfo& info) {
   const int ulps = info[1].As<Napi::Number>().Int32Value();
   if (op < -1 || op >= U_COUNT || ulps < 0 || ulps > 1000) throw Napi::RangeError::New(env, "setUnaryFault: op is -1 or a unary op code, ulps 0 to 1000");
   setUnaryFault(op, ulps);
+  return env.Undefined();
+}
+
+// Test only: setAttentionFault(mode) (ops.h): 0 none, 1 drop the last visible position, 2 a wrong scale.
+Napi::Value setAttentionFaultJs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsNumber()) throw Napi::TypeError::New(env, "setAttentionFault(mode) takes a number");
+  const int mode = info[0].As<Napi::Number>().Int32Value();
+  if (mode < 0 || mode > 2) throw Napi::RangeError::New(env, "setAttentionFault: mode is 0, 1 or 2");
+  setAttentionFault(mode);
   return env.Undefined();
 }
 
@@ -163,6 +176,43 @@ Napi::Value streamRead(const Napi::CallbackInfo& info) {
   return o;
 }
 
+template <size_t N>
+Napi::Array names(Napi::Env env, const char* const (&list)[N]) {
+  Napi::Array a = Napi::Array::New(env, N);
+  for (size_t i = 0; i < N; i++) a.Set(uint32_t(i), list[i]);
+  return a;
+}
+
+#define HOST_ENUM_NAME(id, name) name,
+const char* const UNARY_NAMES[] = {HOST_UNARY_OPS(HOST_ENUM_NAME)};
+const char* const BINARY_NAMES[] = {HOST_BINARY_OPS(HOST_ENUM_NAME)};
+const char* const DTYPE_NAMES[] = {HOST_DTYPES(HOST_ENUM_NAME)};
+#undef HOST_ENUM_NAME
+static_assert(sizeof UNARY_NAMES / sizeof *UNARY_NAMES == U_COUNT && sizeof BINARY_NAMES / sizeof *BINARY_NAMES == OP_COUNT &&
+              sizeof DTYPE_NAMES / sizeof *DTYPE_NAMES == D_COUNT, "one name per id");
+
+Napi::Value abi(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Napi::Array kernels = Napi::Array::New(env, K_OP_COUNT);
+  for (int op = 0; op < K_OP_COUNT; op++) {
+    Napi::Object k = Napi::Object::New(env);
+    k.Set("name", kernelName(op));
+    Napi::Array fields = Napi::Array::New(env, size_t(kernelFields(op)));
+    for (int i = 0; i < kernelFields(op); i++) fields.Set(uint32_t(i), kernelFieldName(op, i));
+    k.Set("fields", fields);
+    kernels.Set(uint32_t(op), k);
+  }
+  Napi::Array weights = Napi::Array::New(env, W_COUNT);
+  for (int t = 0; t < W_COUNT; t++) weights.Set(uint32_t(t), wtypeInfo(t).name);
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("kernels", kernels);
+  o.Set("unary", names(env, UNARY_NAMES));
+  o.Set("binary", names(env, BINARY_NAMES));
+  o.Set("dtypes", names(env, DTYPE_NAMES));
+  o.Set("weights", weights);
+  return o;
+}
+
 Napi::Object init(Napi::Env env, Napi::Object exports) {
   HostState& s = state(env);
   Napi::Function weight = HostWeight::define(env);
@@ -173,9 +223,11 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   exports.Set("setThreads", Napi::Function::New<setThreads>(env, "setThreads"));
   exports.Set("runList", Napi::Function::New<runListJs>(env, "runList"));
   exports.Set("setUnaryFault", Napi::Function::New<setUnaryFaultJs>(env, "setUnaryFault"));
+  exports.Set("setAttentionFault", Napi::Function::New<setAttentionFaultJs>(env, "setAttentionFault"));
   exports.Set("setDropBlockFault", Napi::Function::New<setDropBlockFaultJs>(env, "setDropBlockFault"));
   exports.Set("setQ8RoundFault", Napi::Function::New<setQ8RoundFaultJs>(env, "setQ8RoundFault"));
   exports.Set("streamRead", Napi::Function::New<streamRead>(env, "streamRead"));
+  exports.Set("abi", Napi::Function::New<abi>(env, "abi"));
   exports.Set("HostWeight", weight);
   return exports;
 }

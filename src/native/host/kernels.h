@@ -65,6 +65,8 @@ struct IsaKernels {
   void (*expRow)(const float* x, float sub, float* y, int64_t n);
   // y[i] = logistic(x[i]) in the oracle's form (1/(1+e^-x), or e^x/(1+e^x) below 0), in f64, rounded once.
   void (*logisticRow)(const float* x, float* y, int64_t n);
+  // y[i] += a * x[i]: one multiply-add per element (fused on the SIMD paths, two roundings on scalar).
+  void (*axpy)(float a, const float* x, float* y, int64_t n);
 };
 
 // Null when this build has no such path (a non-x86 build has only Scalar).

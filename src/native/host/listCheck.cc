@@ -16,32 +16,9 @@ struct OpInfo {
 };
 
 const OpInfo OPS[K_OP_COUNT] = {
-    {"matmul_w", {"x", "y", "T", "w"}},
-    {"matmul", {"a", "b", "y", "batch", "M", "K", "N"}},
-    {"rmsnorm", {"x", "g", "y", "rows", "C", "eps"}},
-    {"softmax", {"x", "y", "rows", "C"}},
-    {"row_sum", {"x", "y", "rows", "C"}},
-    {"row_max", {"x", "y", "rows", "C"}},
-    {"exp_sub", {"x", "m", "y", "rows", "C"}},
-    {"row_scale", {"x", "s", "y", "rows", "C"}},
-    {"rope", {"x", "y", "T", "H", "D", "rd", "pos", "cos", "sin", "maxPos"}},
-    {"gather", {"w", "idx", "y", "count"}},
-    {"dequant", {"w", "row0", "rows", "y"}},
-    {"update", {"dst", "upd", "starts", "elem", "rank", "d0", "d1", "d2", "d3", "u0", "u1", "u2", "u3"}},
-    {"unary", {"fn", "x", "y", "n"}},
-    {"binary", {"fn", "a", "b", "y", "n", "aScalar", "bScalar"}},
-    {"binary_i32", {"fn", "a", "b", "y", "n", "aScalar", "bScalar"}},
-    {"convert", {"from", "to", "x", "y", "n"}},
-    {"copy", {"x", "y", "bytes"}},
-    {"matmul_bt", {"a", "b", "y", "batch", "M", "K", "N"}},
-    {"copy_strided", {"x", "y", "elem", "rank", "d0", "d1", "d2", "d3", "xs0", "xs1", "xs2", "xs3", "ys0", "ys1", "ys2", "ys3"}},
-    {"iota", {"y", "i32", "n", "dim", "stride"}},
-    {"gather_rows", {"x", "idx", "y", "count", "rows", "rowBytes"}},
-    {"unary_t", {"fn", "dtype", "x", "y", "n"}},
-    {"binary_t", {"fn", "dtype", "a", "b", "y", "n", "aScalar", "bScalar"}},
-    {"reduce_t", {"max", "dtype", "x", "y", "rows", "C"}},
-    {"matmul_t", {"dtype", "a", "b", "y", "batch", "M", "K", "N"}},
-    {"matmul_wq", {"x", "y", "T", "w"}},
+#define HOST_KERNEL_INFO(id, name, ...) {name, {__VA_ARGS__}},
+    HOST_KERNEL_OPS(HOST_KERNEL_INFO)
+#undef HOST_KERNEL_INFO
 };
 
 // Every count and offset is below 2^48, so sums and products of two stay exact in 128 bits and well
@@ -352,6 +329,30 @@ Rec checkRecord(const Arena& a, const std::vector<WeightView>& weights, size_t i
       ck.disjointOrSame("y", y, "b", z, false);
       break;
     }
+    case K_ATTENTION: {
+      v[5] = ck.integer("B");
+      v[6] = ck.integer("M");
+      v[7] = ck.integer("D");
+      v[8] = ck.integer("N");
+      v[9] = ck.integer("Dv");
+      rec.eps = ck.number("scale");
+      if (!std::isfinite(rec.eps) || double(float(rec.eps)) != rec.eps) ck.fail("scale", "the scale is not a finite f32 value");
+      v[11] = ck.integer("bB");
+      v[12] = ck.integer("bG", 1);
+      v[13] = ck.integer("bRow");
+      const unsigned __int128 B = v[5], M = v[6];
+      // The bias rows read: row m of head b starts at b*bB + (m / bG)*bRow and runs N elements.
+      const unsigned __int128 span = B == 0 || M == 0 || v[8] == 0 ? 0
+          : (B - 1) * v[11] + (unsigned __int128)((v[6] - 1) / v[12]) * v[13] + v[8];
+      Range kr, vr, br;
+      rec.p[0] = ck.region("q", B * M * v[7], F, &x);
+      rec.p[1] = ck.region("k", B * v[7] * v[8], F, &kr);
+      rec.p[2] = ck.region("v", B * v[8] * v[9], F, &vr);
+      rec.p[3] = ck.region("bias", span, F, &br);
+      rec.p[4] = ck.region("y", B * M * v[9], F, &y);
+      for (auto [nm, rg] : {std::pair<const char*, Range>{"q", x}, {"k", kr}, {"v", vr}, {"bias", br}}) ck.disjointOrSame("y", y, nm, rg, false);
+      break;
+    }
     case K_COPY_STRIDED: {
       v[2] = ck.integer("elem", 1, 8);
       if (v[2] != 1 && v[2] != 2 && v[2] != 4 && v[2] != 8) ck.fail("elem", "an element is 1, 2, 4 or 8 bytes");
@@ -387,5 +388,7 @@ Rec checkRecord(const Arena& a, const std::vector<WeightView>& weights, size_t i
 const char* kernelName(int op) { return OPS[op].name; }
 
 int kernelFields(int op) { return op >= 0 && op < K_OP_COUNT ? int(OPS[op].fields.size()) : -1; }
+
+const char* kernelFieldName(int op, int i) { return OPS[op].fields[size_t(i)]; }
 
 }  // namespace host

@@ -18,7 +18,7 @@ struct Rec {
   int64_t eqn = 0;
   int64_t v[MAX_FIELDS] = {};
   double eps = 0;
-  uint8_t* p[4] = {};
+  uint8_t* p[6] = {};
   const WeightView* w = nullptr;
 };
 

@@ -12,12 +12,23 @@
 
 namespace host {
 
-// The ABI numbering of src/devices/host/abi.ts: unary ops in the order of the op table's UNARY_OPS.
-enum UnaryOp { U_NEG, U_RECIP, U_EXP, U_LOG, U_TANH, U_ERF, U_SQRT, U_RSQRT, U_ABS, U_LOGISTIC, U_SIN, U_COS, U_COUNT };
+// The ABI numbering of src/compiler/host/kernelList.ts, each with the name the op table gives it (the
+// addon's abi() reports the names; native.ts refuses an addon whose numbering differs). Unary ops in
+// the order of the op table's UNARY_OPS.
+#define HOST_UNARY_OPS(X) \
+  X(U_NEG, "neg") X(U_RECIP, "recip") X(U_EXP, "exp") X(U_LOG, "log") X(U_TANH, "tanh") X(U_ERF, "erf") \
+  X(U_SQRT, "sqrt") X(U_RSQRT, "rsqrt") X(U_ABS, "abs") X(U_LOGISTIC, "logistic") X(U_SIN, "sin") X(U_COS, "cos")
 // Binary ops in the op table's order; GE writes bools (one byte, 0 or 1).
-enum BinaryOp { OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MAX, OP_MIN, OP_GE, OP_COUNT };
-// Element types of the arena.
-enum DType { D_F32, D_F16, D_BF16, D_I32, D_BOOL, D_COUNT };
+#define HOST_BINARY_OPS(X) \
+  X(OP_ADD, "add") X(OP_SUB, "sub") X(OP_MUL, "mul") X(OP_DIV, "div") X(OP_MAX, "max") X(OP_MIN, "min") X(OP_GE, "ge")
+// Element types of the arena, in the order of the format's DTYPES.
+#define HOST_DTYPES(X) X(D_F32, "f32") X(D_F16, "f16") X(D_BF16, "bf16") X(D_I32, "i32") X(D_BOOL, "bool")
+
+#define HOST_ENUM_ID(id, name) id,
+enum UnaryOp { HOST_UNARY_OPS(HOST_ENUM_ID) U_COUNT };
+enum BinaryOp { HOST_BINARY_OPS(HOST_ENUM_ID) OP_COUNT };
+enum DType { HOST_DTYPES(HOST_ENUM_ID) D_COUNT };
+#undef HOST_ENUM_ID
 
 int dtypeBytes(int d);
 
@@ -75,6 +86,15 @@ void dequantRows(const Ctx& c, const WeightView& w, int64_t row0, int64_t rows, 
 // `elem` bytes.
 void updateSlice(const Ctx& c, uint8_t* dst, const int64_t* d, const uint8_t* upd, const int64_t* u,
                  const int32_t* starts, int rank, int elem);
+
+// Fused attention (attention.cc): q [B, M, D], k [B, D, N] (a KV cache's keys), v [B, N, Dv], y [B, M, Dv];
+// the bias of row m of head b at bias + b*bB + (m / bG)*bRow, N contiguous elements.
+void attention(const Ctx& c, const float* q, const float* k, const float* v, const float* bias, float* y,
+               int64_t B, int64_t M, int64_t D, int64_t N, int64_t Dv, float scale, int64_t bB, int64_t bG,
+               int64_t bRow);
+// Test only (the contract sweep's negative control): 1 drops each row's last visible position, 2 uses
+// 1.0625 times the scale; 0 (the default) is no fault. Process-wide.
+void setAttentionFault(int mode);
 
 // y[i0, i1, i2, i3] = x[i0, i1, i2, i3] over extents d, element strides xs (source) and ys
 // (destination), elements of `elem` bytes: transpose, slice, broadcast (stride 0) and concat.

@@ -64,7 +64,7 @@ export const HOST_CONTRACTS = {
   reshape: EXACT_MOVE, transpose: EXACT_MOVE, broadcast: EXACT_MOVE, slice: EXACT_MOVE, concat: EXACT_MOVE,
   dynamic_update_slice: EXACT_MOVE,
   iota: { kind: 'exact', why: 'integers below 2^24' },
-  row_kernel: { kind: 'row', derivation: 'RMSNorm: |err| <= (γ(C)/2 + 5u)·|y|; a composed softmax body: |err| <= (γ(C) + (max - min + 5)·u)·|y| (docs/HOST.md)' },
+  row_kernel: { kind: 'row', derivation: 'RMSNorm: |err| <= (γ(C)/2 + 5u)·|y|; a composed softmax body: |err| <= (γ(C) + (max - min + 5)·u)·|y|; a masked softmax between two matmuls runs as the fused attention record, within their composed bound (HOST_ATTENTION_CONTRACT; docs/HOST.md)' },
 } as const satisfies Readonly<Record<Exclude<OpName, 'all_reduce'>, HostContract>>;
 
 const ORACLE = { kind: 'exact', why: 'computed in f64 from the exact operands and rounded once, as the oracle' } as const;
@@ -108,4 +108,62 @@ export function describeHostContract(c: HostContract): string {
     case 'row': return c.derivation;
     case 'q8dot': return '|err| <= Σ_b e_b·Σ|w| + γ(m+2)·Σ|x̂|·(|w - o| + |o|) + m·2^-120, e_b = (1/2 + 2^-16)·d_b + 2^-140 (q8 activations: blocks of 32, d_b = amax/127; m float terms)';
   }
+}
+
+/**
+ * The fused attention record's contract (src/native/host/attention.cc, docs/HOST.md "attention"), for
+ * one output element y = Σ_j p_j·v_j of a row: the composition of the three bounds the record replaces,
+ * the scores' dot bound, the composed softmax row bound, and the output's dot bound.
+ */
+export const HOST_ATTENTION_CONTRACT = {
+  kind: 'row',
+  derivation:
+    'fused attention: |err| <= γ(N+2)·Σp|v| + ε·Σp|v|, ε = γ(N) + (max − min + 5)·u + 2·max_j(|scale|·(γ(D+2) + u)·Σ_d|q·k| + u·|a_j|) over the unmasked positions; masked positions weigh exactly 0 where |s·scale| < 2^98 and |a| < 2^98 at the unmasked ones',
+} as const satisfies HostContract;
+
+/** One row of a fused attention as the oracle computes it (f64), for attentionBound. */
+export interface AttentionRow {
+  readonly D: number;
+  readonly N: number;
+  /** The scale as the record holds it (an f32 value). */
+  readonly scale: number;
+  /** a_j = s_j·scale + bias_j, exactly (f64). */
+  readonly a: ArrayLike<number>;
+  /** Whether bias_j is masked (<= -1e30 or -inf). */
+  readonly masked: ArrayLike<boolean>;
+  /** Σ_d |q_d·k_dj| per position: the score's dot-product magnitude. */
+  readonly scoreMagnitudes: ArrayLike<number>;
+  /** The exact softmax weights p_j. */
+  readonly probs: ArrayLike<number>;
+  /** |v_jd| per position, for the output column d. */
+  readonly vAbs: ArrayLike<number>;
+}
+
+/**
+ * The bound of one output element of a fused attention (HOST_ATTENTION_CONTRACT). The scores' errors
+ * (the dot bound, the product's and the bias add's roundings: Δ_j) move each weight by at most
+ * 2·max Δ relatively (to first order: p_j·(Δa_j − Σ p_i·Δa_i)); the softmax steps add the composed row
+ * bound over the unmasked positions (a masked weight is exactly 0); the output's dot product adds
+ * γ(N+2)·Σ p|v|. A fully masked row runs over every position as the unfused steps do: with one mask
+ * value m on every position and |s·scale| < 2^-54·|m| (layers.ts's MASKED and scores of any usual
+ * size), a and its f32 rounding are m everywhere, the weights the uniform 1/N (one rounding) and the
+ * bound γ(N+2)·Σ p|v| + u·Σ p|v|.
+ */
+export function attentionBound(r: AttentionRow): number {
+  let pv = 0;
+  for (let j = 0; j < r.N; j++) pv += r.probs[j]! * r.vAbs[j]!;
+  const visible: number[] = [];
+  for (let j = 0; j < r.N; j++) if (!r.masked[j]) visible.push(j);
+  if (visible.length === 0) return (gamma(r.N + 2) + F32_U) * pv;
+  let max = -Infinity;
+  let min = Infinity;
+  let delta = 0;
+  for (const j of visible) {
+    const a = r.a[j]!;
+    max = Math.max(max, a);
+    min = Math.min(min, a);
+    delta = Math.max(delta, Math.abs(r.scale) * (gamma(r.D + 2) + F32_U) * r.scoreMagnitudes[j]! + F32_U * Math.abs(a));
+  }
+  const eps = gamma(r.N) + (max - min + 5) * F32_U + 2 * delta;
+  return gamma(r.N + 2) * pv + eps * pv;
 }

@@ -10,6 +10,7 @@ import { expect } from 'chai';
 import type { QuantType } from '../../../src/model/gguf/ggmlTypes.js';
 import { loadModel } from '../../../src/model/qwen3/model.js';
 import { cosine, modelFixture, SMALL } from './helpers.js';
+import { skipWith } from '../../skip.js';
 
 /** The least top-two margin (in logits) at which llama.cpp's token must be ours. */
 const QUANT_MARGIN = 0.2;
@@ -34,8 +35,7 @@ describe('qwen3 against llama.cpp (node-llama-cpp 3.21.1)', function () {
       const mod = (await import('node-llama-cpp')) as unknown as { getLlama(o: object): Promise<Llama> };
       llama = await mod.getLlama({ gpu: false, build: 'never', progressLogs: false, logLevel: 'error' });
     } catch (e) {
-      console.log(`      skipped: node-llama-cpp cannot load llama.cpp here (${e instanceof Error ? e.message : String(e)})`);
-      this.skip();
+      skipWith(this, `node-llama-cpp cannot load llama.cpp here (${e instanceof Error ? e.message : String(e)})`);
     }
   });
 

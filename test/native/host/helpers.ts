@@ -5,6 +5,7 @@
 import { loadHostKernels, type HostIsa, type HostKernels } from '../../../src/devices/host/native.js';
 import type { KernelCall } from '../../../src/compiler/host/kernelList.js';
 import { mulberry32 } from '../../../src/numerics/random.js';
+import { skipWith } from '../../skip.js';
 
 let cached: HostKernels | string | undefined;
 
@@ -22,13 +23,12 @@ export function hostOrReason(): HostKernels | string {
 
 /**
  * The host kernels for a suite; skips the suite's tests, saying why, when the addon is not built
- * (mocha prints the skip; the reason goes to the console once).
+ * (the reason is in each skipped test's title: test/skip.ts).
  */
 export function useHost(ctx: Mocha.Context): HostKernels {
   const h = hostOrReason();
   if (typeof h === 'string') {
-    console.log(`      (skipped: ${h})`);
-    ctx.skip();
+    skipWith(ctx, h);
   }
   return h as HostKernels;
 }

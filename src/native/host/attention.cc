@@ -1,0 +1,110 @@
+// The fused attention record (list.h K_ATTENTION): per kv head b and query row m,
+//   a_j = fl(fl(s_j * scale) + bias_j), s_j = q[b, m, :] . k[b, :, j]   for j < L,
+//   y[b, m, :] = sum_j softmax(a)_j * v[b, j, :],
+// where L is 1 + the last position whose bias is not masked (bias <= -1e30 or -inf, the mask of
+// src/model/qwen3/layers.ts): positions from L on have weight exactly 0 in the unfused math (where
+// the scaled scores are below 2^98 in magnitude: docs/HOST.md), so they are never read. A row whose
+// every position is masked takes all N, as the unfused softmax would. Keys are read as a KV cache
+// holds them, [D, N] per head, so the scores accumulate over d with contiguous runs of j; grouped
+// query rows of one kv head share its K and V rows in place (no broadcast). Both products run on the
+// ISA table's prefill panels where a whole panel of NR columns fits (one FMA chain per output over its
+// terms in order, so the dot bound holds), and on axpy rows for the tail. The softmax is the unfused
+// body's: the ISA table's row_max, exp (f64, rounded once), row_sum and a division.
+#include <algorithm>
+#include <atomic>
+#include <vector>
+
+#include "ops.h"
+
+namespace host {
+namespace {
+
+std::atomic<int> attentionFault{0};
+
+// Rows of one head handled together, so each K and V row is read once per block (a decode's G rows
+// are one block).
+constexpr int64_t RB = 16;
+
+inline bool masked(float b) { return b <= -1e30f; }
+
+}  // namespace
+
+void setAttentionFault(int mode) { attentionFault.store(mode, std::memory_order_relaxed); }
+
+void attention(const Ctx& c, const float* q, const float* k, const float* v, const float* bias, float* y,
+               int64_t B, int64_t M, int64_t D, int64_t N, int64_t Dv, float scale, int64_t bB, int64_t bG,
+               int64_t bRow) {
+  const int fault = attentionFault.load(std::memory_order_relaxed);
+  const float sc = fault == 2 ? scale * 1.0625f : scale;
+  const IsaKernels& K = *c.k;
+  const int64_t NR = K.nr;
+  const int64_t blocks = (M + RB - 1) / RB;
+  auto body = [&](int64_t p0, int64_t p1) {
+    thread_local std::vector<float> scratch;
+    if (scratch.size() < size_t(RB * N)) scratch.resize(size_t(RB * N));
+    float* const S = scratch.data();  // the block's scores, then weights: row r at S + r*N
+    for (int64_t p = p0; p < p1; p++) {
+      const int64_t b = p / blocks, m0 = (p % blocks) * RB;
+      const int64_t rn = std::min(RB, M - m0);
+      const float* kb = k + b * D * N;
+      const float* vb = v + b * N * Dv;
+      const float* qb = q + (b * M + m0) * D;
+      float* yb = y + (b * M + m0) * Dv;
+      int64_t L[RB];
+      const float* br[RB];
+      int64_t Lmax = 0;
+      for (int64_t r = 0; r < rn; r++) {
+        const int64_t m = m0 + r;
+        br[r] = bias + b * bB + (m / bG) * bRow;
+        int64_t l = N;
+        while (l > 0 && masked(br[r][l - 1])) l--;
+        if (l == 0) l = N;
+        if (fault == 1 && l > 0) l--;
+        L[r] = l;
+        Lmax = std::max(Lmax, l);
+      }
+      // Scores of positions [0, Lmax) for the block's rows: whole panels of NR keys on the prefill
+      // kernel's register blocks (one FMA chain per score over d in order), the tail by axpy rows.
+      int64_t j0 = 0;
+      for (; j0 + NR <= Lmax; j0 += NR) K.panel(qb, D, rn, kb + j0, N, D, S + j0, N, NR);
+      if (j0 < Lmax) {
+        for (int64_t r = 0; r < rn; r++) std::fill(S + r * N + j0, S + r * N + Lmax, -0.f);
+        for (int64_t d = 0; d < D; d++) {
+          for (int64_t r = 0; r < rn; r++) K.axpy(qb[r * D + d], kb + d * N + j0, S + r * N + j0, Lmax - j0);
+        }
+      }
+      for (int64_t r = 0; r < rn; r++) {
+        float* sr = S + r * N;
+        const float* bz = br[r];
+        const int64_t l = L[r];
+        // -ffp-contract=off: the product and the sum round separately, as the unfused body's steps.
+        for (int64_t j = 0; j < l; j++) sr[j] = sr[j] * sc + bz[j];
+        const float mx = K.rowMax(sr, l);
+        K.expRow(sr, mx, sr, l);
+        const float sum = K.rowSum(sr, l);
+        K.binary[OP_DIV](sr, 1, &sum, 0, sr, l);
+        // Past the row's own L (read by the block's longer rows) its weights are exactly 0.
+        std::fill(sr + l, sr + Lmax, 0.f);
+      }
+      // y = weights [rn, Lmax] x v [Lmax, Dv]: whole panels of NR columns, the tail by axpy rows.
+      int64_t c0 = 0;
+      for (; c0 + NR <= Dv; c0 += NR) K.panel(S, N, rn, vb + c0, Dv, Lmax, yb + c0, Dv, NR);
+      if (c0 < Dv) {
+        for (int64_t r = 0; r < rn; r++) std::fill(yb + r * Dv + c0, yb + r * Dv + Dv, -0.f);
+        for (int64_t j = 0; j < Lmax; j++) {
+          for (int64_t r = 0; r < rn; r++) K.axpy(S[r * N + j], vb + j * Dv + c0, yb + r * Dv + c0, Dv - c0);
+        }
+      }
+      // No key at all (N = 0): the sum of no terms, +0, as the unfused matmul gives.
+      if (Lmax == 0) std::fill(yb, yb + rn * Dv, 0.f);
+    }
+  };
+  const int64_t pieces = B * blocks;
+  if (c.pool->size() == 1 || pieces <= 1 || B * M * N * (D + Dv) < (1 << 16)) {
+    body(0, pieces);
+    return;
+  }
+  c.pool->run(pieces, 1, [&](int, int64_t b, int64_t e) { body(b, e); });
+}
+
+}  // namespace host

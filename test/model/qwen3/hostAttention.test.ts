@@ -1,0 +1,89 @@
+/**
+ * `run --verify` of Qwen3 programs on the host target with the fused attention record: a prefill and
+ * decode steps after it (their cache filled only in part, so positions past the last written one are
+ * skipped) verify against the oracle, every layer's attention is one record (its two ropes one each), and a kernel that drops
+ * the last visible position fails verification. (The weights' spread is 0.05: at 0.2 a logit near 0
+ * cancels past the propagated relative tolerance on the third decode step with the unfused lowering as
+ * well, the premise the tolerance records.)
+ */
+import { expect } from 'chai';
+import { findRewrites } from '../../../src/compiler/host/rewrite.js';
+import { loadHostKernels, type HostKernels } from '../../../src/devices/host/native.js';
+import { tensor, type Tensor } from '../../../src/ir/tensor.js';
+import { createEngine, type Engine } from '../../../src/jobs/engine.js';
+import { configFromJson } from '../../../src/model/qwen3/config.js';
+import { buildProgram, cacheShapes, stepActivations } from '../../../src/model/qwen3/program.js';
+import { tinyQwen3Config, tinyQwen3Tensors } from '../../../src/model/qwen3/tiny.js';
+import type { BoundWeight } from '../../../src/model/qwen3/weights.js';
+import { checkProgram } from '../../../src/ops/validate.js';
+import { tempDir } from '../../jobs/helpers.js';
+
+const OPTS = { layers: 2, hidden: 64, intermediate: 96, heads: 4, kvHeads: 2, headDim: 16, vocab: 64, std: 0.05 } as const;
+const CTX = 24;
+
+describe('model/qwen3: run --verify on host with the fused attention', function () {
+  this.timeout(120_000);
+  let h: HostKernels;
+  let tmp: ReturnType<typeof tempDir>;
+  let engine: Engine;
+  before(function () {
+    try { h = loadHostKernels(); } catch { this.skip(); }
+  });
+  beforeEach(() => { tmp = tempDir(); engine = createEngine({ cacheDir: tmp.dir }); });
+  afterEach(async () => { await engine?.close(); tmp?.remove(); });
+
+  const t = tinyQwen3Config(OPTS);
+  const cfg = configFromJson({
+    model_type: 'qwen3', num_hidden_layers: t.layers, hidden_size: t.hidden, intermediate_size: t.intermediate,
+    num_attention_heads: t.heads, num_key_value_heads: t.kvHeads, head_dim: t.headDim, vocab_size: t.vocab,
+    tie_word_embeddings: true, max_position_embeddings: 4096, rms_norm_eps: t.rmsEps, rope_theta: t.ropeTheta,
+  }, 'config.json');
+  // f32 weights as the file's tensors (dims reversed: [N, K]).
+  const weights = new Map<string, BoundWeight>();
+  const values: Record<string, Tensor> = {};
+  for (const x of tinyQwen3Tensors(OPTS)) {
+    const name = x.name.replace(/\.weight$/, '');
+    const shape = [...x.dims].reverse();
+    weights.set(name, { dtype: 'f32', shape, file: '/m.gguf', offset: 0, length: 0 });
+    values[name] = tensor('f32', shape, Float64Array.from(x.values));
+  }
+  const zeroCache = () => Object.fromEntries([...cacheShapes(cfg, CTX)].map(([n, s]) => [n, tensor('f32', s, new Float64Array(s.reduce((a, b) => a * b, 1)))]));
+
+  async function prefillThenDecode(steps: number) {
+    const prefill = buildProgram(cfg, weights, { tokens: 5, ctx: CTX });
+    const decode = buildProgram(cfg, weights, { tokens: 1, ctx: CTX });
+    for (const p of [prefill, decode]) {
+      const kinds = [...findRewrites(checkProgram(p)).at.values()].map((w) => w.kind).sort();
+      expect(kinds).to.deep.equal([...new Array<string>(cfg.layers).fill('attention'), ...new Array<string>(2 * cfg.layers).fill('rope')]);
+    }
+    const ids = [3, 17, 9, 40, 22];
+    const first = await engine.submit({
+      program: prefill, target: 'host', verify: true,
+      inputs: { ...values, ...zeroCache(), ...stepActivations(prefill, ids, [0, 1, 2, 3, 4]) },
+    }).result;
+    const acts = Array.from({ length: steps }, (_, k) => stepActivations(decode, [(7 * k + 5) % 60], [5 + k]));
+    const names = Object.keys(acts[0]!);
+    const next = await engine.submit({
+      program: decode, target: 'host', verify: true, steps,
+      inputs: { ...values, ...first.state, ...Object.fromEntries(names.map((n) => [n, acts.map((a) => a[n]!)])) },
+    }).result;
+    return { first, next };
+  }
+
+  it('a prefill of 5 tokens and 3 decode steps at a context of 24 verify against the oracle', async () => {
+    const { first, next } = await prefillThenDecode(3);
+    expect(first.verification?.pass, JSON.stringify(first.verification)).to.equal(true);
+    expect(next.verification?.pass, JSON.stringify(next.verification)).to.equal(true);
+  });
+
+  it('negative control: a kernel that drops each row\'s last visible position fails verification', async () => {
+    h.setAttentionFault('drop-last');
+    try {
+      const { first, next } = await prefillThenDecode(1);
+      expect(first.verification?.pass).to.equal(false);
+      expect(next.verification?.pass).to.equal(false);
+    } finally {
+      h.setAttentionFault(null);
+    }
+  });
+});
