@@ -3,7 +3,7 @@
  * streaming read of a buffer several times the last-level cache), decode-shaped matmul throughput
  * (one activation row against Qwen3-0.6B-sized weights) for q4_0, q8_0, q4_k and q4nx_q41 in GB/s of
  * weights read, with 1 and 2 threads, and its ratio to the bandwidth; and prefill-shaped matmul
- * (T = 256) in GFLOP/s. The decode working set also exceeds the caches, so every byte comes from
+ * (T = 256) in GFLOP/s; q4_0 and q8_0 also in the q8-activations class (matmul_wq). The decode working set also exceeds the caches, so every byte comes from
  * memory as in a real model step. Goal: decode at 60% of the bandwidth with 2 threads.
  */
 import { randomFillSync } from 'node:crypto';
@@ -14,6 +14,8 @@ import { loadHostKernels, type HostKernels, type HostWeight } from '../src/devic
 
 const GIB = 2 ** 30;
 const TYPES = ['q4_0', 'q8_0', 'q4_k', 'q4nx_q41'] as const satisfies readonly HostWeightType[];
+/** The types also measured in the q8-activations class (matmul_wq), where it has its fast unpack. */
+const Q8_TYPES: readonly HostWeightType[] = ['q4_0', 'q8_0'];
 /** One Qwen3-0.6B layer's projections as [K, N]: q, k, v, o, gate, up, down. */
 const LAYER: readonly [number, number][] = [[1024, 2048], [1024, 1024], [1024, 1024], [2048, 1024], [1024, 3072], [1024, 3072], [3072, 1024]];
 const LM_HEAD: [number, number] = [1024, 151936];
@@ -62,7 +64,7 @@ function bestOf(h: HostKernels, f: () => number): Record<1 | 2, number> {
 interface Stack { weights: HostWeight[]; calls: KernelCall[]; bytes: number; arena: Uint8Array }
 
 /** Layers of decode matmuls over distinct weights totalling at least `target` bytes. */
-function decodeStack(h: HostKernels, type: HostWeightType, target: number): Stack {
+function decodeStack(h: HostKernels, type: HostWeightType, target: number, op: 'matmul_w' | 'matmul_wq' = 'matmul_w'): Stack {
   const weights: HostWeight[] = [];
   const calls: KernelCall[] = [];
   let bytes = 0;
@@ -71,7 +73,7 @@ function decodeStack(h: HostKernels, type: HostWeightType, target: number): Stac
   while (bytes < target) {
     for (const [k, n] of LAYER) {
       weights.push(h.weightFromBytes(weightBytes(type, k, n), type, k, n));
-      calls.push({ op: 'matmul_w', x: 0, y: 16384, T: 1, w: weights.length - 1 });
+      calls.push({ op, x: 0, y: 16384, T: 1, w: weights.length - 1 });
       bytes += hostWeightBytes(type, k, n);
     }
   }
@@ -116,19 +118,29 @@ function main(): void {
     });
     console.log(`    ${type.padEnd(9)} ${line.join('; ')}`);
     for (const w of [...stack.weights, head]) w.close();
+    // The same stack in the q8-activations class (matmul_wq).
+    if (!Q8_TYPES.includes(type)) continue;
+    const q8 = decodeStack(h, type, size, 'matmul_wq');
+    const q8List = h.encode(q8.calls);
+    h.run(q8.arena, q8List, q8.weights);
+    const qs = bestOf(h, () => seconds(() => h.run(q8.arena, q8List, q8.weights)));
+    console.log(`    ${`${type} q8`.padEnd(9)} ${([1, 2] as const).map((t) => `${t}T ${(q8.bytes / qs[t] / 1e9).toFixed(1)} GB/s = ${(100 * q8.bytes / qs[t] / 1e9 / bw[t]).toFixed(0)}% of bandwidth`).join('; ')}`);
+    for (const w of q8.weights) w.close();
   }
   const [T, K, N] = [256, 1024, 3072];
   console.log(`  prefill matmul (x [${T}, ${K}] by [${K}, ${N}]):`);
   const arena = new Uint8Array(4 * T * (K + N) + 64);
   const xs = new Float32Array(arena.buffer, 0, T * K);
   for (let i = 0; i < xs.length; i++) xs[i] = Math.sin(i);
-  const pre = h.encode([{ op: 'matmul_w', x: 0, y: 4 * T * K, T, w: 0 }]);
-  for (const type of TYPES) {
-    const w = h.weightFromBytes(weightBytes(type, K, N), type, K, N);
-    h.run(arena, pre, [w]);
-    const s = bestOf(h, () => seconds(() => h.run(arena, pre, [w])));
-    console.log(`    ${type.padEnd(9)} ${([1, 2] as const).map((t) => `${t}T ${(2 * T * K * N / s[t] / 1e9).toFixed(1)} GFLOP/s`).join('; ')}`);
-    w.close();
+  for (const op of ['matmul_w', 'matmul_wq'] as const) {
+    const pre = h.encode([{ op, x: 0, y: 4 * T * K, T, w: 0 }]);
+    for (const type of op === 'matmul_w' ? TYPES : TYPES.filter((t) => Q8_TYPES.includes(t))) {
+      const w = h.weightFromBytes(weightBytes(type, K, N), type, K, N);
+      h.run(arena, pre, [w]);
+      const s = bestOf(h, () => seconds(() => h.run(arena, pre, [w])));
+      console.log(`    ${(op === 'matmul_w' ? type : `${type} q8`).padEnd(12)} ${([1, 2] as const).map((t) => `${t}T ${(2 * T * K * N / s[t] / 1e9).toFixed(1)} GFLOP/s`).join('; ')}`);
+      w.close();
+    }
   }
   console.log(`  load average at end: ${loadavg().map((l) => l.toFixed(1)).join(', ')}`);
   h.setThreads(cpus().length);

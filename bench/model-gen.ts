@@ -9,7 +9,8 @@
  * peak is that run's alone.
  *
  * Flags: --target (default host, the fast one), --types Q4_0,Q8_0, --threads 2, --ctx 1024, --prompt 256,
- * --decode 128, --layers N and --vocab N (a smaller model of the same widths). The cpu target is the oracle (f64,
+ * --decode 128, --layers N and --vocab N (a smaller model of the same widths), --exact-matmul (host: the exact matmul
+ * class rather than the default q8 activations, docs/HOST.md). The cpu target is the oracle (f64,
  * one thread): the full model would take hours there, so on cpu the default is 1 layer and a vocab of
  * 8192, and the output says so. Never part of `npm test`.
  */
@@ -48,7 +49,7 @@ function promptIds(n: number, vocab: number): number[] {
 
 async function runEngine(path: string, target: string, threads: number, ctx: number, prompt: number[], decode: number): Promise<Run> {
   const t0 = performance.now();
-  const model = await loadModel(path, { target, threads, ctx });
+  const model = await loadModel(path, { target, threads, ctx, ...(process.argv.includes('--exact-matmul') ? { exactMatmul: true } : {}) });
   const loadMs = performance.now() - t0;
   try {
     const r = await model.complete({ promptIds: prompt, maxTokens: decode, ignoreEos: true, repetitionPenalty: 1 });

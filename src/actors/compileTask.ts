@@ -1,5 +1,5 @@
 /** The compiler pool's task: one unit of one program (JSON form) for one target, to artifact bytes. */
-import { backendOf } from '../compiler/index.js';
+import { backendOf, type CompileOptions } from '../compiler/index.js';
 import { parseProgram } from '../ir/codec.js';
 import { checkProgram } from '../ops/validate.js';
 import { NO_LIMITS } from '../ir/limits.js';
@@ -12,6 +12,8 @@ export interface CompileTask {
   readonly programJson: unknown;
   /** Which of the backend's units to compile. */
   readonly unit: number;
+  /** The compile's options (as the planner's, which put them in the identity). */
+  readonly options?: CompileOptions;
 }
 
 /** Compiles one unit; the result's buffer is transferred, not copied. */
@@ -19,7 +21,7 @@ export function compileTask(task: CompileTask): Uint8Array {
   const t = resolveTarget(task.target);
   // The planner checked the program under the engine's limits; the defaults must not refuse it here.
   const checked = checkProgram(parseProgram(task.programJson, NO_LIMITS), NO_LIMITS);
-  const bytes = backendOf(t.name).compile(checked, planProgram(checked, t), task.unit);
+  const bytes = backendOf(t.name, task.options ?? {}).compile(checked, planProgram(checked, t), task.unit);
   const out = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : bytes.slice();
   return transfer(out, [out.buffer as ArrayBuffer]);
 }

@@ -6,7 +6,7 @@
 import { UsageError } from '../errors/index.js';
 import type { BlobIdentity } from '../cache/identity.js';
 import { identityKey } from '../cache/identity.js';
-import { backendOf } from '../compiler/index.js';
+import { backendOf, type CompileOptions } from '../compiler/index.js';
 import type { Wiring } from '../compiler/wiring.js';
 import type { CheckedProgram } from '../ir/checked.js';
 import { parseProgram, programToJson } from '../ir/codec.js';
@@ -32,9 +32,9 @@ export interface PlanReply {
 }
 
 /** Validates (under `limits`), plans and splits one program (JSON form) for a target. */
-export function planJob(programJson: unknown, target: string, limits?: Limits): PlanReply {
+export function planJob(programJson: unknown, target: string, limits?: Limits, compile: CompileOptions = {}): PlanReply {
   const t = resolveTarget(target);
-  const backend = backendOf(t.name);
+  const backend = backendOf(t.name, compile);
   const lim = resolveLimits(limits);
   const checked = checkProgram(parseProgram(programJson, lim), lim);
   const plan = planProgram(checked, t);
@@ -52,9 +52,9 @@ export function planJob(programJson: unknown, target: string, limits?: Limits): 
 }
 
 export const plannerApi = {
-  plan(programJson: unknown, target: string, limits?: Limits): PlanReply {
+  plan(programJson: unknown, target: string, limits?: Limits, compile?: CompileOptions): PlanReply {
     if (typeof target !== 'string') throw new UsageError('target must be a string');
-    return planJob(programJson, target, limits);
+    return planJob(programJson, target, limits, compile);
   },
 };
 export type PlannerApi = typeof plannerApi;

@@ -18,6 +18,7 @@ export interface ModelFlags {
   readonly target: string;
   readonly ctx?: number;
   readonly threads?: number;
+  readonly exactMatmul?: boolean;
   readonly prefillTarget?: string;
   readonly cacheDir?: string;
   readonly prompt?: string;
@@ -48,6 +49,7 @@ export function withModelFlags(c: Command, target: string): Command {
     .addOption(new Option('--target <target>', 'where the programs run (cpu: the float64 reference, slow; host: the fast CPU target)').choices([...TARGET_NAMES]).default(target))
     .addOption(new Option('--ctx <n>', 'positions the KV cache holds (default 1024, at most the model\'s context)').argParser(intArg('--ctx')))
     .addOption(new Option('--threads <n>', 'threads of a target that takes a count (host)').argParser(threadsArg('--threads')))
+    .addOption(new Option('--exact-matmul', 'host: matmuls by quantized weights with f32 activations (the exact class) rather than int8 activations (docs/HOST.md, "q8 activations")'))
     .addOption(new Option('--prefill-target <targets>', 'where prompts are prefilled, a target or a list (npu4,host); the KV cache is handed to --target'))
     .addOption(new Option('--cache-dir <dir>', 'blob cache directory'))
     .addOption(new Option('--prompt <text>', 'the prompt as text'))
@@ -91,6 +93,7 @@ export function modelOf(path: string, f: ModelFlags): Promise<Qwen3Model> {
     target: f.target,
     ...(f.ctx !== undefined ? { ctx: f.ctx } : {}),
     ...(f.threads !== undefined ? { threads: f.threads } : {}),
+    ...(f.exactMatmul === true ? { exactMatmul: true } : {}),
     ...(f.prefillTarget !== undefined ? { prefillTarget: f.prefillTarget } : {}),
     ...(f.cacheDir !== undefined ? { cacheDir: f.cacheDir } : {}),
   });

@@ -27,6 +27,7 @@ export interface ServeFlags {
   readonly host: string;
   readonly target: string;
   readonly threads?: number;
+  readonly exactMatmul?: boolean;
   readonly prefillTarget?: string;
   readonly ctx?: number;
   readonly maxQueue: number;
@@ -57,10 +58,10 @@ export async function serveCommand(path: string | undefined, f: ServeFlags, io: 
   const demo = given === undefined ? demoModel(f.cacheDir) : undefined;
   // One engine for the server's life, so a reload after a missed deadline finds the restarted device
   // and /v1/status shows its restarts.
-  // The host device's threads are the engine's (a model given an engine keeps the engine's threads).
+  // The host device's threads and matmul class are the engine's (a model given an engine keeps them).
   const engine = createEngine({
     ...(f.cacheDir !== undefined ? { cacheDir: f.cacheDir } : {}),
-    ...(f.threads !== undefined ? { devices: { host: { threads: f.threads } } } : {}),
+    devices: { host: { ...(f.threads !== undefined ? { threads: f.threads } : {}), matmul: f.exactMatmul === true ? 'exact' : 'q8' } },
   });
   const load = {
     engine,
@@ -135,6 +136,7 @@ export const serve: CliCommand = {
       .addOption(new Option('--host <host>', 'the address to listen on').default('127.0.0.1'))
       .addOption(new Option('--target <target>', 'where the model runs').choices([...TARGET_NAMES]).default('host'))
       .addOption(new Option('--threads <n>', 'threads of the host target').argParser(threadsArg('--threads')))
+      .addOption(new Option('--exact-matmul', 'host: matmuls by quantized weights with f32 activations (the exact class) rather than int8 activations (docs/HOST.md, "q8 activations")'))
       .addOption(new Option('--prefill-target <targets>', 'where prompts are prefilled, a target or a list (xdna2,host); the KV cache is handed to --target'))
       .addOption(new Option('--ctx <n>', 'positions the KV cache holds').argParser(intArg('--ctx')))
       .addOption(new Option('--max-queue <n>', 'requests that may wait behind the running one; one more gets 429').argParser(intArg('--max-queue')).default(16))

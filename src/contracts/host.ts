@@ -7,12 +7,12 @@
  * bound of its fp64 result. The device is injectable, so a negative control can run a wrong kernel.
  */
 import { BinadeTally, type BinadeStat } from '../numerics/binades.js';
-import { HOST_BACKEND } from '../compiler/host/backend.js';
+import { HOST_BACKEND, hostBackend } from '../compiler/host/backend.js';
 import type { Device } from '../devices/device.js';
 import { HostDevice } from '../devices/host/device.js';
 import { UsageError } from '../errors/index.js';
 import type { StepOutput, TensorMap } from '../oracle/types.js';
-import { HOST_CONTRACTS, HOST_TYPED_CONTRACTS, describeHostContract } from '../targets/host/contracts.js';
+import { HOST_CONTRACTS, HOST_Q8_CONTRACT, HOST_TYPED_CONTRACTS, describeHostContract } from '../targets/host/contracts.js';
 import type { HostContract } from '../targets/host/contracts.js';
 import { checkBulk } from './bulk.js';
 import { CONTRACT_DEADLINE_MS, openSession } from './deviceSession.js';
@@ -100,7 +100,7 @@ export async function runHostContracts(opts: HostContractOptions): Promise<HostC
     const tally = new Tally();
     try {
       for (const [k, p] of programs.entries()) {
-        const session = await openSession(device, HOST_BACKEND, p.checked, p.weights as TensorMap);
+        const session = await openSession(device, p.matmul === undefined ? HOST_BACKEND : hostBackend(p.matmul), p.checked, p.weights as TensorMap);
         const got: StepOutput[] = [];
         try {
           for (const chunk of p.chunks) got.push(await session.replay(chunk, p.checked.program.results, CONTRACT_DEADLINE_MS));
@@ -113,7 +113,8 @@ export async function runHostContracts(opts: HostContractOptions): Promise<HostC
       device.drop();
     }
     const typed = (HOST_TYPED_CONTRACTS as Partial<Record<string, HostContract>>)[op];
-    const words = describeHostContract(HOST_CONTRACTS[op]) + (typed === undefined ? '' : `; in f16, bf16 (and i32): ${describeHostContract(typed)}`);
+    const words = describeHostContract(HOST_CONTRACTS[op]) + (typed === undefined ? '' : `; in f16, bf16 (and i32): ${describeHostContract(typed)}`) +
+      (op === 'matmul' ? `; the q8-activations class (matmul q8 programs): ${describeHostContract(HOST_Q8_CONTRACT)}` : '');
     return tally.report(op, words, programs.map((p) => p.name));
   }, 2, opts.onProgress);
 }

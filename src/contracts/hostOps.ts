@@ -15,6 +15,7 @@ import { dequantize } from '../numerics/dequant.js';
 import { quantBytes as quantSize } from '../numerics/quant.js';
 import { checkProgram } from '../ops/validate.js';
 import type { TensorMap, WeightMap } from '../oracle/types.js';
+import { HOST_Q8_WEIGHTS, type HostMatmulClass } from '../compiler/host/kernelList.js';
 import type { HostContract } from '../targets/host/contracts.js';
 import { HOST_CONTRACTS, gamma } from '../targets/host/contracts.js';
 import type { F32Source } from './hostCases.js';
@@ -31,6 +32,8 @@ export interface HostProgram {
   readonly weights: WeightMap;
   readonly chunks: readonly TensorMap[];
   readonly bound: (c: number, i: number, want64: number) => ElementBound;
+  /** The host backend's matmul class it is compiled in (default exact). */
+  readonly matmul?: HostMatmulClass;
 }
 
 export type HostContractOp = Exclude<keyof typeof HOST_CONTRACTS, never>;
@@ -142,6 +145,70 @@ function matmul(r: F32Source, bulk: number): HostProgram[] {
     const mags = chunks.map((ch) => dot(ch.x, deq, T, K, N, (k, n) => n * K + k));
     const { checked, json } = built(`matmul-${dtype}`, (p) => [p.named('y').matmul(p.activation('x', 'f32', [T, K]), p.weight('w', dtype, [N, K]))]);
     out.push({ name: `matmul ${dtype}`, checked, json, weights: { w: t }, chunks, bound: (c, i) => within(gamma(K + 2), mags[c]![i]!) });
+  }
+  // The q8-activations class (matmul_wq): the same shapes, compiled with the host backend's q8 option,
+  // for the weight types it lowers to matmul_wq (HOST_Q8_WEIGHTS; test/native/host/matmulQ8.test.ts
+  // holds the kernel to this bound for the others too).
+  for (const dtype of HOST_Q8_WEIGHTS) {
+    const [T, K, N] = [3, 512, 32];
+    const { t, deq } = randomQuant(dtype, N, K, r);
+    const off = offsetsOf(t);
+    const chunks = Array.from({ length: steps }, (_, c) => ({ x: act(T, K, c) }));
+    const bounds = chunks.map((ch) => q8Bounds(ch.x.data, deq, off, T, K, N, dtype === 'q4_0' || dtype === 'q8_0' ? 1 : 2));
+    const { checked, json } = built(`matmul-q8-${dtype}`, (p) => [p.named('y').matmul(p.activation('x', 'f32', [T, K]), p.weight('w', dtype, [N, K]))]);
+    out.push({ name: `matmul q8 ${dtype}`, checked, json, weights: { w: t }, chunks, bound: (c, i) => bounds[c]![i]!, matmul: 'q8' });
+  }
+  return out;
+}
+
+/**
+ * The offset part of each element of a quantized weight [N, K] (q4_1's m, q4_k's -dmin·m, q4nx's
+ * zero; null for the types without one): the weight with every code zeroed, dequantized.
+ */
+function offsetsOf(t: QuantTensor): Float64Array | null {
+  const b = t.bytes.slice();
+  const zero = (size: number, from: number, to: number) => { for (let p = 0; p < b.length; p += size) b.fill(0, p + from, p + to); };
+  if (t.dtype === 'q4_1') zero(20, 4, 20);
+  else if (t.dtype === 'q4_k') zero(144, 16, 144);
+  else if (t.dtype === 'q4nx_q41') zero(5120, 1024, 5120);
+  else return null;
+  return dequantize(quantTensor(t.dtype, t.shape, b));
+}
+
+/**
+ * The q8-activations bound of each output of x [T, K] times w [N, K] (HOST_Q8_CONTRACT, docs/HOST.md):
+ * Σ_b e_b·Σ|w| + γ(m+2)·Σ (|x| + e_b)·(|w − o| + |o|) + m·2^-120, with e_b = (1/2 + 2^-16)·d_b + 2^-140,
+ * d_b = fl(amax/127) (|x̂| <= |x| + e_b stands for the codes), m = terms·K/32. Null (outside the
+ * domain) where a block holds a non-finite value or the magnitudes overflow f32.
+ */
+function q8Bounds(x: ArrayLike<number>, w: Float64Array, o: Float64Array | null, T: number, K: number, N: number, terms: number): ElementBound[] {
+  const kb = Math.ceil(K / 32);
+  const m = terms * kb;
+  const out: ElementBound[] = [];
+  for (let t = 0; t < T; t++) {
+    const e: number[] = [];
+    let finite = true;
+    for (let b = 0; b < kb; b++) {
+      let amax = 0;
+      for (let k = b * 32; k < Math.min(K, b * 32 + 32); k++) {
+        const a = Math.abs(x[t * K + k]!);
+        if (!Number.isFinite(a)) finite = false;
+        amax = Math.max(amax, a);
+      }
+      e.push((0.5 + 2 ** -16) * Math.fround(amax / 127) + 2 ** -140);
+    }
+    for (let n = 0; n < N; n++) {
+      let quant = 0;
+      let mag = 0;
+      for (let k = 0; k < K; k++) {
+        const wk = w[n * K + k]!;
+        const ok = o === null ? 0 : o[n * K + k]!;
+        const eb = e[Math.floor(k / 32)]!;
+        quant += eb * Math.abs(wk);
+        mag += (Math.abs(x[t * K + k]!) + eb) * (Math.abs(wk - ok) + Math.abs(ok));
+      }
+      out.push(finite && mag <= F32_MAX ? quant + gamma(m + 2) * mag + m * 2 ** -120 : null);
+    }
   }
   return out;
 }

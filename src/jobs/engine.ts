@@ -15,6 +15,8 @@ import type { RestartIntensity } from '../actors/intensity.js';
 import type { PlannerApi, PlanReply } from '../actors/plannerActor.js';
 import type { CacheApi, CacheTierStats } from '../actors/cacheActor.js';
 import type { CompileTask } from '../actors/compileTask.js';
+import type { CompileOptions } from '../compiler/index.js';
+import type { HostMatmulClass } from '../compiler/host/kernelList.js';
 import type { OracleTask } from '../actors/oracleTask.js';
 import type { ChaosOptions, DeviceApi, DeviceActorOptions, DeviceMode, FaultPlan, WrongKernel } from '../actors/deviceActor.js';
 import { defaultCacheDir } from '../cache/defaultDir.js';
@@ -54,6 +56,12 @@ export interface DeviceConfig {
   readonly wrongKernel?: WrongKernel;
   /** Threads of a device that computes on this machine's cores (host; default: the cores). */
   readonly threads?: number;
+  /**
+   * host: the numerics class of a matmul by a quantized weight, a compiler option (part of each
+   * artifact's identity): 'exact' (the default; f32 activations) or 'q8' (activations quantized per
+   * block of 32, integer dot products; docs/HOST.md "q8 activations").
+   */
+  readonly matmul?: HostMatmulClass;
 }
 
 export interface EngineOptions {
@@ -165,6 +173,9 @@ export class Engine extends EventEmitter<EngineEvents> {
     if (this.#opts.remoteCache !== undefined) parseRedisUrl(this.#opts.remoteCache, 'remoteCache');
   }
 
+  /** The host's matmul class (devices.host.matmul; default 'exact'). */
+  get hostMatmul(): HostMatmulClass { return this.#opts.devices?.host?.matmul ?? 'exact'; }
+
   get #workers(): number { return this.#opts.workers ?? Math.max(1, Math.min(2, cpus().length)); }
 
   #plannerActor() {
@@ -273,6 +284,12 @@ export class Engine extends EventEmitter<EngineEvents> {
     }
   }
 
+  /** The compiler options of this engine's devices (the host's matmul class). */
+  #compileOptions(): CompileOptions {
+    const m = this.#opts.devices?.host?.matmul;
+    return m === undefined ? {} : { hostMatmul: m };
+  }
+
   /** Plans a program, answering a program it planned before (same JSON, same target) from memory. */
   async #plan(json: unknown, target: string): Promise<PlanReply> {
     const memoKey = `${target}\u0000${JSON.stringify(json)}`;
@@ -282,7 +299,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       this.#plans.set(memoKey, have); // most recently used last
       return have;
     }
-    const planned = await this.#plannerActor().call('plan', [json, target, this.#limits]);
+    const planned = await this.#plannerActor().call('plan', [json, target, this.#limits, this.#compileOptions()]);
     this.#plans.set(memoKey, planned);
     if (this.#plans.size > PLAN_MEMO) this.#plans.delete(this.#plans.keys().next().value!);
     return planned;
@@ -310,7 +327,7 @@ export class Engine extends EventEmitter<EngineEvents> {
       if (hit !== null) return { hit: true, bytes: hit, ms: 0 };
     }
     const t0 = performance.now();
-    const bytes = await this.#compilerPool().run({ target: planned.plan.target, programJson: planned.programJson, unit: i });
+    const bytes = await this.#compilerPool().run({ target: planned.plan.target, programJson: planned.programJson, unit: i, options: this.#compileOptions() });
     const ms = performance.now() - t0;
     await cache.call('put', [unit.identity, bytes]);
     return { hit: false, bytes, ms };

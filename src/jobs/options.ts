@@ -6,6 +6,7 @@
  */
 import { EngineError, InvalidInput, InvalidOptions, InvalidProgram, messageOf, ResourceLimit } from '../errors/index.js';
 import type { DeviceKind } from '../devices/device.js';
+import { HOST_MATMUL_CLASSES } from '../compiler/host/kernelList.js';
 import { checkFaults } from '../devices/faults.js';
 import { DEVICES } from '../devices/registry.js';
 import { DEFAULT_MAX_STEPS } from '../ir/inputsCodec.js';
@@ -76,6 +77,10 @@ function checkDevices(v: unknown): Record<string, unknown> | undefined {
     count(c['maxContexts'], `${at}.maxContexts`, 1, 'a context count');
     count(c['threads'], `${at}.threads`, 1, 'a thread count');
     if (typeof c['threads'] === 'number' && c['threads'] > 1024) throw new InvalidOptions(`${at}.threads`, `at most 1024 threads, not ${c['threads']}`);
+    if (c['matmul'] !== undefined) {
+      if (kind !== 'host') throw new InvalidOptions(`${at}.matmul`, 'only the host device takes a matmul class');
+      if (!(HOST_MATMUL_CLASSES as readonly unknown[]).includes(c['matmul'])) throw new InvalidOptions(`${at}.matmul`, `one of ${HOST_MATMUL_CLASSES.join(', ')}, not ${JSON.stringify(c['matmul']) ?? kindOf(c['matmul'])}`);
+    }
     if (c['faults'] !== undefined) {
       try { c['faults'] = checkFaults(copyOf(c['faults'], `${at}.faults`)); } catch (e) {
         if (e instanceof InvalidOptions) throw e;

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { HOST_Q8_WEIGHTS } from '../../src/compiler/host/kernelList.js';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { HOST_CONTRACT_OPS, runHostContracts } from '../../src/contracts/host.js';
@@ -97,8 +98,24 @@ describe('host contracts: every admitted op on the native kernels against the or
     }
     expect(faulted[0]!.pass).to.equal(false);
     for (const dtype of QUANT_DTYPES) expect(faulted[0]!.programFailures[`matmul ${dtype}`], dtype).to.be.greaterThan(10);
+    // The q8-activations class's programs (matmul_wq) drop the block too, and fail their own bound.
+    for (const dtype of HOST_Q8_WEIGHTS) expect(faulted[0]!.programFailures[`matmul q8 ${dtype}`], `q8 ${dtype}`).to.be.greaterThan(10);
     const again = await runHostContracts({ target: 'host', op: 'matmul', bulk: 1024 });
     expect(again[0]!.pass).to.equal(true);
+  });
+
+  it('negative control: q8 activation codes one step off the nearest fail the q8 class\'s bound for every quantized dtype, and only there', async () => {
+    const k = loadHostKernels();
+    k.setQ8RoundFault(true);
+    let faulted: HostContractReport[];
+    try {
+      faulted = await runHostContracts({ target: 'host', op: 'matmul', bulk: 1024 });
+    } finally {
+      k.setQ8RoundFault(false);
+    }
+    expect(faulted[0]!.pass).to.equal(false);
+    for (const dtype of HOST_Q8_WEIGHTS) expect(faulted[0]!.programFailures[`matmul q8 ${dtype}`], `q8 ${dtype}`).to.be.greaterThan(10);
+    for (const dtype of QUANT_DTYPES) expect(faulted[0]!.programFailures[`matmul ${dtype}`], `exact ${dtype}`).to.equal(0);
   });
 
   it('negative control: a fused attention that drops the last visible key position, or uses 1.0625 times the scale, fails; reset, it passes', async () => {

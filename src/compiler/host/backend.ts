@@ -13,10 +13,23 @@ import { HOST_TARGET } from '../../targets/host/index.js';
 import { wholeProgramLayout, type Backend } from '../backend.js';
 import { frame, unframe } from '../frame.js';
 import { wholeProgramWiring } from '../wiring.js';
+import { KERNEL_OPS, type HostMatmulClass } from './kernelList.js';
 import { lowerHost, type HostLowered } from './lower.js';
 
+/**
+ * The kernel list's op numbering as a short tag (FNV-1a of the names in order): part of the compiler
+ * version, so an artifact written by a build that numbers its kernels otherwise (another branch sharing
+ * the blob cache) is never read under this build's key.
+ */
+function abiTag(): string {
+  let h = 0x811c9dc5;
+  for (const c of KERNEL_OPS.join(',')) h = Math.imul(h ^ c.charCodeAt(0), 0x01000193) >>> 0;
+  return h.toString(16).padStart(8, '0');
+}
+
 // Version 4: the rewrites of rewrite.ts (fused attention, rope); an artifact cached by version 3 lists the unfused kernels.
-export const HOST_COMPILER = { name: 'host-kernels', version: '4' } as const;
+// Version 5: the kernel list gained matmul_wq (the q8-activations class).
+export const HOST_COMPILER = { name: 'host-kernels', version: `5-${abiTag()}` } as const;
 export const HOST_ARTIFACT_MAGIC = 'NPUOHST1';
 export const HOST_ARTIFACT_VERSION = 1;
 
@@ -27,9 +40,9 @@ export interface HostProgram {
 }
 
 /** Compiles a checked program for `host`; CapabilityMissing for an equation the target refuses. */
-export function compileHost(checked: CheckedProgram): Uint8Array {
+export function compileHost(checked: CheckedProgram, matmul: HostMatmulClass = 'exact'): Uint8Array {
   planProgram(checked, HOST_TARGET);
-  const l = lowerHost(checked);
+  const l = lowerHost(checked, { matmul });
   const json = { program: programToJson(checked.program), lowered: { ...l, list: Array.from(l.list) } };
   return frame(HOST_ARTIFACT_MAGIC, HOST_ARTIFACT_VERSION, new TextEncoder().encode(JSON.stringify(json)));
 }
@@ -57,6 +70,16 @@ export function loadHostArtifact(bytes: Uint8Array, device = 'host'): HostProgra
   }
   // The addon checks every record against the arena before running any kernel.
   return { checked, lowered: { ...l, list: Float64Array.from(l.list) } };
+}
+
+/**
+ * The host backend whose matmuls by a quantized weight are of class `matmul`. The class is a compiler
+ * option, so it is part of every artifact's cache identity; the exact class records no option, so its
+ * identities are the ones from before the option existed.
+ */
+export function hostBackend(matmul: HostMatmulClass): Backend {
+  if (matmul === 'exact') return HOST_BACKEND;
+  return { ...HOST_BACKEND, options: { matmul }, compile: (checked) => compileHost(checked, matmul) };
 }
 
 export const HOST_BACKEND: Backend = {

@@ -48,6 +48,22 @@ export function hostWeightBytes(type: HostWeightType, k: number, n: number, at =
   return (k / b.elems) * b.bytes * n;
 }
 
+/**
+ * The numerics class of a matmul by a quantized weight (docs/HOST.md): `exact` (matmul_w, f32
+ * activations, within γ(K+2)) or `q8` (matmul_wq, activations quantized per block of 32; faster
+ * prefill, its own bound, batch-invariant). Part of the host artifact's identity.
+ */
+export type HostMatmulClass = 'exact' | 'q8';
+export const HOST_MATMUL_CLASSES = ['exact', 'q8'] as const satisfies readonly HostMatmulClass[];
+
+/**
+ * The weight types the q8 class lowers to matmul_wq: those whose tiles every SIMD path unpacks fast
+ * (AVX-512 loads and shuffles, AVX2 gathers). matmul_wq computes q4_k, q6_k and q4nx_q41 correctly too
+ * (tested), but AVX2 (and every path for q4nx) unpacks them with scalar code that decodes about 15
+ * times slower than matmul_w, so the lowering keeps them on matmul_w in either class for now.
+ */
+export const HOST_Q8_WEIGHTS = ['q4_0', 'q4_1', 'q8_0'] as const satisfies readonly HostWeightType[];
+
 /** The fields of each kernel, after [op, eqn]; offsets are bytes into the arena. */
 export interface KernelArgs {
   /** y [T, N] = x [T, K] times weight `w` (f32 activations, any weight type). */
@@ -104,6 +120,12 @@ export interface KernelArgs {
    * positions past the row's last unmasked one (bias <= -1e30) are skipped (docs/HOST.md).
    */
   attention: { q: number; k: number; v: number; bias: number; y: number; B: number; M: number; D: number; N: number; Dv: number; scale: number; bB: number; bG: number; bRow: number };
+  /**
+   * matmul_w in the q8-activations class (docs/HOST.md, "q8 activations"): each row of x quantized per
+   * block of 32 to int8 with an f32 scale, integer dot products with the weight's codes; each output
+   * the same bits whatever T and the other rows. f32, f16 and bf16 weights compute as matmul_w.
+   */
+  matmul_wq: { x: number; y: number; T: number; w: number };
 }
 
 export type KernelOp = keyof KernelArgs;
@@ -115,7 +137,7 @@ export type KernelCall = { [O in KernelOp]: { readonly op: O; readonly eqn?: num
 export const KERNEL_OPS = [
   'matmul_w', 'matmul', 'rmsnorm', 'softmax', 'row_sum', 'row_max', 'exp_sub', 'row_scale', 'rope',
   'gather', 'dequant', 'update', 'unary', 'binary', 'binary_i32', 'convert', 'copy', 'matmul_bt',
-  'copy_strided', 'iota', 'gather_rows', 'unary_t', 'binary_t', 'reduce_t', 'matmul_t', 'attention',
+  'copy_strided', 'iota', 'gather_rows', 'unary_t', 'binary_t', 'reduce_t', 'matmul_t', 'attention', 'matmul_wq',
 ] as const satisfies readonly KernelOp[];
 
 /**
@@ -150,6 +172,7 @@ export const KERNEL_FIELDS: { readonly [O in KernelOp]: readonly string[] } = {
   reduce_t: ['max', 'dtype', 'x', 'y', 'rows', 'C'],
   matmul_t: ['dtype', 'a', 'b', 'y', 'batch', 'M', 'K', 'N'],
   attention: ['q', 'k', 'v', 'bias', 'y', 'B', 'M', 'D', 'N', 'Dv', 'scale', 'bB', 'bG', 'bRow'],
+  matmul_wq: ['x', 'y', 'T', 'w'],
 };
 
 /** What an addon build reports of its numbering (the addon's abi(), src/native/host/addon.cc). */
@@ -222,6 +245,7 @@ const ENCODE: { readonly [O in KernelOp]: (a: KernelArgs[O]) => number[] } = {
   reduce_t: (a) => [flag(a.max), DTYPES.indexOf(a.dtype), a.x, a.y, a.rows, a.C],
   matmul_t: (a) => [DTYPES.indexOf(a.dtype), a.a, a.b, a.y, a.batch, a.M, a.K, a.N],
   attention: (a) => [a.q, a.k, a.v, a.bias, a.y, a.B, a.M, a.D, a.N, a.Dv, a.scale, a.bB, a.bG, a.bRow],
+  matmul_wq: (a) => [a.x, a.y, a.T, a.w],
 };
 
 /** The kernel list of `calls`, as the addon's runList reads it. */

@@ -16,7 +16,7 @@ import { lowerRowBody, type RowBodySlots } from './rowKernel.js';
 import { lowerMovement } from './movement.js';
 import { lowerGather, lowerReduce } from './axes.js';
 import { ArenaPlan } from './arena.js';
-import { encodeKernels, type HostWeightType, type KernelCall } from './kernelList.js';
+import { encodeKernels, HOST_Q8_WEIGHTS, type HostMatmulClass, type HostWeightType, type KernelCall } from './kernelList.js';
 import { findRewrites, readsOf } from './rewrite.js';
 
 /** The dtypes a literal constant is written in. */
@@ -35,11 +35,13 @@ export interface HostLowered {
 
 /**
  * Lowers `checked`; CapabilityMissing for an equation no kernel here computes. The rewrites of
- * rewrite.ts (fused attention) apply first, unless `fuse` is false. Args, constants,
+ * rewrite.ts (fused attention) apply first, unless `fuse` is false. `matmul` picks the numerics class
+ * of a matmul by a quantized weight: `matmul_w` (exact, the default) or `matmul_wq` (q8 activations,
+ * for the weight types of HOST_Q8_WEIGHTS; the others stay `matmul_w`). Args, constants,
  * results and states' next values keep their slots for the whole step; any other value's slot (and an
  * equation's scratch) is handed out again once its last reader has run (arena.ts).
  */
-export function lowerHost(checked: CheckedProgram, options: { readonly fuse?: boolean } = {}): HostLowered {
+export function lowerHost(checked: CheckedProgram, options: { readonly fuse?: boolean; readonly matmul?: HostMatmulClass } = {}): HostLowered {
   const arena = new ArenaPlan();
   const slots: Record<string, number> = {};
   const constants: [number, HostConstantDtype, number][] = [];
@@ -111,7 +113,7 @@ export function lowerHost(checked: CheckedProgram, options: { readonly fuse?: bo
       calls.push({ op: 'iota', eqn: e.index, y: pos, i32: true, n: T, dim: Math.max(1, T), stride: 1 });
       calls.push({ op: 'rope', eqn: e.index, x: slots[fused.x]!, y: slots[outs[0]!]!, T, H, D, rd: D, pos, cos: slots[fused.cos]!, sin: slots[fused.sin]!, maxPos: Math.max(1, T) });
     } else if (!alias(e)) {
-      calls.push(...lowerEqn(e, io, weight));
+      calls.push(...lowerEqn(e, io, weight, (w) => ((options.matmul ?? 'exact') === 'q8' && (HOST_Q8_WEIGHTS as readonly string[]).includes(weights[w]!.type) ? 'matmul_wq' : 'matmul_w')));
     }
     // Freed only now, so an equation's output never shares bytes with its own inputs or scratch.
     for (const at of scratch) arena.release(at);
@@ -159,7 +161,7 @@ function refused(e: CheckedEqn, what: string = e.op): never {
 
 const n = (t: AnyType): number => numel(t.shape);
 
-function lowerEqn(e: CheckedEqn, io: RowBodySlots, weight: (k: number) => number | undefined): KernelCall[] {
+function lowerEqn(e: CheckedEqn, io: RowBodySlots, weight: (k: number) => number | undefined, matmulOp: (w: number) => 'matmul_w' | 'matmul_wq'): KernelCall[] {
   const { at, place: scratch } = io;
   const y = io.out(0);
   const eqn = e.index;
@@ -200,7 +202,7 @@ function lowerEqn(e: CheckedEqn, io: RowBodySlots, weight: (k: number) => number
   switch (op) {
     case 'matmul': {
       const w = weight(1);
-      if (w !== undefined) return [{ op: 'matmul_w', eqn, x: at(0), y, T: x.shape[0]!, w }];
+      if (w !== undefined) return [{ op: matmulOp(w), eqn, x: at(0), y, T: x.shape[0]!, w }];
       const b = e.ins[1]!;
       const r = x.shape.length;
       const dims = { batch: numel(x.shape.slice(0, r - 2)), M: x.shape[r - 2]!, K: x.shape[r - 1]!, N: b.shape[r - 1]! };

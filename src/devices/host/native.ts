@@ -62,6 +62,7 @@ interface HostAddon {
   setDropBlockFault(on: boolean): void;
   setAttentionFault(mode: number): void;
   abi(): HostAbi;
+  setQ8RoundFault(on: boolean): void;
   readonly HostWeight: new (spec: NativeSpec) => HostWeight;
 }
 
@@ -121,6 +122,16 @@ export class HostKernels {
    */
   setAttentionFault(fault: 'drop-last' | 'scale' | null): void {
     this.addon.setAttentionFault(fault === null ? 0 : fault === 'drop-last' ? 1 : 2);
+  }
+
+  /**
+   * Test only (a negative control): matmul_wq rounds every activation code one step above the
+   * nearest (at most 127), process-wide until cleared.
+   *
+   * @internal
+   */
+  setQ8RoundFault(on: boolean): void {
+    this.addon.setQ8RoundFault(on);
   }
 
   /** Resizes the pool (1 to 1024 lanes, the calling thread being one). */

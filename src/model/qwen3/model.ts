@@ -32,6 +32,12 @@ export interface LoadModelOptions {
   readonly ctx?: number;
   /** Threads for a target that takes a count (host); the cpu target runs the oracle on one. */
   readonly threads?: number;
+  /**
+   * On host, matmuls by a quantized weight in the exact class (f32 activations, within γ(K+2)) rather
+   * than the default q8-activations class (docs/HOST.md, "q8 activations": faster prefill, its own
+   * bound, batch-invariant). Part of the artifacts' identity.
+   */
+  readonly exactMatmul?: boolean;
   /** Tokens per prefill step at most (default 512; halved, down to 16, while its program is past the program-bytes limit). */
   readonly prefillChunk?: number;
   /** An engine to run on (it stays open); default a new one, closed by close(). */
@@ -112,12 +118,17 @@ export class Qwen3Model {
     if (opts.engine !== undefined && opts.threads !== undefined) {
       throw new InvalidOptions('threads', 'an engine given to loadModel keeps its own threads: createEngine({ devices: { host: { threads } } })');
     }
+    if (opts.exactMatmul !== undefined && typeof opts.exactMatmul !== 'boolean') throw new InvalidOptions('exactMatmul', `true or false, not ${typeof opts.exactMatmul}`);
+    if (opts.engine !== undefined && opts.exactMatmul !== undefined) {
+      throw new InvalidOptions('exactMatmul', 'an engine given to loadModel keeps its own matmul class: createEngine({ devices: { host: { matmul } } })');
+    }
+    const host = { ...(opts.threads === undefined ? {} : { threads: opts.threads }), matmul: opts.exactMatmul === true ? 'exact' as const : 'q8' as const };
     // Made now so that bad limits refuse the load; its thread starts with the first text.
     const text = source.tokenizer instanceof TokenizerError ? undefined : new TextWorker(source.tokenizer.source, opts.textLimits);
     TEXT_WORKERS.set(source, { limits: opts.textLimits ?? {}, ...(text !== undefined ? { worker: text } : {}) });
     const limits = resolveLimits(opts.limits);
     const owned = opts.engine === undefined
-      ? createEngine({ ...(opts.cacheDir === undefined ? {} : { cacheDir: opts.cacheDir }), ...(opts.threads === undefined ? {} : { devices: { host: { threads: opts.threads } } }), ...(opts.limits === undefined ? {} : { limits }) })
+      ? createEngine({ ...(opts.cacheDir === undefined ? {} : { cacheDir: opts.cacheDir }), devices: { host }, ...(opts.limits === undefined ? {} : { limits }) })
       : undefined;
     const prefill = opts.prefillTarget === undefined ? undefined : checkTargetList(opts.prefillTarget, 'prefillTarget');
     const runner = new EngineRunner(opts.engine ?? owned!, target, source.weights, opts.deadlineMs, prefill);

@@ -96,6 +96,14 @@ Napi::Value setDropBlockFaultJs(const Napi::CallbackInfo& info) {
   return env.Undefined();
 }
 
+// Test only: setQ8RoundFault(on) (matmul.h): matmul_wq rounds every activation code one step up.
+Napi::Value setQ8RoundFaultJs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsBoolean()) throw Napi::TypeError::New(env, "setQ8RoundFault(on) takes a boolean");
+  setQ8RoundFault(info[0].As<Napi::Boolean>().Value());
+  return env.Undefined();
+}
+
 // The bytes of a Uint8Array argument (over an ArrayBuffer or a SharedArrayBuffer).
 Napi::Uint8Array bytesArg(const Napi::CallbackInfo& info, size_t i, const char* what) {
   if (info.Length() <= i || !info[i].IsTypedArray() || info[i].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) {
@@ -228,6 +236,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   exports.Set("setUnaryFault", Napi::Function::New<setUnaryFaultJs>(env, "setUnaryFault"));
   exports.Set("setAttentionFault", Napi::Function::New<setAttentionFaultJs>(env, "setAttentionFault"));
   exports.Set("setDropBlockFault", Napi::Function::New<setDropBlockFaultJs>(env, "setDropBlockFault"));
+  exports.Set("setQ8RoundFault", Napi::Function::New<setQ8RoundFaultJs>(env, "setQ8RoundFault"));
   exports.Set("streamRead", Napi::Function::New<streamRead>(env, "streamRead"));
   exports.Set("abi", Napi::Function::New<abi>(env, "abi"));
   exports.Set("HostWeight", weight);

@@ -44,8 +44,9 @@ Features detect() {
   const bool avx512dq = b & (1u << 17);
   const bool avx512bw = b & (1u << 30);
   const bool avx512vl = b & (1u << 31);
+  const bool avx512vnni = c & (1u << 11);
   f.avx2 = ymmState && avx2 && fma && f16c;
-  f.avx512 = f.avx2 && zmmState && avx512f && avx512dq && avx512bw && avx512vl;
+  f.avx512 = f.avx2 && zmmState && avx512f && avx512dq && avx512bw && avx512vl && avx512vnni;
 #endif
   return f;
 }

@@ -124,6 +124,88 @@ struct V256 {
     c1[0] = cvt8(u1);
     c1[1] = cvt8(_mm_srli_si128(u1, 8));
   }
+  // q8 activations (simdQ8.inc): maddubs adds pairs of u8*s8 products into i16 (no saturation for
+  // codes below 128: 2*127*128 < 2^15), madd pairs of those into i32. A q8_0 code (u = c + 128, up to
+  // 255) would saturate, so `wide` takes the signed code c = u - 128 as |c| times x with c's sign, and
+  // adds back 128 times the activations' sum.
+  static void q8dot(const uint8_t* u, const int8_t* x, int32_t x0, int32_t x1, bool wide, int32_t* lo, int32_t* hi) {
+    int32_t xw[8];
+    __builtin_memcpy(xw, x, 32);
+    const __m256i ones = _mm256_set1_epi16(1), flip = _mm256_set1_epi8(char(0x80));
+    for (int half = 0; half < 2; half++) {
+      __m256i l = _mm256_setzero_si256(), h = _mm256_setzero_si256();
+      for (int q = 0; q < 8; q++) {
+        const __m256i uq = _mm256_load_si256(reinterpret_cast<const __m256i*>(u + q * 64 + half * 32));
+        const __m256i xq = _mm256_set1_epi32(xw[q]);
+        __m256i p;
+        if (wide) {
+          const __m256i c = _mm256_xor_si256(uq, flip);
+          p = _mm256_maddubs_epi16(_mm256_abs_epi8(c), _mm256_sign_epi8(xq, c));
+        } else {
+          p = _mm256_maddubs_epi16(uq, xq);
+        }
+        p = _mm256_madd_epi16(p, ones);
+        if (q < 4) l = _mm256_add_epi32(l, p);
+        else h = _mm256_add_epi32(h, p);
+      }
+      if (wide) {
+        l = _mm256_add_epi32(l, _mm256_set1_epi32(128 * x0));
+        h = _mm256_add_epi32(h, _mm256_set1_epi32(128 * x1));
+      }
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(lo + half * 8), l);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(hi + half * 8), h);
+    }
+  }
+  static constexpr bool Q8FUSED = false;
+  template <int MODE, bool WIDE, class Tile>
+  static void q8acc(const Tile&, const int8_t*, int32_t, int32_t, float, float*) {}
+  // A tile of q4_0, q4_1 or q8_0 blocks by gathers: 32-bit word q of 8 rows' blocks at once.
+  template <int TYPE, class Tile>
+  static bool q8Gather(const WeightView& w, int64_t n0, int nt, int64_t b, Tile& t) {
+    if constexpr (TYPE == W_Q4_0 || TYPE == W_Q4_1 || TYPE == W_Q8_0) {
+      if (w.rowBytes > (size_t(1) << 26)) return false;
+      constexpr int BB = TYPE == W_Q4_0 ? 18 : TYPE == W_Q4_1 ? 20 : 34;
+      const uint8_t* base = w.data + size_t(n0) * w.rowBytes + size_t(b) * BB;
+      t.permuted = false;
+      for (int half = 0; half < 2; half++) {
+        const __m256i lane = _mm256_min_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(nt - 1 - half * 8));
+        const __m256i idx = _mm256_mullo_epi32(_mm256_max_epi32(lane, _mm256_setzero_si256()), _mm256_set1_epi32(int(w.rowBytes)));
+        const uint8_t* hb = base + (nt > half * 8 ? size_t(half * 8) * w.rowBytes : 0);
+        const __m256i live = _mm256_cmpgt_epi32(_mm256_set1_epi32(nt - half * 8), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        const __m256i sd = _mm256_i32gather_epi32(reinterpret_cast<const int*>(hb), idx, 1);
+        alignas(32) int32_t words[8];
+        _mm256_store_si256(reinterpret_cast<__m256i*>(words), sd);
+        alignas(16) uint16_t dh[8], mh[8];
+        for (int i = 0; i < 8; i++) {
+          dh[i] = uint16_t(words[i] & 0xffff);
+          mh[i] = uint16_t(uint32_t(words[i]) >> 16);
+        }
+        const __m256 d = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(dh)));
+        _mm256_store_ps(t.a1 + half * 8, _mm256_and_ps(d, _mm256_castsi256_ps(live)));
+        if constexpr (TYPE == W_Q4_1) {
+          const __m256 m = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(mh)));
+          _mm256_store_ps(t.a2 + half * 8, _mm256_and_ps(m, _mm256_castsi256_ps(live)));
+        } else {
+          _mm256_store_ps(t.a2 + half * 8, _mm256_setzero_ps());
+        }
+        if constexpr (TYPE == W_Q8_0) {
+          for (int q = 0; q < 8; q++) {
+            const __m256i g = _mm256_i32gather_epi32(reinterpret_cast<const int*>(hb + 2 + 4 * q), idx, 1);
+            _mm256_store_si256(reinterpret_cast<__m256i*>(t.u + q * 64 + half * 32), _mm256_xor_si256(g, _mm256_set1_epi32(int(0x80808080u))));
+          }
+        } else {
+          const __m256i m = _mm256_set1_epi8(15);
+          for (int q = 0; q < 4; q++) {
+            const __m256i g = _mm256_i32gather_epi32(reinterpret_cast<const int*>(hb + (TYPE == W_Q4_0 ? 2 : 4) + 4 * q), idx, 1);
+            _mm256_store_si256(reinterpret_cast<__m256i*>(t.u + q * 64 + half * 32), _mm256_and_si256(g, m));
+            _mm256_store_si256(reinterpret_cast<__m256i*>(t.u + (q + 4) * 64 + half * 32), _mm256_and_si256(_mm256_srli_epi32(g, 4), m));
+          }
+        }
+      }
+      return true;
+    }
+    return false;
+  }
   // exp in f64 over 4 lanes, as isaAvx512.cc's exp8 (AVX2 has no f64 -> i64 conversion: n fits in
   // 32 bits, and its exponent bits are built from an i32).
   static __m256d exp4(__m256d x) {

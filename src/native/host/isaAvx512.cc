@@ -1,4 +1,4 @@
-// The AVX-512 path (F, BW, DQ, VL, with FMA and F16C): 16 lanes, panels of 32 columns by 6 rows (12
+// The AVX-512 path (F, BW, DQ, VL and VNNI, with FMA and F16C): 16 lanes, panels of 32 columns by 6 rows (12
 // accumulators in 32 zmm registers). Compiled for that target by the pragma; nothing calls it unless
 // cpuid says the CPU has it (kernels.h, kernelsFor).
 #include "kernels.h"
@@ -6,10 +6,10 @@
 #if defined(__x86_64__)
 
 #if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,f16c"))), apply_to = function)
+#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512vnni,avx2,fma,f16c"))), apply_to = function)
 #else
 #pragma GCC push_options
-#pragma GCC target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,f16c")
+#pragma GCC target("avx512f,avx512bw,avx512dq,avx512vl,avx512vnni,avx2,fma,f16c")
 // GCC 12's own avx512fintrin.h trips these on its _mm512_undefined_* placeholders.
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -19,6 +19,9 @@
 
 namespace host {
 namespace {
+
+// simdDecode.inc's, defined there (after this struct).
+inline void unpackScalesK4(const uint8_t* s, uint8_t* out);
 
 struct V512 {
   using F = __m512;
@@ -125,6 +128,161 @@ struct V512 {
     split(ld16(p), &lo, &hi);
     c0[0] = cvt16(_mm_unpacklo_epi8(lo, hi));
     c1[0] = cvt16(_mm_unpackhi_epi8(lo, hi));
+  }
+  // q8 activations (simdQ8.inc), with AVX512-VNNI: vpdpbusd adds four u8*s8 products per lane.
+  static void q8dot(const uint8_t* u, const int8_t* x, int32_t, int32_t, bool, int32_t* lo, int32_t* hi) {
+    int32_t xw[8];
+    __builtin_memcpy(xw, x, 32);
+    __m512i l = _mm512_setzero_si512(), h = _mm512_setzero_si512();
+    for (int q = 0; q < 4; q++) l = _mm512_dpbusd_epi32(l, _mm512_load_si512(u + q * 64), _mm512_set1_epi32(xw[q]));
+    for (int q = 4; q < 8; q++) h = _mm512_dpbusd_epi32(h, _mm512_load_si512(u + q * 64), _mm512_set1_epi32(xw[q]));
+    _mm512_store_si512(lo, l);
+    _mm512_store_si512(hi, h);
+  }
+  // q8dot and simdQ8.inc's accumulation of one row fused: the same operations lane by lane (MODE as
+  // Q8Mode: 0 one term with an offset, 1 a second term of the activations' sum, 2 two half terms).
+  static constexpr bool Q8FUSED = true;
+  template <int MODE, bool WIDE, class Tile>
+  static void q8acc(const Tile& t, const int8_t* x, int32_t x0, int32_t x1, float d, float* o) {
+    int32_t xw[8];
+    __builtin_memcpy(xw, x, 32);
+    __m512i l = _mm512_setzero_si512(), h = _mm512_setzero_si512();
+    for (int q = 0; q < 4; q++) l = _mm512_dpbusd_epi32(l, _mm512_load_si512(t.u + q * 64), _mm512_set1_epi32(xw[q]));
+    for (int q = 4; q < 8; q++) h = _mm512_dpbusd_epi32(h, _mm512_load_si512(t.u + q * 64), _mm512_set1_epi32(xw[q]));
+    const __m512 dv = _mm512_set1_ps(d);
+    __m512 acc = _mm512_load_ps(o);
+    if constexpr (MODE == 0) {
+      const __m512i i1 = _mm512_sub_epi32(_mm512_add_epi32(l, h), _mm512_set1_epi32((WIDE ? 128 : 8) * (x0 + x1)));
+      acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_cvtepi32_ps(i1), _mm512_mul_ps(_mm512_load_ps(t.a1), dv)));
+    } else if constexpr (MODE == 1) {
+      acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(l, h)), _mm512_mul_ps(_mm512_load_ps(t.a1), dv)));
+      acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_set1_ps(float(x0 + x1)), _mm512_mul_ps(_mm512_load_ps(t.a2), dv)));
+    } else {
+      acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(l, _mm512_set1_epi32(32 * x0))), _mm512_mul_ps(_mm512_load_ps(t.a1), dv)));
+      acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(h, _mm512_set1_epi32(32 * x1))), _mm512_mul_ps(_mm512_load_ps(t.a2), dv)));
+    }
+    _mm512_store_ps(o, acc);
+  }
+  // Four rows' 16 bytes (rows r, r+1, r+2, r+3 in 128-bit lanes 0-3).
+  static __m512i rows4(const uint8_t* p, size_t stride, const int* r) {
+    __m512i z = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + size_t(r[0]) * stride)));
+    z = _mm512_inserti32x4(z, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + size_t(r[1]) * stride)), 1);
+    z = _mm512_inserti32x4(z, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + size_t(r[2]) * stride)), 2);
+    return _mm512_inserti32x4(z, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + size_t(r[3]) * stride)), 3);
+  }
+  // 16 rows' 16 bytes at p (row j at p + j*stride, rows past nt read row nt-1) as 4 vectors of one
+  // 32-bit word each: q[e] lane i = word e of row (i/4) + 4*(i%4) (Q8Tile::permuted).
+  static void words16x4(const uint8_t* p, size_t stride, int nt, __m512i* q) {
+    int r[16];
+    for (int j = 0; j < 16; j++) r[j] = j < nt ? j : nt - 1;
+    const __m512i z0 = rows4(p, stride, r), z1 = rows4(p, stride, r + 4), z2 = rows4(p, stride, r + 8), z3 = rows4(p, stride, r + 12);
+    const __m512i a = _mm512_unpacklo_epi32(z0, z1), b = _mm512_unpackhi_epi32(z0, z1);
+    const __m512i c = _mm512_unpacklo_epi32(z2, z3), d = _mm512_unpackhi_epi32(z2, z3);
+    q[0] = _mm512_unpacklo_epi64(a, c);
+    q[1] = _mm512_unpackhi_epi64(a, c);
+    q[2] = _mm512_unpacklo_epi64(b, d);
+    q[3] = _mm512_unpackhi_epi64(b, d);
+  }
+  // A tile of q4_0, q4_1 or q8_0 blocks: the codes by loads and unpacks (permuted lanes), the scales
+  // by one gather.
+  template <int TYPE, class Tile>
+  static bool q8Gather(const WeightView& w, int64_t n0, int nt, int64_t b, Tile& t) {
+    if constexpr (TYPE == W_Q4_0 || TYPE == W_Q4_1 || TYPE == W_Q8_0) {
+      if (w.rowBytes > (size_t(1) << 26)) return false;
+      constexpr int BB = TYPE == W_Q4_0 ? 18 : TYPE == W_Q4_1 ? 20 : 34;
+      const uint8_t* base = w.data + size_t(n0) * w.rowBytes + size_t(b) * BB;
+      // Lane i is row (i/4) + 4*(i%4), clamped to the tile's rows.
+      const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+      const __m512i row = _mm512_add_epi32(_mm512_srli_epi32(iota, 2), _mm512_slli_epi32(_mm512_and_si512(iota, _mm512_set1_epi32(3)), 2));
+      const __mmask16 live = _mm512_cmplt_epi32_mask(row, _mm512_set1_epi32(nt));
+      const __m512i idx = _mm512_mullo_epi32(_mm512_min_epi32(row, _mm512_set1_epi32(nt - 1)), _mm512_set1_epi32(int(w.rowBytes)));
+      const __m512i sd = _mm512_i32gather_epi32(idx, base, 1);
+      _mm512_store_ps(t.a1, _mm512_maskz_mov_ps(live, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(sd))));
+      if constexpr (TYPE == W_Q4_1) {
+        _mm512_store_ps(t.a2, _mm512_maskz_mov_ps(live, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(sd, 16)))));
+      } else {
+        _mm512_store_ps(t.a2, _mm512_setzero_ps());
+      }
+      t.permuted = true;
+      __m512i q[4];
+      if constexpr (TYPE == W_Q8_0) {
+        const __m512i flip = _mm512_set1_epi32(int(0x80808080u));
+        for (int half = 0; half < 2; half++) {
+          words16x4(base + 2 + 16 * half, w.rowBytes, nt, q);
+          for (int e = 0; e < 4; e++) _mm512_store_si512(t.u + (half * 4 + e) * 64, _mm512_xor_si512(q[e], flip));
+        }
+      } else {
+        const __m512i m = _mm512_set1_epi8(15);
+        words16x4(base + (TYPE == W_Q4_0 ? 2 : 4), w.rowBytes, nt, q);
+        for (int e = 0; e < 4; e++) {
+          _mm512_store_si512(t.u + e * 64, _mm512_and_si512(q[e], m));
+          _mm512_store_si512(t.u + (e + 4) * 64, _mm512_and_si512(_mm512_srli_epi32(q[e], 4), m));
+        }
+      }
+      return true;
+    }
+    if constexpr (TYPE == W_Q4_K || TYPE == W_Q6_K) {
+      if (w.rowBytes > (size_t(1) << 26)) return false;
+      constexpr int SB = TYPE == W_Q4_K ? 144 : 210;
+      const int64_t sb = b / 8;
+      const int s = int(b % 8);
+      const uint8_t* base = w.data + size_t(n0) * w.rowBytes + size_t(sb) * SB;
+      t.permuted = true;
+      if (t.sb != sb) {
+        // Every sub-block's factors of the 16 lanes (lane i is row (i/4) + 4*(i%4)), once per super-block.
+        t.sb = sb;
+        for (int i = 0; i < 16; i++) {
+          const int row = (i >> 2) + 4 * (i & 3);
+          if (row >= nt) {
+            for (int j = 0; j < 8; j++) t.s1[j][i] = t.s2[j][i] = 0.f;
+            continue;
+          }
+          const uint8_t* blk = base + size_t(row) * w.rowBytes;
+          if constexpr (TYPE == W_Q4_K) {
+            uint8_t sm[16];
+            unpackScalesK4(blk + 4, sm);
+            const float d = _cvtsh_ss(loadU16(blk)), dmin = _cvtsh_ss(loadU16(blk + 2));
+            for (int j = 0; j < 8; j++) {
+              t.s1[j][i] = d * float(sm[j]);
+              t.s2[j][i] = -(dmin * float(sm[8 + j]));
+            }
+          } else {
+            const float d = _cvtsh_ss(loadU16(blk + 208));
+            const int8_t* sc = reinterpret_cast<const int8_t*>(blk + 192);
+            for (int j = 0; j < 8; j++) {
+              const int h = j / 4, g = j % 4;
+              t.s1[j][i] = d * float(sc[h * 8 + 2 * g]);
+              t.s2[j][i] = d * float(sc[h * 8 + 2 * g + 1]);
+            }
+          }
+        }
+      }
+      _mm512_store_ps(t.a1, _mm512_load_ps(t.s1[s]));
+      _mm512_store_ps(t.a2, _mm512_load_ps(t.s2[s]));
+      const __m512i m = _mm512_set1_epi8(15);
+      __m512i q[4];
+      for (int half = 0; half < 2; half++) {
+        if constexpr (TYPE == W_Q4_K) {
+          words16x4(base + 16 + (s / 2) * 32 + half * 16, w.rowBytes, nt, q);
+          for (int e = 0; e < 4; e++) {
+            const __m512i v = s & 1 ? _mm512_srli_epi32(q[e], 4) : q[e];
+            _mm512_store_si512(t.u + (half * 4 + e) * 64, _mm512_and_si512(v, m));
+          }
+        } else {
+          const int h = s / 4, g = s % 4;
+          __m512i hb[4];
+          words16x4(base + h * 64 + (g & 1) * 32 + half * 16, w.rowBytes, nt, q);
+          words16x4(base + 128 + h * 32 + half * 16, w.rowBytes, nt, hb);
+          for (int e = 0; e < 4; e++) {
+            const __m512i lo = _mm512_and_si512(g < 2 ? q[e] : _mm512_srli_epi32(q[e], 4), m);
+            const __m512i hi = _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(hb[e], 2 * g), _mm512_set1_epi8(3)), 4);
+            _mm512_store_si512(t.u + (half * 4 + e) * 64, _mm512_or_si512(lo, hi));
+          }
+        }
+      }
+      return true;
+    }
+    return false;
   }
   // exp in f64 over 8 lanes: x = n ln2 + r, |r| <= ln2/2 (ln2 in two parts, so r is exact to about
   // 2^-60), e^r by its Taylor series to r^11 (truncation below 2^-52 there), scaled by 2^n through

@@ -61,6 +61,19 @@ struct VScalar {
     rows16(p, c0);
     rows16(p + 8, c1);
   }
+  // q8 activations (simdQ8.inc): the sums of u*x over codes 0-15 and 16-31 of 16 lanes.
+  static void q8dot(const uint8_t* u, const int8_t* x, int32_t, int32_t, bool, int32_t* lo, int32_t* hi) {
+    for (int j = 0; j < 16; j++) lo[j] = hi[j] = 0;
+    for (int k = 0; k < 32; k++) {
+      int32_t* o = k < 16 ? lo : hi;
+      for (int j = 0; j < 16; j++) o[j] += int32_t(u[((k >> 2) * 16 + j) * 4 + (k & 3)]) * x[k];
+    }
+  }
+  template <int TYPE, class Tile>
+  static bool q8Gather(const WeightView&, int64_t, int, int64_t, Tile&) { return false; }
+  static constexpr bool Q8FUSED = false;
+  template <int MODE, bool WIDE, class Tile>
+  static void q8acc(const Tile&, const int8_t*, int32_t, int32_t, float, float*) {}
   static F expd(F x) { return float(std::exp(double(x))); }
   static F logistic(F x) {
     const double d = x;

@@ -3,7 +3,10 @@
 // table; matmul.cc and ops.cc pick a table at run time and do the threading.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <limits>
 
 #include "cpu.h"
 #include "wtypes.h"
@@ -19,6 +22,26 @@ using GemvFn = void (*)(const float* x, const WeightView& w, int64_t n0, int64_t
 using PanelFn = void (*)(const float* x, int64_t ldx, int64_t rows, const float* wp, int64_t ldw,
                          int64_t k, float* y, int64_t ldy, int64_t cols);
 
+// Activation rows quantized for matmul_wq (docs/HOST.md, "q8 activations"): row t's block b of 32
+// is int8 codes q[(t*kb + b)*32 ..], scale d[t*kb + b], and the sums of its first and second 16
+// codes s[(t*kb + b)*2], s[.. + 1]. K not a multiple of 32 (q4nx) is zero-padded.
+struct Q8Act {
+  const int8_t* q;
+  const float* d;
+  const int32_t* s;
+  int64_t kb;
+};
+
+// Rows one Q8TileFn call takes at most.
+constexpr int Q8_ROWS = 64;
+
+// y[(t0 + r)*ldy + n0 + j] for r < rows (<= Q8_ROWS) and j < nt (<= 16): activation rows t0.. of `a`
+// times weight rows n0.. (for q4nx, n0 is a multiple of 16).
+using Q8TileFn = void (*)(const WeightView& w, int64_t n0, int nt, const Q8Act& a, int64_t t0, int rows, float* y, int64_t ldy);
+
+// One row of K activations to kb blocks (q, d, s as in Q8Act); `fault`: the test's negative control.
+using Q8QuantFn = void (*)(const float* x, int64_t K, int64_t kb, int8_t* q, float* d, int32_t* s, bool fault);
+
 // Elementwise loops over f32: y[i] = f(a[i], b[i]); a scalar operand has stride 0.
 using BinaryFn = void (*)(const float* a, int64_t sa, const float* b, int64_t sb, float* y, int64_t n);
 
@@ -27,6 +50,9 @@ struct IsaKernels {
   int nr;  // the panel width PanelFn takes
   GemvFn gemv[W_COUNT];
   PanelFn panel;
+  // The q8-activation matmul per quantized weight type (null for the float types).
+  Q8TileFn q8tile[W_COUNT];
+  Q8QuantFn q8quant;
   // The op-table binary ops in the order of BinaryOp (ops.h).
   BinaryFn binary[6];
   // Row reductions: sum (from -0), max (from -inf, NaN wins), sum of squares.

@@ -45,7 +45,8 @@ namespace host {
   X(K_BINARY_T, "binary_t", "fn", "dtype", "a", "b", "y", "n", "aScalar", "bScalar") \
   X(K_REDUCE_T, "reduce_t", "max", "dtype", "x", "y", "rows", "C") \
   X(K_MATMUL_T, "matmul_t", "dtype", "a", "b", "y", "batch", "M", "K", "N") \
-  X(K_ATTENTION, "attention", "q", "k", "v", "bias", "y", "B", "M", "D", "N", "Dv", "scale", "bB", "bG", "bRow")
+  X(K_ATTENTION, "attention", "q", "k", "v", "bias", "y", "B", "M", "D", "N", "Dv", "scale", "bB", "bG", "bRow") \
+  X(K_MATMUL_WQ, "matmul_wq", "x", "y", "T", "w")
 
 enum KernelOp {
 #define HOST_KERNEL_ENUM(id, name, ...) id,

@@ -114,7 +114,7 @@ Rec checkRecord(const Arena& a, const std::vector<WeightView>& weights, size_t i
   auto& v = rec.v;
   Range x, y, z;
   switch (op) {
-    case K_MATMUL_W: {
+    case K_MATMUL_W: case K_MATMUL_WQ: {
       rec.w = ck.weight("w");
       v[2] = ck.integer("T", 1);
       rec.p[0] = ck.region("x", (unsigned __int128)v[2] * rec.w->k, F, &x);

@@ -21,6 +21,32 @@ constexpr int64_t PANEL_ROWS = 12;
 int64_t roundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
 std::atomic<bool> dropBlock{false};
+std::atomic<bool> q8Round{false};
+
+// The q8 path's threads split the output columns in tiles of 16, each tile at least this many weight
+// bytes (as MIN_SHARE_BYTES); rows are quantized first, one piece per row.
+void matmulQ8Of(const Ctx& c, const float* x, int64_t T, const WeightView& w, float* y, Q8TileFn f) {
+  const IsaKernels& k = *c.k;
+  const int64_t kb = (w.k + 31) / 32;
+  std::vector<int8_t> q(size_t(T * kb * 32));
+  std::vector<float> d(size_t(T * kb));
+  std::vector<int32_t> s(size_t(T * kb * 2));
+  const bool fault = q8Round.load(std::memory_order_relaxed);
+  c.pool->run(T, T * w.k >= (1 << 14) ? 1 : T, [&](int, int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; t++) k.q8quant(x + t * w.k, w.k, kb, q.data() + t * kb * 32, d.data() + t * kb, s.data() + t * kb * 2, fault);
+  });
+  const Q8Act a{q.data(), d.data(), s.data(), kb};
+  const uint64_t rowBytes = w.type == W_Q4NX_Q41 ? uint64_t(w.kTiles) * Q4NX_TILE_BYTES / Q4NX_TILE_ROWS : w.rowBytes;
+  const int64_t tiles = (w.n + 15) / 16;
+  const int64_t grain = int64_t(MIN_SHARE_BYTES / (16 * (rowBytes ? rowBytes : 1))) / std::max<int64_t>(1, T) + 1;
+  c.pool->run(tiles, grain, [&](int, int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; p++) {
+      const int64_t n0 = p * 16;
+      const int nt = int(std::min<int64_t>(16, w.n - n0));
+      for (int64_t t0 = 0; t0 < T; t0 += Q8_ROWS) f(w, n0, nt, a, t0, int(std::min<int64_t>(Q8_ROWS, T - t0)), y, w.n);
+    }
+  });
+}
 
 void matmulWeightOf(const Ctx& c, const float* x, int64_t T, const WeightView& w, float* y);
 
@@ -28,12 +54,14 @@ void matmulWeightOf(const Ctx& c, const float* x, int64_t T, const WeightView& w
 
 void setDropBlockFault(bool on) { dropBlock = on; }
 
-void matmulWeight(const Ctx& c, const float* x, int64_t T, const WeightView& w, float* y) {
+// Runs `f` on w, or, under the drop-block fault, on a copy of the weight with its first block zeroed
+// in every row (a q4nx tile holds one block of 32 rows): what a kernel that skipped that block would
+// compute.
+template <class F>
+void withFault(const WeightView& w, F f) {
   uint64_t bytes = 0;
   std::string why;
-  if (!dropBlock.load(std::memory_order_relaxed) || !weightBytes(w.type, w.k, w.n, &bytes, &why)) return matmulWeightOf(c, x, T, w, y);
-  // The fault: a copy of the weight with its first block zeroed in every row (a q4nx tile holds one
-  // block of 32 rows), which is what a kernel that skipped that block would compute.
+  if (!dropBlock.load(std::memory_order_relaxed) || !weightBytes(w.type, w.k, w.n, &bytes, &why)) return f(w);
   std::vector<uint8_t> copy(w.data, w.data + bytes);
   if (w.type == W_Q4NX_Q41) {
     std::fill_n(copy.begin(), Q4NX_TILE_BYTES, uint8_t(0));
@@ -42,7 +70,21 @@ void matmulWeight(const Ctx& c, const float* x, int64_t T, const WeightView& w, 
   }
   WeightView v = w;
   v.data = copy.data();
-  matmulWeightOf(c, x, T, v, y);
+  f(v);
+}
+
+void matmulWeight(const Ctx& c, const float* x, int64_t T, const WeightView& w, float* y) {
+  withFault(w, [&](const WeightView& v) { matmulWeightOf(c, x, T, v, y); });
+}
+
+void setQ8RoundFault(bool on) { q8Round = on; }
+
+void matmulWeightQ8(const Ctx& c, const float* x, int64_t T, const WeightView& w, float* y) {
+  const IsaKernels& k = *c.k;
+  const Q8TileFn f = k.q8tile[w.type];
+  // The float types have no integer form: they keep the exact f32 kernels.
+  if (f == nullptr) return matmulWeight(c, x, T, w, y);
+  withFault(w, [&](const WeightView& v) { matmulQ8Of(c, x, T, v, y, f); });
 }
 
 namespace {

@@ -16,6 +16,15 @@ void matmulWeight(const Ctx& c, const float* x, int64_t T, const WeightView& w, 
 // weight row (zeroes it in a copy). Off by default; process-wide, so a test sets it and clears it.
 void setDropBlockFault(bool on);
 
+// The same product in the q8-activations class (matmul_wq, docs/HOST.md "q8 activations"): each
+// activation row quantized per block of 32 to int8 with an f32 scale, times the weight's codes in
+// integer dot products. Each output is the same bits whatever T, the other rows and the thread split
+// (simdQ8.inc). f32, f16 and bf16 weights run matmulWeight (the exact class). The drop-block fault
+// applies here too.
+void matmulWeightQ8(const Ctx& c, const float* x, int64_t T, const WeightView& w, float* y);
+// Test only: every activation code of matmulWeightQ8 one step above the nearest (at most 127).
+void setQ8RoundFault(bool on);
+
 // The op table's f32 matmul: c [batch, M, N] = a [batch, M, K] x b [batch, K, N], all row-major.
 void matmulF32(const Ctx& c, const float* a, const float* b, float* out, int64_t batch, int64_t M, int64_t K, int64_t N);
 

@@ -35,7 +35,13 @@ export type HostContract =
   /** A sum of C terms: |got - exact| <= γ(C)·Σ|x|, where Σ|x| is finite in f32. */
   | { readonly kind: 'sum' }
   /** A row kernel: |got - exact| <= rel·|exact| + abs, rel and abs derived from the body (hostRows in contracts). */
-  | { readonly kind: 'row'; readonly derivation: string };
+  | { readonly kind: 'row'; readonly derivation: string }
+  /**
+   * The q8-activations class (matmul_wq): activations quantized per block b of 32 (scale d_b, x̂ = q·d_b),
+   * |got - exact| <= Σ_b e_b·Σ_{k in b}|w_k| + γ(m+2)·Σ_k|x̂_k|·(|w_k - o_k| + |o_k|) + m·2^-120, with
+   * e_b = (1/2 + 2^-16)·d_b + 2^-140, o the weight's offset part and m the float terms (docs/HOST.md).
+   */
+  | { readonly kind: 'q8dot' };
 
 const EXACT_MOVE = { kind: 'exact', why: 'data movement copies bytes' } as const;
 const ROUNDED = { kind: 'rounded' } as const;
@@ -88,6 +94,9 @@ export const HOST_TYPED_CONTRACTS = {
   row_kernel: { kind: 'exact', why: 'each step is the oracle\'s step, rounded once to the dtype; a body with a libm step is held to its derived bound instead (run --verify, docs/HOST.md)' },
 } as const satisfies Readonly<Partial<Record<OpName, HostContract>>>;
 
+/** The contract of a weight matmul in the q8-activations class (matmul_wq), beside `matmul`'s exact-class one. */
+export const HOST_Q8_CONTRACT = { kind: 'q8dot' } as const satisfies HostContract;
+
 /** Words for a contract, as the report and docs/HOST.md print it. */
 export function describeHostContract(c: HostContract): string {
   switch (c.kind) {
@@ -97,6 +106,7 @@ export function describeHostContract(c: HostContract): string {
     case 'dot': return '|err| <= γ(K+2)·Σ|x·w| (w dequantized exactly; where Σ|x·w| < 2^128)';
     case 'sum': return '|err| <= γ(C)·Σ|x| (where Σ|x| < 2^128)';
     case 'row': return c.derivation;
+    case 'q8dot': return '|err| <= Σ_b e_b·Σ|w| + γ(m+2)·Σ|x̂|·(|w - o| + |o|) + m·2^-120, e_b = (1/2 + 2^-16)·d_b + 2^-140 (q8 activations: blocks of 32, d_b = amax/127; m float terms)';
   }
 }
 
