@@ -9,9 +9,9 @@
  *   test/cli/inProcess.ts, which checks what a separate process would have shown instead: the call must
  *   settle within its time bound, must not call process.exit, and must leave nothing behind that would
  *   keep a process alive (a server, a socket, a timer, a child). These run one at a time in the suite's
- *   `before` hook, before any child process starts, so nothing else changes
- *   the resources counted. A regression that spins synchronously would stall this process rather than
- *   fail one case, so a case about spinning or blocking is one of the others.
+ *   `before` hook, before any child process starts, so nothing else changes the resources counted. A
+ *   regression that spins synchronously would stall this process rather than fail one case, so a case
+ *   about spinning or blocking is one of the others.
  * - As its own process (a `script`, or a case whose `ownProcess` names why: a memory bound, a signal, a
  *   hang, a process exit): the built CLI (or the API script) as its own process group under a memory bound
  *   (--max-old-space-size=512) and the case's time bound (the group is killed when it passes); it also
