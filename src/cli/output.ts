@@ -11,18 +11,27 @@ export interface Io {
   err(line: string): void;
   /** Text without a line end, written as it comes (generate's streamed text); absent: lines only. */
   write?(text: string): void;
+  /** What a command reading standard input (tokenize) reads; absent: process.stdin. */
+  readonly stdin?: AsyncIterable<Uint8Array | string>;
 }
 
 /**
- * The terminal: every line is escaped on its way out, since names and strings quoted from files may
+ * A terminal: every line is escaped on its way out, since names and strings quoted from files may
  * hold control characters. JSON stays the same document (JSON.stringify leaves only DEL and C1 raw,
- * and their escapes are JSON's own).
+ * and their escapes are JSON's own). `stdout` and `stderr` receive the escaped text; the tests that run
+ * the CLI in their own process pass buffers here, so they see exactly what a terminal would.
  */
-export const processIo: Io = {
-  out: (l) => process.stdout.write(escapeLines(l) + '\n'),
-  err: (l) => process.stderr.write(escapeLines(l) + '\n'),
-  write: (t) => process.stdout.write(escapeLines(t)),
-};
+export function escapingIo(stdout: (text: string) => void, stderr: (text: string) => void, stdin?: AsyncIterable<Uint8Array | string>): Io {
+  return {
+    out: (l) => stdout(escapeLines(l) + '\n'),
+    err: (l) => stderr(escapeLines(l) + '\n'),
+    write: (t) => stdout(escapeLines(t)),
+    ...(stdin !== undefined ? { stdin } : {}),
+  };
+}
+
+/** The process's own terminal. */
+export const processIo: Io = escapingIo((t) => process.stdout.write(t), (t) => process.stderr.write(t));
 
 /** Exit codes: 0 done, 1 a typed refusal or failure, 2 a usage error, 3 an internal defect. */
 export const EXIT = { ok: 0, refused: 1, usage: 2, internal: 3 } as const;

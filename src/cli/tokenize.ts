@@ -153,6 +153,6 @@ export const tokenize: CliCommand = {
       .option('--no-generation-prompt', 'with --chat: do not open the assistant\'s turn')
       .option('--no-thinking', 'with --chat: enable_thinking=false (Qwen3: an empty think block)')
       .option('--json', 'one JSON line per input line; a bad line prints { "error": ... } and the exit code is 1')
-      .action(action((s: string, o: TokenizeFlags) => tokenizeCommand(s, o, io)));
+      .action(action((s: string, o: TokenizeFlags) => tokenizeCommand(s, o, io, io.stdin)));
   },
 };

@@ -1,17 +1,15 @@
 import { expect } from 'chai';
-import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { tokenizeCommand } from '../../src/cli/tokenize.js';
 import { tempDir } from '../jobs/helpers.js';
+import { cliHere } from './inProcess.js';
 import { QWEN3_DIR, QWEN3_TOKENIZER, qwen3Gguf } from '../model/tokenizer/helpers.js';
 
-const bin = fileURLToPath(new URL('../../src/cli/bin.js', import.meta.url));
-
-function run(args: string[], input: string | Buffer): { status: number | null; out: string[]; err: string } {
-  const r = spawnSync(process.execPath, [bin, 'tokenize', ...args], { input, encoding: 'utf8', timeout: 60_000 });
-  return { status: r.status, out: r.stdout.split('\n').filter((l) => l !== ''), err: r.stderr };
+/** `tokenize ARGS` with `input` on stdin, in this process (see inProcess.ts). */
+async function run(args: string[], input: string | Buffer): Promise<{ status: number | null; out: string[]; err: string }> {
+  const r = await cliHere(['tokenize', ...args], { stdin: input, boundMs: 60_000 });
+  return { status: r.status, out: r.out.split('\n').filter((l) => l !== ''), err: r.err };
 }
 const lines = (...vs: unknown[]) => vs.map((v) => (typeof v === 'string' && v.startsWith('RAW:') ? v.slice(4) : JSON.stringify(v))).join('\n') + '\n';
 
@@ -21,39 +19,39 @@ describe('cli: tokenize', function () {
   before(() => { tmp = tempDir('npuo-tokcli-'); });
   after(() => tmp.remove());
 
-  it('--json encodes one string per line with a tokenizer.json, <think> whole', () => {
-    const r = run([QWEN3_TOKENIZER, '--json'], lines('Hello world', '<think>x</think>', ''));
+  it('--json encodes one string per line with a tokenizer.json, <think> whole', async () => {
+    const r = await run([QWEN3_TOKENIZER, '--json'], lines('Hello world', '<think>x</think>', ''));
     expect(r.status, r.err).to.equal(0);
     expect(r.out.map((l) => JSON.parse(l))).to.deep.equal([{ ids: [9707, 1879] }, { ids: [151667, 87, 151668] }, { ids: [] }]);
   });
 
-  it('--chat --json renders the model directory\'s template, enable_thinking=false with --no-thinking', () => {
-    const r = run([QWEN3_DIR, '--chat', '--no-thinking', '--json'], lines([{ role: 'user', content: 'Hi' }]));
+  it('--chat --json renders the model directory\'s template, enable_thinking=false with --no-thinking', async () => {
+    const r = await run([QWEN3_DIR, '--chat', '--no-thinking', '--json'], lines([{ role: 'user', content: 'Hi' }]));
     expect(r.status, r.err).to.equal(0);
     const doc = JSON.parse(r.out[0]!) as { prompt: string; ids: number[] };
     expect(doc.prompt).to.equal('<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n');
     expect(doc.ids).to.deep.equal([151644, 872, 198, 13048, 151645, 198, 151644, 77091, 198, 151667, 271, 151668, 271]);
-    const plain = run([QWEN3_DIR, '--chat', '--no-generation-prompt', '--json'], lines([{ role: 'user', content: 'Hi' }]));
+    const plain = await run([QWEN3_DIR, '--chat', '--no-generation-prompt', '--json'], lines([{ role: 'user', content: 'Hi' }]));
     expect((JSON.parse(plain.out[0]!) as { prompt: string }).prompt).to.equal('<|im_start|>user\nHi<|im_end|>\n');
   });
 
-  it('a GGUF alone serves: --decode --json from its own vocabulary', () => {
+  it('a GGUF alone serves: --decode --json from its own vocabulary', async () => {
     const gguf = join(tmp.dir, 'qwen3.gguf');
     writeFileSync(gguf, qwen3Gguf());
-    const r = run([gguf, '--decode', '--json'], lines([9707, 1879], [151644, 872, 151645], [151644, 872, 151645]));
+    const r = await run([gguf, '--decode', '--json'], lines([9707, 1879], [151644, 872, 151645], [151644, 872, 151645]));
     expect(r.status, r.err).to.equal(0);
     expect(r.out.map((l) => JSON.parse(l))).to.deep.equal([{ text: 'Hello world' }, { text: '<|im_start|>user<|im_end|>' }, { text: '<|im_start|>user<|im_end|>' }]);
-    const skip = run([gguf, '--decode', '--skip-special', '--json'], lines([151644, 872, 151645]));
+    const skip = await run([gguf, '--decode', '--skip-special', '--json'], lines([151644, 872, 151645]));
     expect(JSON.parse(skip.out[0]!)).to.deep.equal({ text: 'user' });
   });
 
-  it('a bad line gets a typed error on its own line, the others go on, and the exit code is 1', () => {
+  it('a bad line gets a typed error on its own line, the others go on, and the exit code is 1', async () => {
     const input = Buffer.concat([
       Buffer.from(lines('ok', 'RAW:{not json', 42, 'RAW:"\\ud800"')),
       Buffer.from([0x22, 0xff, 0x22, 0x0a]),
       Buffer.from(lines('', 'RAW:', 'RAW:  ', 'after')),
     ]);
-    const r = run([QWEN3_TOKENIZER, '--json'], input);
+    const r = await run([QWEN3_TOKENIZER, '--json'], input);
     expect(r.status).to.equal(1);
     const docs = r.out.map((l) => JSON.parse(l) as { ids?: number[]; error?: { code: string; path: string; reason: string } });
     expect(docs).to.have.length(7);
@@ -68,8 +66,8 @@ describe('cli: tokenize', function () {
     expect(r.err).to.not.match(/at .*\.js:\d+/);
   });
 
-  it('--decode: an id out of range is refused naming the line, the place and the id', () => {
-    const r = run([QWEN3_TOKENIZER, '--decode', '--json'], lines([1, 2, 999999], ['x'], 'text', [9707]));
+  it('--decode: an id out of range is refused naming the line, the place and the id', async () => {
+    const r = await run([QWEN3_TOKENIZER, '--decode', '--json'], lines([1, 2, 999999], ['x'], 'text', [9707]));
     expect(r.status).to.equal(1);
     const docs = r.out.map((l) => JSON.parse(l) as { text?: string; error?: { code: string; path: string; reason: string } });
     expect(docs[0]!.error).to.deep.include({ code: 'InvalidInput', path: 'line 1/2' });
@@ -79,28 +77,28 @@ describe('cli: tokenize', function () {
     expect(docs[3]).to.deep.equal({ text: 'Hello' });
   });
 
-  it('without --json: ids and their pieces, the text, errors on stderr by line', () => {
-    const r = run([QWEN3_TOKENIZER], lines('Hello world', [1]));
+  it('without --json: ids and their pieces, the text, errors on stderr by line', async () => {
+    const r = await run([QWEN3_TOKENIZER], lines('Hello world', [1]));
     expect(r.status).to.equal(1);
     expect(r.out).to.deep.equal(['2 tokens: 9707 1879', '  "Hello" " world"']);
     expect(r.err.trim()).to.equal('line 2: error [InvalidInput]: invalid input at line 2: a line must be a JSON string (--decode takes arrays of ids, --chat arrays of messages)');
-    const d = run([QWEN3_TOKENIZER, '--decode'], lines([9707, 1879]));
+    const d = await run([QWEN3_TOKENIZER, '--decode'], lines([9707, 1879]));
     expect(d.out).to.deep.equal(['Hello world']);
   });
 
-  it('refusals of the source and the flags: usage errors exit 2, a file that is no tokenizer exits 1', () => {
-    const both = run([QWEN3_TOKENIZER, '--decode', '--chat', '--json'], '');
+  it('refusals of the source and the flags: usage errors exit 2, a file that is no tokenizer exits 1', async () => {
+    const both = await run([QWEN3_TOKENIZER, '--decode', '--chat', '--json'], '');
     expect(both.status).to.equal(2);
     expect(JSON.parse(both.out[0]!)).to.deep.include({ error: { code: 'UsageError', reason: '--decode and --chat cannot be used together' } });
-    expect(run([join(tmp.dir, 'missing.json')], '').status).to.equal(2);
+    expect((await run([join(tmp.dir, 'missing.json')], '')).status).to.equal(2);
     const bare = join(tmp.dir, 'bare.gguf');
     writeFileSync(bare, qwen3Gguf(new Map()));
-    const r = run([bare, '--json'], lines('x'));
+    const r = await run([bare, '--json'], lines('x'));
     expect(r.status).to.equal(1);
     expect(JSON.parse(r.out[0]!)).to.deep.include({ error: { code: 'TokenizerError', source: bare, reason: 'tokenizer.ggml.model: missing: the GGUF carries no tokenizer' } });
     const notTok = join(tmp.dir, 'config.json');
     writeFileSync(notTok, '{"vocab_size": 3}');
-    const t = run([notTok], lines('x'));
+    const t = await run([notTok], lines('x'));
     expect(t.status).to.equal(1);
     expect(t.err).to.match(/^error \[TokenizerError\]: tokenizer .*config\.json: \/model: missing: not a tokenizer\.json/);
   });

@@ -1,7 +1,8 @@
 /**
  * One row of the hostile-input suite: a CLI call (or an API script) in a fresh temporary folder, with
  * the exit code and error code a user must get. The runner (test/hostile/hostile.test.ts) runs every
- * table under a time and memory bound and fails a case that hangs, aborts, prints a stack trace or exits 3.
+ * table under a time bound (and, as its own process, a memory bound) and fails a case that hangs, aborts,
+ * prints a stack trace or exits 3.
  */
 export interface HostileCase {
   /** What the case is, as a reader of a failing test wants to see it. */
@@ -25,7 +26,15 @@ export interface HostileCase {
   readonly check?: (r: { dir: string; stdout: string; stderr: string }) => void;
   /**
    * Time bound for this case (default 20 s) where the CLI starts in 1 s, stretched where it starts slower
-   * (see loadScale in hostile.test.ts); memory is bounded by --max-old-space-size=512 for every case.
+   * (see loadScale in hostile.test.ts); memory is bounded by --max-old-space-size=512 for a case run as its
+   * own process.
    */
   readonly timeoutMs?: number;
+  /**
+   * Why a `cli` case runs as its own process rather than through main(argv, io) in the test's (see
+   * hostile.test.ts): what it tests is a memory bound (--max-old-space-size), a signal, a hang that only
+   * a killed process can end (a blocking open of a FIFO, a loop that never yields), or the process's exit.
+   * A `script` always runs as its own process.
+   */
+  readonly ownProcess?: 'memory' | 'signal' | 'hang' | 'exit';
 }

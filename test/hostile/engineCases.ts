@@ -57,9 +57,9 @@ function contains(what: string, text: string): void {
 }
 
 export const cases: readonly HostileCase[] = [
-  { name: 'run --steps 1000000000 is refused before any step, not a heap abort', setup: files, cli: run('--steps', '1000000000'), exit: 1, code: 'ResourceLimit',
+  { name: 'run --steps 1000000000 is refused before any step, not a heap abort', setup: files, ownProcess: 'memory', cli: run('--steps', '1000000000'), exit: 1, code: 'ResourceLimit',
     check: (r) => { contains('steps 1000000000 is past the limit 1000000', r.stderr); } },
-  { name: 'run --steps 1000000000 --json', setup: files, cli: run('--steps', '1000000000', '--json'), exit: 1, code: 'ResourceLimit' },
+  { name: 'run --steps 1000000000 --json', setup: files, ownProcess: 'memory', cli: run('--steps', '1000000000', '--json'), exit: 1, code: 'ResourceLimit' },
   { name: 'run --deadline-ms 0 is a usage error', setup: files, cli: run('--deadline-ms', '0'), exit: 2, code: 'UsageError' },
   { name: 'run 3000 steps --json keeps 1000 and says how many ran', setup: files, cli: run('--steps', '3000', '--json'), exit: 0,
     check: (r) => {

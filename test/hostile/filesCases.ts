@@ -146,7 +146,7 @@ const proc: HostileCase[] = [
   {
     name: 'cache ls --cache-dir under /proc fails typed instead of spinning',
     // CacheError today; the cache part (item 12) makes an unopenable cache CacheUnavailable.
-    cli: ['cache', 'ls', '--cache-dir', '/proc/1/x', '--json'], exit: 1,
+    ownProcess: 'hang', cli: ['cache', 'ls', '--cache-dir', '/proc/1/x', '--json'], exit: 1,
     check: (r) => { expect(r.stdout).to.match(/"code":"Cache(Error|Unavailable)"/); expect(r.stdout).to.contain('cannot create /proc/1/x'); },
   },
   {
@@ -170,40 +170,40 @@ const proc: HostileCase[] = [
     // The engine opens the cache in its cache actor; how the actor reports it is the cache part's (item 12).
     name: 'run --cache-dir under /proc ends, refused, instead of spinning',
     setup: (d) => { put(d, 'p.json', ADD_PROGRAM); put(d, 'in.json', INPUTS); },
-    cli: ['run', 'p.json', '--target', 'cpu', '--inputs', 'in.json', '--cache-dir', '/proc/1/x'], exit: 1,
+    ownProcess: 'hang', cli: ['run', 'p.json', '--target', 'cpu', '--inputs', 'in.json', '--cache-dir', '/proc/1/x'], exit: 1,
   },
 ];
 
 const special: HostileCase[] = [
-  { name: 'validate /dev/zero is refused: not a regular file', cli: ['validate', '/dev/zero'], exit: 2, code: 'UsageError', check: (r) => expect(r.stderr).to.contain('character device') },
+  { name: 'validate /dev/zero is refused: not a regular file', ownProcess: 'memory', cli: ['validate', '/dev/zero'], exit: 2, code: 'UsageError', check: (r) => expect(r.stderr).to.contain('character device') },
   {
     name: 'run --inputs /dev/zero is refused: not a regular file',
     setup: (d) => { put(d, 'p.json', ADD_PROGRAM); },
-    cli: ['run', 'p.json', '--target', 'cpu', '--inputs', '/dev/zero'], exit: 2, code: 'UsageError',
+    ownProcess: 'memory', cli: ['run', 'p.json', '--target', 'cpu', '--inputs', '/dev/zero'], exit: 2, code: 'UsageError',
   },
-  { name: 'validate on a FIFO is refused without opening it', setup: (d) => { fifo(d, 'p.json'); }, cli: ['validate', 'p.json'], exit: 2, code: 'UsageError' },
+  { name: 'validate on a FIFO is refused without opening it', setup: (d) => { fifo(d, 'p.json'); }, ownProcess: 'hang', cli: ['validate', 'p.json'], exit: 2, code: 'UsageError' },
   {
     name: 'gguf info on a FIFO is refused without opening it',
-    setup: (d) => { fifo(d, 'm.gguf'); }, cli: ['gguf', 'info', 'm.gguf'], exit: 2, code: 'UsageError',
+    setup: (d) => { fifo(d, 'm.gguf'); }, ownProcess: 'hang', cli: ['gguf', 'info', 'm.gguf'], exit: 2, code: 'UsageError',
     check: (r) => expect(r.stderr).to.contain('FIFO'),
   },
-  { name: 'q4nx check on a model.q4nx that is a FIFO is refused', setup: (d) => { fifo(d, 'm/model.q4nx'); }, cli: ['q4nx', 'check', 'm'], exit: 1, code: 'Q4nxError' },
+  { name: 'q4nx check on a model.q4nx that is a FIFO is refused', setup: (d) => { fifo(d, 'm/model.q4nx'); }, ownProcess: 'hang', cli: ['q4nx', 'check', 'm'], exit: 1, code: 'Q4nxError' },
   {
     name: 'gguf check-config with a FIFO for config.json is refused',
     setup: (d) => { tinyGguf(d, 't.gguf'); fifo(d, 'config.json'); },
-    cli: ['gguf', 'check-config', 't.gguf', 'config.json'], exit: 2, code: 'UsageError',
+    ownProcess: 'hang', cli: ['gguf', 'check-config', 't.gguf', 'config.json'], exit: 2, code: 'UsageError',
   },
   {
     name: 'gguf pack --tokenizer with a tokenizer.json that is a FIFO is refused',
     setup: (d) => { tinyGguf(d, 't.gguf'); fifo(d, 'tok/tokenizer.json'); },
-    cli: ['gguf', 'pack', 't.gguf', 'out', '--tokenizer', 'tok'], exit: 2, code: 'UsageError',
+    ownProcess: 'hang', cli: ['gguf', 'pack', 't.gguf', 'out', '--tokenizer', 'tok'], exit: 2, code: 'UsageError',
   },
   {
     name: 'seal write --key on a FIFO is refused',
     setup: (d) => { keys(d); clearSet(d, 'set'); fifo(d, 'fifo.key'); },
-    cli: ['seal', 'write', 'set', '--key', 'fifo.key', '--kernel-key', 'kernel.key'], exit: 2, code: 'UsageError',
+    ownProcess: 'hang', cli: ['seal', 'write', 'set', '--key', 'fifo.key', '--kernel-key', 'kernel.key'], exit: 2, code: 'UsageError',
   },
-  { name: 'seal verify --pub /dev/zero is refused', setup: (d) => { clearSet(d, 'set'); }, cli: ['seal', 'verify', 'set', '--pub', '/dev/zero'], exit: 2, code: 'UsageError' },
+  { name: 'seal verify --pub /dev/zero is refused', setup: (d) => { clearSet(d, 'set'); }, ownProcess: 'memory', cli: ['seal', 'verify', 'set', '--pub', '/dev/zero'], exit: 2, code: 'UsageError' },
   {
     name: 'a program past NPU_OFFLOAD_MAX_FILE_BYTES is ResourceLimit file-bytes, before it is read',
     setup: (d) => { put(d, 'p.json', ADD_PROGRAM); },

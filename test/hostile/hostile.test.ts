@@ -1,11 +1,23 @@
 /**
- * The hostile-input suite: every case of every table runs the built CLI (or an API script) in a fresh
- * temporary folder, as its own process group, under a memory bound (--max-old-space-size=512) and a
- * time bound (the case's, 20 s by default, stretched on a slow or loaded machine: see loadScale; the
- * group is killed when it passes). A case fails when the exit code is not the one it names, when the
- * process hung or died by a signal, when it exits 3 (an internal defect), when a stack trace reaches
- * stdout or stderr, or when its error code is not shown (`[Code]` on stderr, or `"code":"Code"` in JSON
- * on stdout). Two cases run at a time.
+ * The hostile-input suite. Every case runs in a fresh temporary folder (its working directory, with
+ * NPU_OFFLOAD_CACHE_DIR inside it) and fails when the exit code is not the one it names, when it hung,
+ * when it exits 3 (an internal defect), when a stack trace reaches stdout or stderr, or when its error
+ * code is not shown (`[Code]` on stderr, or `"code":"Code"` in JSON on stdout).
+ *
+ * Two ways to run a case:
+ * - In this process (a `cli` case without `ownProcess`): the CLI's `main(argv, io)` through
+ *   test/cli/inProcess.ts, which checks what a separate process would have shown instead: the call must
+ *   settle within its time bound, must not call process.exit, and must leave nothing behind that would
+ *   keep a process alive (a server, a socket, a timer, a child). These run one at a time in the suite's
+ *   `before` hook, before any child process starts, so nothing else changes the resources counted. A
+ *   regression that spins synchronously would stall this process rather than fail one case, so a case
+ *   about spinning or blocking is one of the others.
+ * - As its own process (a `script`, or a case whose `ownProcess` names why: a memory bound, a signal, a
+ *   hang, a process exit): the built CLI (or the API script) as its own process group under a memory bound
+ *   (--max-old-space-size=512) and the case's time bound (the group is killed when it passes); it also
+ *   fails when the process died by a signal. Two run at a time.
+ *
+ * Time bounds are the case's (20 s by default), stretched on a slow or loaded machine (see loadScale).
  */
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
@@ -13,6 +25,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runHere } from '../cli/inProcess.js';
 import type { HostileCase } from './case.js';
 import { cases as cacheCases } from './cacheCases.js';
 import { cases as embedCases } from './embedCases.js';
@@ -70,6 +83,10 @@ interface Outcome {
   readonly hung: boolean;
   readonly stdout: string;
   readonly stderr: string;
+  /** Run in this process: what it left keeping the event loop alive (empty when nothing). */
+  readonly leftBehind?: readonly string[];
+  /** Run in this process: `process.exit(code)` as it was called, which would have ended the test run. */
+  readonly exitCalled?: string;
 }
 
 const fill = (s: string, dir: string): string => s.replaceAll('{dir}', dir).replaceAll('{pkg}', PKG);
@@ -104,7 +121,24 @@ async function loadScale(): Promise<number> {
   return Math.max(1, (performance.now() - t0) / REFERENCE_STARTUP_MS);
 }
 
-/** Runs one case in a fresh folder; the folder is removed after its checks. */
+/**
+ * Runs a `cli` case in this process (see test/cli/inProcess.ts) in a fresh folder, its working
+ * directory meanwhile; the folder is removed after its checks.
+ */
+async function runInProcess(c: HostileCase, scale: number): Promise<Outcome> {
+  const boundMs = Math.ceil((c.timeoutMs ?? DEFAULT_TIMEOUT_MS) * scale);
+  const dir = mkdtempSync(join(tmpdir(), 'npuo-hostile-'));
+  await c.setup?.(dir);
+  const r = await runHere(c.cli!.map((a) => fill(a, dir)), {
+    cwd: dir, env: { NPU_OFFLOAD_CACHE_DIR: join(dir, '.cache'), NPU_OFFLOAD_DEBUG: '' }, stdin: c.stdin ?? '', boundMs, keepBytes: KEEP_BYTES,
+  });
+  return {
+    dir, boundMs, exit: r.status, signal: null, hung: r.hung, stdout: r.stdout, stderr: r.stderr, leftBehind: r.leftBehind,
+    ...(r.exitCalled !== undefined ? { exitCalled: r.exitCalled } : {}),
+  };
+}
+
+/** Runs one case as its own process in a fresh folder; the folder is removed after its checks. */
 async function run(c: HostileCase, scale: number): Promise<Outcome> {
   const boundMs = Math.ceil((c.timeoutMs ?? DEFAULT_TIMEOUT_MS) * scale);
   const dir = mkdtempSync(join(tmpdir(), 'npuo-hostile-'));
@@ -134,13 +168,28 @@ async function run(c: HostileCase, scale: number): Promise<Outcome> {
   });
 }
 
-/** Starts every case, AT_ONCE at a time; each promise settles with its case's outcome. */
-function schedule(all: readonly HostileCase[], scale: number): Map<HostileCase, Promise<Outcome>> {
+/** Whether a case runs as its own process (see the top of this file). */
+const ownProcess = (c: HostileCase): boolean => c.script !== undefined || c.ownProcess !== undefined;
+
+/**
+ * Runs the cases that run in this process, one at a time, then starts the others as processes, AT_ONCE
+ * at a time; each promise settles with its case's outcome. Awaited from a hook, so that the in-process
+ * runs end before any test (whose own timer mocha starts and stops) or child process changes the
+ * resources they count.
+ */
+async function schedule(all: readonly HostileCase[], scale: number): Promise<Map<HostileCase, Promise<Outcome>>> {
   const started = new Map<HostileCase, Promise<Outcome>>();
+  for (const c of all.filter((x) => !ownProcess(x))) {
+    const p = runInProcess(c, scale);
+    started.set(c, p);
+    await p.then(() => undefined, () => undefined);
+  }
   const gates: (() => void)[] = [];
   let running = 0;
   const release = (): void => { running--; gates.shift()?.(); };
-  for (const c of all) {
+  // The longest bounds first, so that a slow case (a 50 MB line, a 10 s add-on bound) is not the tail.
+  const bound = (c: HostileCase): number => c.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  for (const c of all.filter(ownProcess).sort((a, b) => bound(b) - bound(a))) {
     const p = (async () => {
       if (running >= AT_ONCE) await new Promise<void>((go) => gates.push(go));
       running++;
@@ -154,7 +203,9 @@ function schedule(all: readonly HostileCase[], scale: number): Map<HostileCase, 
 
 function judge(c: HostileCase, o: Outcome): void {
   const shown = `\n--- stdout ---\n${o.stdout.slice(0, 2000)}\n--- stderr ---\n${o.stderr.slice(0, 2000)}`;
-  expect(o.hung, `hung: still running after ${o.boundMs} ms, its process group was killed${shown}`).to.equal(false);
+  expect(o.hung, `hung: still running after ${o.boundMs} ms${o.leftBehind === undefined ? ', its process group was killed' : ''}${shown}`).to.equal(false);
+  expect(o.exitCalled, `called ${String(o.exitCalled)}: a case that ends its process must set ownProcess: 'exit'${shown}`).to.equal(undefined);
+  expect(o.leftBehind ?? [], `left open after the command was done, which would keep its process from exiting${shown}`).to.deep.equal([]);
   expect(o.signal, `killed by ${String(o.signal)} (an abort or an out-of-memory kill)${shown}`).to.equal(null);
   expect(o.exit, `exit 3 is an internal defect${shown}`).to.not.equal(3);
   expect(o.exit, `exit code${shown}`).to.equal(c.exit);
@@ -172,7 +223,7 @@ describe('hostile input', function () {
   // Each case is bounded by its own timeout, enforced above by killing its process group.
   this.timeout(0);
   let outcomes: Map<HostileCase, Promise<Outcome>>;
-  before(async () => { outcomes = schedule(Object.values(TABLES).flat(), await loadScale()); });
+  before(async () => { outcomes = await schedule(Object.values(TABLES).flat(), await loadScale()); });
 
   for (const [table, cases] of Object.entries(TABLES)) {
     describe(`${table} cases`, () => {

@@ -42,7 +42,7 @@ export const cases: readonly HostileCase[] = [
   {
     name: 'lib2: addon whose import never settles is AddonError at the default 10 s bound, not exit 0',
     setup: addon('await new Promise(() => {});\nexport function register() {}'),
-    cli: ['addon', '{dir}/a.mjs'], exit: 1, code: 'AddonError', timeoutMs: 60_000, check: named('load'),
+    ownProcess: 'hang', cli: ['addon', '{dir}/a.mjs'], exit: 1, code: 'AddonError', timeoutMs: 60_000, check: named('load'),
   },
   {
     name: 'lib2: serve --addon whose import never settles is AddonError within NPU_OFFLOAD_ADDON_LOAD_MS',

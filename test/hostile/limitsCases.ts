@@ -45,7 +45,7 @@ export const cases: readonly HostileCase[] = [
   {
     name: 'run: iota [1e9] is refused before it is allocated',
     setup: put('p.json', prog([], [{ op: 'iota', in: [], out: 'y', dtype: 'f32', shape: [1e9], dimension: 0 }], ['y'])),
-    cli: ['run', '{dir}/p.json', '--target', 'cpu', ...cache, '--json'], exit: 1, code: 'ResourceLimit',
+    ownProcess: 'memory', cli: ['run', '{dir}/p.json', '--target', 'cpu', ...cache, '--json'], exit: 1, code: 'ResourceLimit',
   },
   {
     name: 'validate: reshape [2^53-1, 3] -> [6755399441055743, 4] (equal as doubles)',

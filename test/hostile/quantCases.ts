@@ -55,9 +55,9 @@ export const cases: readonly HostileCase[] = [
   { name: 'a weight bound to a file that does not exist is InvalidInput', setup: (d) => bound(d, 'missing.bin'), cli: run, exit: 1, code: 'InvalidInput' },
   {
     name: 'a weight bound to a FIFO is refused without opening it for reading (no hang)',
-    setup: (d) => { fifo(d, 'pipe'); bound(d, 'pipe'); }, cli: run, exit: 1, code: 'InvalidInput', timeoutMs: 15_000,
+    setup: (d) => { fifo(d, 'pipe'); bound(d, 'pipe'); }, ownProcess: 'hang', cli: run, exit: 1, code: 'InvalidInput', timeoutMs: 15_000,
   },
-  { name: 'a weight bound to /dev/zero is refused as a character device', setup: (d) => bound(d, '/dev/zero'), cli: run, exit: 1, code: 'InvalidInput' },
+  { name: 'a weight bound to /dev/zero is refused as a character device', setup: (d) => bound(d, '/dev/zero'), ownProcess: 'memory', cli: run, exit: 1, code: 'InvalidInput' },
   { name: 'a weight bound to a directory is refused', setup: (d) => { put(d, 'dir/x', 'x'); bound(d, 'dir'); }, cli: run, exit: 1, code: 'InvalidInput' },
   {
     name: 'a weight range past the end of its file is InvalidInput',

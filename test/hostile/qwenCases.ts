@@ -18,7 +18,7 @@ const gen = (...args: string[]) => ['generate', '{dir}/m.gguf', '--json', ...arg
 export const cases: readonly HostileCase[] = [
   { name: 'generate: a directory without model.q4nx', setup: (d) => put(d, 'm/config.json', {}), cli: ['generate', '{dir}/m', '--prompt', 'x', '--json'], exit: 1, code: 'InvalidInput' },
   { name: 'generate: a file that is not a GGUF', setup: (d) => put(d, 'm.gguf', 'not a model'), cli: gen('--prompt', 'x'), exit: 1, code: 'InvalidInput' },
-  { name: 'generate: a FIFO as the model is refused unread', setup: (d) => { fifo(d, 'm.gguf'); }, cli: gen('--prompt', 'x'), exit: 1, code: 'InvalidInput' },
+  { name: 'generate: a FIFO as the model is refused unread', setup: (d) => { fifo(d, 'm.gguf'); }, ownProcess: 'hang', cli: gen('--prompt', 'x'), exit: 1, code: 'InvalidInput' },
   { name: 'generate: a GGUF of another architecture', setup: (d) => put(d, 'm.gguf', writeGguf({ metadata: new Map([['general.architecture', gv.str('llama')]]) })), cli: gen('--prompt', 'x'), exit: 1, code: 'InvalidInput' },
   { name: 'generate: a Q5_K model (no weight dtype binds it)', setup: (d) => put(d, 'm.gguf', tinyQwen3Gguf({ layers: 1, type: 'Q5_K' })), cli: gen('--prompt', 'x'), exit: 1, code: 'InvalidInput' },
   { name: 'generate: a prompt id outside the vocabulary', setup: model, cli: gen('--prompt-ids', '1,999999'), exit: 1, code: 'InvalidOptions' },

@@ -4,14 +4,13 @@
  * fp64 reference's, and the gate's handoff phase.
  */
 import { expect } from 'chai';
-import { spawnSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { compareTensor } from '../../../src/numerics/compare.js';
 import { cacheAfter as cacheOf } from '../../../src/model/qwen3/gate.js';
 import { loadModel, type Qwen3Model } from '../../../src/model/qwen3/model.js';
 import { modelFixture, SMALL, TINY } from './helpers.js';
+import { cliHere } from '../../cli/inProcess.js';
 
-const BIN = fileURLToPath(new URL('../../../src/cli/bin.js', import.meta.url));
 const PROMPT = [104, 101, 108, 108, 111, 32, 119];
 
 const cacheAfter = (m: Qwen3Model) => cacheOf(m, PROMPT);
@@ -37,14 +36,14 @@ describe('qwen3: prefill on xdna2,host, decode on host', function () {
     expect(Object.keys(got).some((k) => Array.from(got[k]!.data).some((v, i) => v !== host[k]!.data[i]))).to.equal(true);
   });
 
-  it('gate --prefill-target adds a handoff phase that passes; a prefill target no model fits is refused typed', () => {
+  it('gate --prefill-target adds a handoff phase that passes; a prefill target no model fits is refused typed', async () => {
     const path = fx.gguf('g.gguf', { ...TINY, type: 'Q8_0' });
-    const r = spawnSync(process.execPath, [BIN, 'gate', path, '--target', 'host', '--prefill-target', 'xdna2,host', '--ctx', '64', '--json'], { encoding: 'utf8' });
-    expect(r.status, r.stderr).to.equal(0);
-    const doc = JSON.parse(r.stdout) as { phases: { phase: string; pass: boolean }[] };
+    const r = await cliHere(['gate', path, '--target', 'host', '--prefill-target', 'xdna2,host', '--ctx', '64', '--json'], { env: { NPU_OFFLOAD_CACHE_DIR: join(fx.dir(), 'cache') } });
+    expect(r.status, r.err).to.equal(0);
+    const doc = JSON.parse(r.out) as { phases: { phase: string; pass: boolean }[] };
     expect(doc.phases.find((p) => p.phase === 'handoff')).to.include({ pass: true });
-    const bad = spawnSync(process.execPath, [BIN, 'generate', path, '--prompt-ids', '1,2', '--target', 'host', '--prefill-target', 'tpu', '--json'], { encoding: 'utf8' });
+    const bad = await cliHere(['generate', path, '--prompt-ids', '1,2', '--target', 'host', '--prefill-target', 'tpu', '--json'], { env: { NPU_OFFLOAD_CACHE_DIR: join(fx.dir(), 'cache') } });
     expect(bad.status).to.equal(1);
-    expect(JSON.parse(bad.stdout)).to.have.nested.property('error.field', 'prefillTarget');
+    expect(JSON.parse(bad.out)).to.have.nested.property('error.field', 'prefillTarget');
   });
 });

@@ -4,9 +4,7 @@
  * whole model on the NPU4; the refusal of a quantized model on npu4 alone; the gate's handoff phase.
  */
 import { expect } from 'chai';
-import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { DeadlineExceeded } from '../../../src/errors/index.js';
 import { createEngine } from '../../../src/jobs/engine.js';
 import { roundF16 } from '../../../src/numerics/float16.js';
@@ -16,8 +14,8 @@ import type { TensorMap } from '../../../src/ir/values.js';
 import { cacheAfter, handoffMargin, margin } from '../../../src/model/qwen3/gate.js';
 import { loadModel, type Qwen3Model } from '../../../src/model/qwen3/model.js';
 import { modelFixture, SMALL, TINY } from './helpers.js';
+import { cliHere } from '../../cli/inProcess.js';
 
-const BIN = fileURLToPath(new URL('../../../src/cli/bin.js', import.meta.url));
 const PROMPT = [104, 101, 108, 108, 111, 32, 119, 111];
 const REQUEST = { promptIds: PROMPT, maxTokens: 8, repetitionPenalty: 1, ignoreEos: true } as const;
 const NARROW = toleranceFor('NarrowStorage', 'f32');
@@ -124,18 +122,18 @@ describe('qwen3: prefill on npu4, decode on host', function () {
     const q8 = fx.gguf('r.gguf', { ...SMALL, type: 'Q8_0' });
     const refused = await loadModel(q8, { engine: fx.engine(), ctx: 32, target: 'host', prefillTarget: 'npu4' }).then(() => null, (e: unknown) => e);
     expect(refused).to.include({ code: 'CapabilityMissing', capability: 'dtype.q8_0', op: 'gather' });
-    const bad = spawnSync(process.execPath, [BIN, 'generate', q8, '--prompt-ids', '1,2,3', '--target', 'host', '--prefill-target', 'npu4', '--ctx', '32', '--json'], { encoding: 'utf8' });
-    expect(bad.status, bad.stderr).to.equal(1);
-    expect(JSON.parse(bad.stdout)).to.deep.include({ error: { code: 'CapabilityMissing', eqn: 4, op: 'gather', capability: 'dtype.q8_0' } });
+    const bad = await cliHere(['generate', q8, '--prompt-ids', '1,2,3', '--target', 'host', '--prefill-target', 'npu4', '--ctx', '32', '--json'], { env: { NPU_OFFLOAD_CACHE_DIR: join(fx.dir(), 'cache') } });
+    expect(bad.status, bad.err).to.equal(1);
+    expect(JSON.parse(bad.out)).to.deep.include({ error: { code: 'CapabilityMissing', eqn: 4, op: 'gather', capability: 'dtype.q8_0' } });
     const f16 = fx.gguf('g.gguf', { ...TINY, type: 'F16' });
-    const ok = spawnSync(process.execPath, [BIN, 'generate', f16, '--prompt-ids', '1,2,3', '--max-tokens', '2', '--target', 'host', '--prefill-target', 'npu4,host', '--ctx', '32', '--json'], { encoding: 'utf8' });
-    expect(ok.status, ok.stderr).to.equal(0);
-    const ranOn = (JSON.parse(ok.stdout) as { ran_on: { phase: string; target: string; devices: string[]; simulated: boolean; numerics: string }[] }).ran_on;
+    const ok = await cliHere(['generate', f16, '--prompt-ids', '1,2,3', '--max-tokens', '2', '--target', 'host', '--prefill-target', 'npu4,host', '--ctx', '32', '--json'], { env: { NPU_OFFLOAD_CACHE_DIR: join(fx.dir(), 'cache') } });
+    expect(ok.status, ok.err).to.equal(0);
+    const ranOn = (JSON.parse(ok.out) as { ran_on: { phase: string; target: string; devices: string[]; simulated: boolean; numerics: string }[] }).ran_on;
     expect(ranOn.map((r) => [r.phase, r.target, r.simulated, r.numerics])).to.deep.equal([['prefill', 'npu4,host', true, 'NarrowStorage'], ['decode', 'host', false, 'Contract']]);
     expect(ranOn[0]!.devices.some((d) => d.includes('npu4'))).to.equal(true);
-    const r = spawnSync(process.execPath, [BIN, 'gate', f16, '--target', 'host', '--prefill-target', 'npu4', '--ctx', '64', '--json'], { encoding: 'utf8' });
-    expect(r.status, r.stderr).to.equal(0);
-    const doc = JSON.parse(r.stdout) as { phases: { phase: string; pass: boolean; detail: string }[] };
+    const r = await cliHere(['gate', f16, '--target', 'host', '--prefill-target', 'npu4', '--ctx', '64', '--json'], { env: { NPU_OFFLOAD_CACHE_DIR: join(fx.dir(), 'cache') } });
+    expect(r.status, r.err).to.equal(0);
+    const doc = JSON.parse(r.out) as { phases: { phase: string; pass: boolean; detail: string }[] };
     const phase = doc.phases.find((p) => p.phase === 'handoff')!;
     expect(phase.pass, phase.detail).to.equal(true);
     expect(phase.detail).to.include('within NarrowStorage');

@@ -7,7 +7,7 @@ import { jsonTextDepth } from '../../../src/ir/jsonText.js';
 import { loadTokenizer, tokenizerFromGguf, tokenizerFromHf } from '../../../src/model/tokenizer/index.js';
 import { tempDir } from '../../jobs/helpers.js';
 import { tinyTokenizerJson, tinyTokenizerMetadata } from './helpers.js';
-import { syntheticTokenizerJson } from './synthetic.js';
+import { syntheticTokenizerJson, syntheticTokenizerText } from './synthetic.js';
 
 /** A normalizer Sequence nested `n` deep, as a value. */
 function deepNormalizer(n: number): unknown {
@@ -91,11 +91,15 @@ describe('tokenizer files: a 2M-token vocabulary', function () {
   it('loads, and encodes and decodes with its merges', () => {
     const { dir } = tempDir();
     const file = join(dir, 'tokenizer.json');
-    writeFileSync(file, JSON.stringify(syntheticTokenizerJson(2_000_000)));
+    writeFileSync(file, syntheticTokenizerText(2_000_000));
     const tok = loadTokenizer(file);
     expect(tok.vocabSize).to.equal(2_000_001);
     const ids = tok.encode('Hello World', { addSpecial: false });
     expect(ids.length).to.be.lessThan(11);
     expect(tok.decode(ids)).to.equal('Hello World');
+  });
+
+  it('(the file above is the synthetic document, written as text directly)', () => {
+    expect(JSON.parse(syntheticTokenizerText(5000))).to.deep.equal(syntheticTokenizerJson(5000));
   });
 });

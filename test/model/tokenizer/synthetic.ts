@@ -14,8 +14,8 @@ const BYTE_CHARS: string[] = (() => {
   return out;
 })();
 
-/** A tokenizer.json (as a value) of `size` tokens and `size - 256` merges, with Qwen3's pre-tokenizer. */
-export function syntheticTokenizerJson(size: number): Record<string, unknown> {
+/** The tokens (the 256 byte tokens, then each an earlier one and one letter) and their merges. */
+function grow(size: number): { tokens: string[]; merges: string[] } {
   const tokens = [...BYTE_CHARS];
   const merges: string[] = [];
   // Breadth first over strings of ASCII letters: every token is an earlier one and one letter, all distinct.
@@ -28,8 +28,11 @@ export function syntheticTokenizerJson(size: number): Record<string, unknown> {
       merges.push(`${a} ${b}`);
     }
   }
-  const vocab: Record<string, number> = {};
-  tokens.forEach((t, i) => { vocab[t] = i; });
+  return { tokens, merges };
+}
+
+/** Everything of the document but the model's vocab and merges; `model` is its last key. */
+function frame(size: number): Record<string, unknown> & { model: Record<string, unknown> } {
   return {
     version: '1.0',
     added_tokens: [{ id: size, content: '<|endoftext|>', special: true, normalized: false, lstrip: false, rstrip: false, single_word: false }],
@@ -43,6 +46,28 @@ export function syntheticTokenizerJson(size: number): Record<string, unknown> {
     },
     post_processor: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false },
     decoder: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false },
-    model: { type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: '', end_of_word_suffix: '', fuse_unk: false, byte_fallback: false, ignore_merges: false, vocab, merges },
+    model: { type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: '', end_of_word_suffix: '', fuse_unk: false, byte_fallback: false, ignore_merges: false },
   };
+}
+
+/** A tokenizer.json (as a value) of `size` tokens and `size - 256` merges, with Qwen3's pre-tokenizer. */
+export function syntheticTokenizerJson(size: number): Record<string, unknown> {
+  const { tokens, merges } = grow(size);
+  const vocab: Record<string, number> = {};
+  tokens.forEach((t, i) => { vocab[t] = i; });
+  const doc = frame(size);
+  doc.model = { ...doc.model, vocab, merges };
+  return doc;
+}
+
+/**
+ * The same document as JSON text, written without building the vocabulary as an object first (an
+ * object of millions of keys took longer to build and stringify than the loader takes to read it).
+ */
+export function syntheticTokenizerText(size: number): string {
+  const { tokens, merges } = grow(size);
+  const head = JSON.stringify(frame(size));
+  const vocab = tokens.map((t, i) => `${JSON.stringify(t)}:${i}`).join(',');
+  // head ends with the model's closing brace and the document's.
+  return `${head.slice(0, -2)},"vocab":{${vocab}},"merges":${JSON.stringify(merges)}}}`;
 }
