@@ -19,6 +19,7 @@ export interface ModelFlags {
   readonly ctx?: number;
   readonly threads?: number;
   readonly exactMatmul?: boolean;
+  readonly cacheType?: 'f32' | 'f16';
   readonly prefillTarget?: string;
   readonly cacheDir?: string;
   readonly prompt?: string;
@@ -50,6 +51,7 @@ export function withModelFlags(c: Command, target: string): Command {
     .addOption(new Option('--ctx <n>', 'positions the KV cache holds (default 1024, at most the model\'s context)').argParser(intArg('--ctx')))
     .addOption(new Option('--threads <n>', 'threads of a target that takes a count (host)').argParser(threadsArg('--threads')))
     .addOption(new Option('--exact-matmul', 'host: matmuls by quantized weights with f32 activations (the exact class) rather than int8 activations (docs/HOST.md, "q8 activations")'))
+      .addOption(new Option('--cache-type <type>', 'the KV cache\'s dtype: f32 (the exact class) or f16 (half the bytes, each stored element rounded once; docs/MODELS.md)').choices(['f32', 'f16']).default('f32'))
     .addOption(new Option('--prefill-target <targets>', 'where prompts are prefilled, a target or a list (npu4,host); the KV cache is handed to --target'))
     .addOption(new Option('--cache-dir <dir>', 'blob cache directory'))
     .addOption(new Option('--prompt <text>', 'the prompt as text'))
@@ -94,6 +96,7 @@ export function modelOf(path: string, f: ModelFlags): Promise<Qwen3Model> {
     ...(f.ctx !== undefined ? { ctx: f.ctx } : {}),
     ...(f.threads !== undefined ? { threads: f.threads } : {}),
     ...(f.exactMatmul === true ? { exactMatmul: true } : {}),
+    ...(f.cacheType !== undefined ? { cacheType: f.cacheType } : {}),
     ...(f.prefillTarget !== undefined ? { prefillTarget: f.prefillTarget } : {}),
     ...(f.cacheDir !== undefined ? { cacheDir: f.cacheDir } : {}),
   });

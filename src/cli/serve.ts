@@ -28,6 +28,7 @@ export interface ServeFlags {
   readonly target: string;
   readonly threads?: number;
   readonly exactMatmul?: boolean;
+  readonly cacheType?: 'f32' | 'f16';
   readonly prefillTarget?: string;
   readonly ctx?: number;
   readonly maxQueue: number;
@@ -68,6 +69,7 @@ export async function serveCommand(path: string | undefined, f: ServeFlags, io: 
     target: f.target,
     ...(f.ctx !== undefined ? { ctx: f.ctx } : {}),
     ...(f.threads !== undefined ? { threads: f.threads } : {}),
+    ...(f.cacheType !== undefined ? { cacheType: f.cacheType } : {}),
     ...(f.prefillTarget !== undefined ? { prefillTarget: f.prefillTarget } : {}),
     ...(f.cacheDir !== undefined ? { cacheDir: f.cacheDir } : {}),
     ...(demo !== undefined ? { tokenizer: demo.tokenizer, ctx: f.ctx ?? 1024 } : {}),
@@ -137,6 +139,7 @@ export const serve: CliCommand = {
       .addOption(new Option('--target <target>', 'where the model runs').choices([...TARGET_NAMES]).default('host'))
       .addOption(new Option('--threads <n>', 'threads of the host target').argParser(threadsArg('--threads')))
       .addOption(new Option('--exact-matmul', 'host: matmuls by quantized weights with f32 activations (the exact class) rather than int8 activations (docs/HOST.md, "q8 activations")'))
+      .addOption(new Option('--cache-type <type>', 'the KV cache\'s dtype: f32 (the exact class) or f16 (half the bytes, each stored element rounded once; docs/MODELS.md)').choices(['f32', 'f16']).default('f32'))
       .addOption(new Option('--prefill-target <targets>', 'where prompts are prefilled, a target or a list (xdna2,host); the KV cache is handed to --target'))
       .addOption(new Option('--ctx <n>', 'positions the KV cache holds').argParser(intArg('--ctx')))
       .addOption(new Option('--max-queue <n>', 'requests that may wait behind the running one; one more gets 429').argParser(intArg('--max-queue')).default(16))

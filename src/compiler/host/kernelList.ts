@@ -126,6 +126,11 @@ export interface KernelArgs {
    * the same bits whatever T and the other rows. f32, f16 and bf16 weights compute as matmul_w.
    */
   matmul_wq: { x: number; y: number; T: number; w: number };
+  /**
+   * attention over an f16 KV cache: k and v hold f16 bits, each converted to f32 exactly (vcvtph2ps on
+   * AVX2 / AVX-512) before use, so the result is `attention` of convert(k), convert(v) bit for bit.
+   */
+  attention_f16: KernelArgs['attention'];
 }
 
 export type KernelOp = keyof KernelArgs;
@@ -138,6 +143,7 @@ export const KERNEL_OPS = [
   'matmul_w', 'matmul', 'rmsnorm', 'softmax', 'row_sum', 'row_max', 'exp_sub', 'row_scale', 'rope',
   'gather', 'dequant', 'update', 'unary', 'binary', 'binary_i32', 'convert', 'copy', 'matmul_bt',
   'copy_strided', 'iota', 'gather_rows', 'unary_t', 'binary_t', 'reduce_t', 'matmul_t', 'attention', 'matmul_wq',
+  'attention_f16',
 ] as const satisfies readonly KernelOp[];
 
 /**
@@ -173,6 +179,7 @@ export const KERNEL_FIELDS: { readonly [O in KernelOp]: readonly string[] } = {
   matmul_t: ['dtype', 'a', 'b', 'y', 'batch', 'M', 'K', 'N'],
   attention: ['q', 'k', 'v', 'bias', 'y', 'B', 'M', 'D', 'N', 'Dv', 'scale', 'bB', 'bG', 'bRow'],
   matmul_wq: ['x', 'y', 'T', 'w'],
+  attention_f16: ['q', 'k', 'v', 'bias', 'y', 'B', 'M', 'D', 'N', 'Dv', 'scale', 'bB', 'bG', 'bRow'],
 };
 
 /** What an addon build reports of its numbering (the addon's abi(), src/native/host/addon.cc). */
@@ -246,6 +253,7 @@ const ENCODE: { readonly [O in KernelOp]: (a: KernelArgs[O]) => number[] } = {
   matmul_t: (a) => [DTYPES.indexOf(a.dtype), a.a, a.b, a.y, a.batch, a.M, a.K, a.N],
   attention: (a) => [a.q, a.k, a.v, a.bias, a.y, a.B, a.M, a.D, a.N, a.Dv, a.scale, a.bB, a.bG, a.bRow],
   matmul_wq: (a) => [a.x, a.y, a.T, a.w],
+  attention_f16: (a) => [a.q, a.k, a.v, a.bias, a.y, a.B, a.M, a.D, a.N, a.Dv, a.scale, a.bB, a.bG, a.bRow],
 };
 
 /** The kernel list of `calls`, as the addon's runList reads it. */

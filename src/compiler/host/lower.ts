@@ -105,7 +105,7 @@ export function lowerHost(checked: CheckedProgram, options: { readonly fuse?: bo
     };
     const fused = rewrites.at.get(e.index);
     if (fused?.kind === 'attention') {
-      calls.push({ op: 'attention', eqn: e.index, q: slots[fused.q]!, k: slots[fused.k]!, v: slots[fused.v]!, bias: slots[fused.bias]!, y: slots[outs[0]!]!, ...fused.shape });
+      calls.push({ op: fused.kv === 'f16' ? 'attention_f16' : 'attention', eqn: e.index, q: slots[fused.q]!, k: slots[fused.k]!, v: slots[fused.v]!, bias: slots[fused.bias]!, y: slots[outs[0]!]!, ...fused.shape });
     } else if (fused?.kind === 'rope') {
       // The tables hold one row per token: the record's positions are 0..T-1.
       const { T, H, D } = fused;

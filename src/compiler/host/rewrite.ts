@@ -13,7 +13,9 @@
  * where scores and probs have no other reader, lowered to one `attention` record. The bias is read
  * where it lies: through reshape(broadcast(mask [T, N] -> [B, T, G, N])) -> [B, T*G, N] with strides
  * (that reshape and broadcast are absorbed too when the fused records are their only readers), or as a
- * materialized [B, M, N].
+ * materialized [B, M, N]. When k and v are both convert(f16 -> f32) of values (an f16 KV cache) whose
+ * only reader is the fused pattern, the converts are absorbed too and the record is `attention_f16`,
+ * reading the f16 values (the conversion is exact, so the result is the same bits).
  */
 import { isLiteral, type Operand } from '../../ir/types.js';
 import type { CheckedEqn, CheckedProgram } from '../../ir/checked.js';
@@ -28,6 +30,8 @@ export interface AttentionRewrite {
   readonly v: string;
   /** The value the bias is read from: the mask under a broadcast, or the bias itself. */
   readonly bias: string;
+  /** The dtype k and v are read in: f32, or f16 (an f16 KV cache read through its convert, attention_f16). */
+  readonly kv: 'f32' | 'f16';
   readonly shape: Omit<KernelArgs['attention'], 'q' | 'k' | 'v' | 'bias' | 'y'>;
 }
 
@@ -115,13 +119,24 @@ export function findRewrites(checked: CheckedProgram): HostRewrites {
     const N = kT!.shape[2]!;
     const Dv = vT.shape[2]!;
     if (bT!.shape.join() !== [B, M, N].join() || vT.shape[0] !== B || vT.shape[1] !== N) continue;
+    const kName = qk.eqn.in[1] as string;
+    const vName = out.eqn.in[1] as string;
+    const kCvt = halfSource(kName, qk, producer, onlyReader);
+    const vCvt = halfSource(vName, out, producer, onlyReader);
+    const half = kCvt !== null && vCvt !== null && kName !== vName;
     found.push({
       out: out.index, sm: sm.index, biasName, view: biasView(biasName, B, M, N, producer, kept),
-      base: { kind: 'attention', q: qk.eqn.in[0] as string, k: qk.eqn.in[1] as string, v: out.eqn.in[1] as string },
+      base: half
+        ? { kind: 'attention', q: qk.eqn.in[0] as string, k: kCvt.eqn.in[0] as string, v: vCvt.eqn.in[0] as string, kv: 'f16' }
+        : { kind: 'attention', q: qk.eqn.in[0] as string, k: kName, v: vName, kv: 'f32' },
       dims: { B, M, D, N, Dv, scale },
     });
     absorbed.add(qk.index);
     absorbed.add(sm.index);
+    if (half) {
+      absorbed.add(kCvt.index);
+      absorbed.add(vCvt.index);
+    }
   }
   // A bias chain (reshape of a broadcast) goes when every reader of the bias is a fused row kernel and
   // the broadcast's only reader is the reshape; otherwise the records read the materialized bias.
@@ -149,6 +164,13 @@ export function findRewrites(checked: CheckedProgram): HostRewrites {
     for (const i of rope.absorbed) absorbed.add(i);
   }
   return { at, absorbed };
+}
+
+/** The convert(f16 -> f32) producing `name` when `reader` is its only reader, else null. */
+function halfSource(name: string, reader: CheckedEqn, producer: Map<string, CheckedEqn>, onlyReader: (v: string, e: CheckedEqn) => boolean): CheckedEqn | null {
+  const c = producer.get(name);
+  if (c === undefined || c.op !== 'convert' || isLiteral(c.eqn.in[0]!) || !onlyReader(name, reader)) return null;
+  return c.ins[0]!.dtype === 'f16' && c.outs[0]!.dtype === 'f32' ? c : null;
 }
 
 /**

@@ -117,11 +117,12 @@ export class HostKernels {
 
   /**
    * Test only, the fused attention's negative control: `drop-last` leaves out each row's last visible
-   * key position, `scale` uses 1.0625 times the scale, process-wide, until cleared with null.
+   * key position, `scale` uses 1.0625 times the scale, `f16-as-bf16` makes attention_f16 read the f16
+   * cache's bits as bf16, process-wide, until cleared with null.
    * @internal
    */
-  setAttentionFault(fault: 'drop-last' | 'scale' | null): void {
-    this.addon.setAttentionFault(fault === null ? 0 : fault === 'drop-last' ? 1 : 2);
+  setAttentionFault(fault: 'drop-last' | 'scale' | 'f16-as-bf16' | null): void {
+    this.addon.setAttentionFault(fault === null ? 0 : fault === 'drop-last' ? 1 : fault === 'scale' ? 2 : 3);
   }
 
   /**

@@ -60,7 +60,7 @@ const GREEDY = { repetitionPenalty: 1, temperature: 0, ignoreEos: true } as cons
 
 /** The logits after the prompt, then after each of `tokens` fed in turn (one decode step each). */
 async function teacherForced(m: Qwen3Model, prompt: readonly number[], tokens: readonly number[]): Promise<Tensor[]> {
-  let state = zeroCache(m.config, m.ctx);
+  let state = zeroCache(m.config, m.ctx, m.cacheType);
   const out: Tensor[] = [];
   const first = await m.runner.step(m.program(prompt.length), { ids: prompt, positions: prompt.map((_, i) => i), state });
   out.push(first.logits);
@@ -75,7 +75,7 @@ async function teacherForced(m: Qwen3Model, prompt: readonly number[], tokens: r
 
 /** The logits after the prompt fed one token per decode step. */
 async function tokenByToken(m: Qwen3Model, prompt: readonly number[]): Promise<Tensor> {
-  let state = zeroCache(m.config, m.ctx);
+  let state = zeroCache(m.config, m.ctx, m.cacheType);
   let last: Tensor | undefined;
   for (const [i, id] of prompt.entries()) {
     const r = await m.runner.step(m.program(1), { ids: [id], positions: [i], state });
@@ -183,7 +183,7 @@ export function handoffMargin(rel: number, logits: ArrayLike<number>): number {
 
 /** The KV cache a model's cursor holds after prefilling `prompt` (from position 0, a zeroed cache). */
 export async function cacheAfter(m: Qwen3Model, prompt: readonly number[]): Promise<TensorMap> {
-  const c = await m.runner.begin(() => zeroCache(m.config, m.ctx));
+  const c = await m.runner.begin(() => zeroCache(m.config, m.ctx, m.cacheType));
   try {
     await c.step(m.prefillProgram(prompt.length), prompt, prompt.map((_, i) => i));
     return await c.state();

@@ -11,7 +11,7 @@ import { zeros, type Tensor } from '../../ir/tensor.js';
 import type { Program } from '../../ir/types.js';
 import type { TensorMap } from '../../ir/values.js';
 import type { Qwen3Config } from './config.js';
-import { cacheShapes } from './program.js';
+import { cacheShapes, type CacheType } from './program.js';
 import type { CacheCursor, RanOn, StepRunner } from './runner.js';
 import { Sampler, type SamplingOptions } from './sampler.js';
 import { TextStream } from './stream.js';
@@ -21,6 +21,8 @@ import type { Tokenizer } from '../tokenizer/types.js';
 export interface GenerationContext {
   readonly config: Qwen3Config;
   readonly ctx: number;
+  /** The KV cache's dtype (default f32). */
+  readonly cacheType?: CacheType;
   readonly prefillChunk: number;
   readonly tokenizer: Tokenizer | null;
   readonly eosIds: readonly number[];
@@ -88,10 +90,10 @@ export function prefillTokens(n: number, room: number, chunk: number): number {
   return Math.max(n, Math.min(b, room, chunk));
 }
 
-/** A zeroed KV cache: where every generation starts. */
-export function zeroCache(c: Qwen3Config, ctx: number): TensorMap {
+/** A zeroed KV cache of `cacheType` (default f32): where every generation starts. */
+export function zeroCache(c: Qwen3Config, ctx: number, cacheType: CacheType = 'f32'): TensorMap {
   const m: Record<string, Tensor> = {};
-  for (const [k, s] of cacheShapes(c, ctx)) m[k] = zeros('f32', s);
+  for (const [k, s] of cacheShapes(c, ctx)) m[k] = zeros(cacheType, s);
   return m;
 }
 
@@ -116,7 +118,7 @@ export async function* generateIds(g: GenerationContext, r: DecodeRequest, optio
   const max = checkDecodeRequest(g, r);
   const t0 = performance.now();
   // Every generation's own cache, zeroed; let go however the generation ends (a consumer's return() too).
-  const cache = await g.runner.begin(() => zeroCache(g.config, g.ctx));
+  const cache = await g.runner.begin(() => zeroCache(g.config, g.ctx, g.cacheType));
   const steps = new AbortableSteps(cache, signal);
   try {
     return yield* decodeWith(g, r, steps, max, t0);

@@ -5,7 +5,7 @@ export {
 } from './tiny.js';
 export { configFromGguf, configFromJson, QWEN3_SHAPES, type Qwen3Config } from './config.js';
 export { ggufWeights, q4nxWeights, expectedShapes, type BoundWeight, type ModelWeights } from './weights.js';
-export { buildProgram, cacheShapes, type ProgramShape } from './program.js';
+export { buildProgram, cacheShapes, CACHE_TYPES, type CacheType, type ProgramShape } from './program.js';
 export { Sampler, argmax, penalize, resolveSampling, DEFAULT_SAMPLING, type SamplingOptions } from './sampler.js';
 export { EngineRunner, ReferenceRunner, weightInputs, type StepRunner, type StepInput, type StepResult } from './runner.js';
 export type { DecodeRequest, FinishReason, GeneratedToken, GenerationResult } from './generate.js';

@@ -13,7 +13,7 @@ import type { ChatMessage } from '../tokenizer/types.js';
 import type { Tokenizer } from '../tokenizer/types.js';
 import type { Qwen3Config } from './config.js';
 import { generateIds, type DecodeRequest, type GenerateOptions, type GeneratedToken, type GenerationContext, type GenerationResult } from './generate.js';
-import { buildProgram } from './program.js';
+import { buildProgram, CACHE_TYPES, type CacheType } from './program.js';
 import { programFor, type PlacedProgram } from './forms.js';
 import { EngineRunner, ReferenceRunner, type StepRunner } from './runner.js';
 import { openModelSource, type ModelSource } from './source.js';
@@ -38,6 +38,11 @@ export interface LoadModelOptions {
    * bound, batch-invariant). Part of the artifacts' identity.
    */
   readonly exactMatmul?: boolean;
+  /**
+   * The KV cache's dtype: `f32` (the default, the exact class) or `f16` (half the bytes; each stored k
+   * and v element rounded once to f16, docs/MODELS.md "KV cache type"). Part of the programs' names.
+   */
+  readonly cacheType?: CacheType;
   /** Tokens per prefill step at most (default 512; halved, down to 16, while its program is past the program-bytes limit). */
   readonly prefillChunk?: number;
   /** An engine to run on (it stays open); default a new one, closed by close(). */
@@ -103,7 +108,7 @@ export class Qwen3Model {
   readonly #owned: Engine | undefined;
   #chunk: number | undefined;
 
-  private constructor(readonly source: ModelSource, readonly ctx: number, readonly prefillChunk: number, readonly runner: StepRunner, owned?: Engine, readonly limits: Limits = DEFAULT_LIMITS) {
+  private constructor(readonly source: ModelSource, readonly ctx: number, readonly prefillChunk: number, readonly runner: StepRunner, owned?: Engine, readonly limits: Limits = DEFAULT_LIMITS, readonly cacheType: CacheType = 'f32') {
     this.#owned = owned;
   }
 
@@ -118,6 +123,7 @@ export class Qwen3Model {
     if (opts.engine !== undefined && opts.threads !== undefined) {
       throw new InvalidOptions('threads', 'an engine given to loadModel keeps its own threads: createEngine({ devices: { host: { threads } } })');
     }
+    if (opts.cacheType !== undefined && !CACHE_TYPES.includes(opts.cacheType)) throw new InvalidOptions('cacheType', `f32 or f16, not ${JSON.stringify(opts.cacheType)}`);
     if (opts.exactMatmul !== undefined && typeof opts.exactMatmul !== 'boolean') throw new InvalidOptions('exactMatmul', `true or false, not ${typeof opts.exactMatmul}`);
     if (opts.engine !== undefined && opts.exactMatmul !== undefined) {
       throw new InvalidOptions('exactMatmul', 'an engine given to loadModel keeps its own matmul class: createEngine({ devices: { host: { matmul } } })');
@@ -132,7 +138,7 @@ export class Qwen3Model {
       : undefined;
     const prefill = opts.prefillTarget === undefined ? undefined : checkTargetList(opts.prefillTarget, 'prefillTarget');
     const runner = new EngineRunner(opts.engine ?? owned!, target, source.weights, opts.deadlineMs, prefill);
-    const model = new Qwen3Model(source, ctx, opts.prefillChunk ?? 512, runner, owned, limits);
+    const model = new Qwen3Model(source, ctx, opts.prefillChunk ?? 512, runner, owned, limits, opts.cacheType ?? 'f32');
     try {
       model.#checkPlanned();
     } catch (e) {
@@ -156,7 +162,7 @@ export class Qwen3Model {
 
   /** The same model (same programs, same weights) on the oracle in fp64 mode, in this thread. */
   reference(): Qwen3Model {
-    return new Qwen3Model(this.source, this.ctx, this.prefillChunk, new ReferenceRunner(this.source.weights), undefined, this.limits);
+    return new Qwen3Model(this.source, this.ctx, this.prefillChunk, new ReferenceRunner(this.source.weights), undefined, this.limits, this.cacheType);
   }
 
   /** Where this model's prompts are prefilled when not on its target (loadModel's prefillTarget). */
@@ -168,7 +174,7 @@ export class Qwen3Model {
   decodeTargetOnly(): Qwen3Model {
     if (!(this.runner instanceof EngineRunner) || this.runner.prefillTarget === undefined) return this;
     const r = this.runner;
-    return new Qwen3Model(this.source, this.ctx, this.prefillChunk, new EngineRunner(r.engine, r.target, this.source.weights, r.deadlineMs), undefined, this.limits);
+    return new Qwen3Model(this.source, this.ctx, this.prefillChunk, new EngineRunner(r.engine, r.target, this.source.weights, r.deadlineMs), undefined, this.limits, this.cacheType);
   }
 
   /** The program of `tokens` tokens (1: decode) at this model's context, in the form its target runs (forms.ts). */
@@ -212,7 +218,7 @@ export class Qwen3Model {
     const key = `${targets ?? ''}/${tokens}/${allLogits}`;
     let p = this.#programs.get(key);
     if (p === undefined) {
-      const shape = { tokens, ctx: this.ctx, allLogits, limits: this.limits };
+      const shape = { tokens, ctx: this.ctx, allLogits, limits: this.limits, cacheType: this.cacheType };
       p = targets === undefined ? { program: buildProgram(this.config, this.source.weights, shape) } : programFor(this.config, this.source.weights, shape, targets);
       this.#programs.set(key, p);
     }
@@ -292,7 +298,7 @@ export class Qwen3Model {
   async *generate(r: GenerateRequest, options?: GenerateOptions): AsyncGenerator<GeneratedToken, GenerationResult, void> {
     const promptIds = await this.encodePrompt(r);
     const g: GenerationContext = {
-      config: this.config, ctx: this.ctx, prefillChunk: this.fittingChunk(), tokenizer: this.tokenizer,
+      config: this.config, ctx: this.ctx, cacheType: this.cacheType, prefillChunk: this.fittingChunk(), tokenizer: this.tokenizer,
       eosIds: this.eosIds, runner: this.runner, program: (n) => (n > 1 ? this.prefillProgram(n) : this.program(n)),
     };
     return yield* generateIds(g, { ...r, promptIds }, options);

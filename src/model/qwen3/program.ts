@@ -4,7 +4,9 @@
  * state. Args, in order:
  *   - weights, named as llama.cpp names the tensors without `.weight` (`token_embd`, `blk.0.attn_q`, ...),
  *     in the dtype and shape of the file (weights.ts);
- *   - state `cache.k.<l>` `[kvHeads, headDim, ctx]` and `cache.v.<l>` `[kvHeads, ctx, headDim]` (f32);
+ *   - state `cache.k.<l>` `[kvHeads, headDim, ctx]` and `cache.v.<l>` `[kvHeads, ctx, headDim]` (f32, or
+ *     f16 with `cacheType: 'f16'`: each new k and v element is rounded once to f16, nearest even, as it
+ *     is written, and attention reads the cache through convert(f16 -> f32), which is exact);
  *   - activations `ids` `[T]` (i32) and `positions` `[T]` (i32, consecutive: the cache is written at
  *     positions[0]; rope and the causal mask read every position), and for a prefill (T > 1, not
  *     allLogits) `last` `[1]` (i32): the row whose logits are the result (stepActivations fills them).
@@ -42,7 +44,15 @@ export interface ProgramShape {
   readonly form?: ProgramForm;
   /** The limits the program is checked under (default: the defaults, src/ir/limits.ts). */
   readonly limits?: Limits;
+  /** The KV cache's dtype (default f32, the exact class; f16 rounds each stored element once). */
+  readonly cacheType?: CacheType;
 }
+
+/** The dtypes a KV cache is held in. */
+export type CacheType = 'f32' | 'f16';
+
+/** The cache types loadModel takes. */
+export const CACHE_TYPES: readonly CacheType[] = ['f32', 'f16'];
 
 /** How a program is written: see the file's doc. */
 export type ProgramForm = 'fused' | 'plain';
@@ -89,7 +99,7 @@ export function stepActivations(program: Program, ids: readonly number[], positi
   return out;
 }
 
-/** The state args of a model's programs, with their shapes (each a zeroed f32 tensor at the start of a generation). */
+/** The state args of a model's programs, with their shapes (each a zeroed tensor of the cache type at the start of a generation). */
 export function cacheShapes(c: Qwen3Config, ctx: number): Map<string, readonly number[]> {
   const m = new Map<string, readonly number[]>();
   for (let l = 0; l < c.layers; l++) {
@@ -118,12 +128,17 @@ export function buildProgram(c: Qwen3Config, weights: ModelWeights, shape: Progr
   if (!(Number.isSafeInteger(ctx) && ctx >= t)) throw new InvalidOptions('ctx', `the context (${ctx}) holds at least the ${t} tokens of a step`);
   if (c.headDim % 2 !== 0) throw new InvalidOptions('headDim', `rope needs an even head dim, not ${c.headDim}`);
   const form = shape.form ?? 'fused';
+  const cacheType = shape.cacheType ?? 'f32';
+  if (!CACHE_TYPES.includes(cacheType)) throw new InvalidOptions('cacheType', `f32 or f16, not ${JSON.stringify(cacheType)}`);
   const f = PIECES[form];
-  const p = program(`${t === 1 ? 'qwen3-decode' : `qwen3-prefill-${t}`}-ctx${ctx}${shape.allLogits === true ? '-all' : ''}${form === 'plain' ? '-plain' : ''}`);
+  const p = program(`${t === 1 ? 'qwen3-decode' : `qwen3-prefill-${t}`}-ctx${ctx}${shape.allLogits === true ? '-all' : ''}${form === 'plain' ? '-plain' : ''}${cacheType === 'f32' ? '' : `-kv${cacheType}`}`);
   const w = new Map<string, Value>();
   for (const [name, b] of weights) w.set(name, p.weight(name, b.dtype, b.shape));
   const W = (name: string) => w.get(name)!;
-  const caches = [...cacheShapes(c, ctx)].map(([name, s]) => p.state(name, 'f32', s));
+  const caches = [...cacheShapes(c, ctx)].map(([name, s]) => p.state(name, cacheType, s));
+  // What is written to the cache (rounded to its dtype) and what attention reads of it (as f32, exactly).
+  const stored = (x: Value): Value => (cacheType === 'f32' ? x : p.convert(x, cacheType));
+  const read = (x: Value): Value => (cacheType === 'f32' ? x : p.convert(x, 'f32'));
   const ids = p.activation('ids', 'i32', [t]);
   const positions = p.activation('positions', 'i32', [t]);
 
@@ -144,11 +159,11 @@ export function buildProgram(c: Qwen3Config, weights: ModelWeights, shape: Progr
     const q = f.norm(p, p.reshape(linear(p, h, L('attn_q'), c.heads * c.headDim), [t, c.heads, c.headDim]), L('attn_q_norm'), c.rmsEps);
     const k = f.norm(p, p.reshape(linear(p, h, L('attn_k'), c.kvHeads * c.headDim), [t, c.kvHeads, c.headDim]), L('attn_k_norm'), c.rmsEps);
     const v = p.reshape(linear(p, h, L('attn_v'), c.kvHeads * c.headDim), [t, c.kvHeads, c.headDim]);
-    const kc = p.dynamicUpdateSlice(caches[2 * l]!, p.transpose(rope(p, k, tables), [1, 2, 0]), [0, 0, start]);
-    const vc = p.dynamicUpdateSlice(caches[2 * l + 1]!, p.transpose(v, [1, 0, 2]), [0, start, 0]);
+    const kc = p.dynamicUpdateSlice(caches[2 * l]!, stored(p.transpose(rope(p, k, tables), [1, 2, 0])), [0, 0, start]);
+    const vc = p.dynamicUpdateSlice(caches[2 * l + 1]!, stored(p.transpose(v, [1, 0, 2])), [0, start, 0]);
     p.carry(caches[2 * l]!, kc);
     p.carry(caches[2 * l + 1]!, vc);
-    const att = attention(p, c, f, rope(p, q, tables), kc, vc, bias);
+    const att = attention(p, c, f, rope(p, q, tables), read(kc), read(vc), bias);
     x = p.add(x, linear(p, att, L('attn_output'), c.hidden));
     const h2 = f.norm(p, x, L('ffn_norm'), c.rmsEps);
     const act = f.glu(p, linear(p, h2, L('ffn_gate'), c.intermediate), linear(p, h2, L('ffn_up'), c.intermediate));

@@ -78,12 +78,13 @@ Napi::Value setUnaryFaultJs(const Napi::CallbackInfo& info) {
   return env.Undefined();
 }
 
-// Test only: setAttentionFault(mode) (ops.h): 0 none, 1 drop the last visible position, 2 a wrong scale.
+// Test only: setAttentionFault(mode) (ops.h): 0 none, 1 drop the last visible position, 2 a wrong scale,
+// 3 read an f16 cache as bf16.
 Napi::Value setAttentionFaultJs(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 1 || !info[0].IsNumber()) throw Napi::TypeError::New(env, "setAttentionFault(mode) takes a number");
   const int mode = info[0].As<Napi::Number>().Int32Value();
-  if (mode < 0 || mode > 2) throw Napi::RangeError::New(env, "setAttentionFault: mode is 0, 1 or 2");
+  if (mode < 0 || mode > 3) throw Napi::RangeError::New(env, "setAttentionFault: mode is 0, 1, 2 or 3");
   setAttentionFault(mode);
   return env.Undefined();
 }

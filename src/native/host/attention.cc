@@ -31,9 +31,19 @@ inline bool masked(float b) { return b <= -1e30f; }
 
 void setAttentionFault(int mode) { attentionFault.store(mode, std::memory_order_relaxed); }
 
-void attention(const Ctx& c, const float* q, const float* k, const float* v, const float* bias, float* y,
-               int64_t B, int64_t M, int64_t D, int64_t N, int64_t Dv, float scale, int64_t bB, int64_t bG,
-               int64_t bRow) {
+namespace {
+
+// The f16 bits read as bf16 (attention fault 3, a test's negative control).
+void bf16Row(const uint16_t* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; i++) y[i] = bf16ToFloat(x[i]);
+}
+
+// KV is float (the cache read in place) or uint16_t (f16 bits, converted per block).
+template <class KV>
+void attentionT(const Ctx& c, const float* q, const KV* k, const KV* v, const float* bias, float* y,
+                int64_t B, int64_t M, int64_t D, int64_t N, int64_t Dv, float scale, int64_t bB, int64_t bG,
+                int64_t bRow) {
+  constexpr bool HALF = sizeof(KV) == 2;
   const int fault = attentionFault.load(std::memory_order_relaxed);
   const float sc = fault == 2 ? scale * 1.0625f : scale;
   const IsaKernels& K = *c.k;
@@ -43,11 +53,10 @@ void attention(const Ctx& c, const float* q, const float* k, const float* v, con
     thread_local std::vector<float> scratch;
     if (scratch.size() < size_t(RB * N)) scratch.resize(size_t(RB * N));
     float* const S = scratch.data();  // the block's scores, then weights: row r at S + r*N
+    thread_local std::vector<float> kvScratch;
     for (int64_t p = p0; p < p1; p++) {
       const int64_t b = p / blocks, m0 = (p % blocks) * RB;
       const int64_t rn = std::min(RB, M - m0);
-      const float* kb = k + b * D * N;
-      const float* vb = v + b * N * Dv;
       const float* qb = q + (b * M + m0) * D;
       float* yb = y + (b * M + m0) * Dv;
       int64_t L[RB];
@@ -63,14 +72,32 @@ void attention(const Ctx& c, const float* q, const float* k, const float* v, con
         L[r] = l;
         Lmax = std::max(Lmax, l);
       }
+      // The head's keys [D, ldk] and values [Lmax, Dv] as f32: in place, or converted from f16.
+      const float* kb;
+      const float* vb;
+      int64_t ldk = N;
+      if constexpr (HALF) {
+        const auto cvt = fault == 3 ? &bf16Row : K.halfRow;
+        if (kvScratch.size() < size_t(Lmax * (D + Dv))) kvScratch.resize(size_t(Lmax * (D + Dv)));
+        float* kf = kvScratch.data();
+        float* vf = kf + Lmax * D;
+        for (int64_t d = 0; d < D; d++) cvt(k + (b * D + d) * N, kf + d * Lmax, Lmax);
+        cvt(v + b * N * Dv, vf, Lmax * Dv);
+        kb = kf;
+        vb = vf;
+        ldk = Lmax;
+      } else {
+        kb = k + b * D * N;
+        vb = v + b * N * Dv;
+      }
       // Scores of positions [0, Lmax) for the block's rows: whole panels of NR keys on the prefill
       // kernel's register blocks (one FMA chain per score over d in order), the tail by axpy rows.
       int64_t j0 = 0;
-      for (; j0 + NR <= Lmax; j0 += NR) K.panel(qb, D, rn, kb + j0, N, D, S + j0, N, NR);
+      for (; j0 + NR <= Lmax; j0 += NR) K.panel(qb, D, rn, kb + j0, ldk, D, S + j0, N, NR);
       if (j0 < Lmax) {
         for (int64_t r = 0; r < rn; r++) std::fill(S + r * N + j0, S + r * N + Lmax, -0.f);
         for (int64_t d = 0; d < D; d++) {
-          for (int64_t r = 0; r < rn; r++) K.axpy(qb[r * D + d], kb + d * N + j0, S + r * N + j0, Lmax - j0);
+          for (int64_t r = 0; r < rn; r++) K.axpy(qb[r * D + d], kb + d * ldk + j0, S + r * N + j0, Lmax - j0);
         }
       }
       for (int64_t r = 0; r < rn; r++) {
@@ -105,6 +132,20 @@ void attention(const Ctx& c, const float* q, const float* k, const float* v, con
     return;
   }
   c.pool->run(pieces, 1, [&](int, int64_t b, int64_t e) { body(b, e); });
+}
+
+}  // namespace
+
+void attention(const Ctx& c, const float* q, const float* k, const float* v, const float* bias, float* y,
+               int64_t B, int64_t M, int64_t D, int64_t N, int64_t Dv, float scale, int64_t bB, int64_t bG,
+               int64_t bRow) {
+  attentionT<float>(c, q, k, v, bias, y, B, M, D, N, Dv, scale, bB, bG, bRow);
+}
+
+void attentionF16(const Ctx& c, const float* q, const uint16_t* k, const uint16_t* v, const float* bias, float* y,
+                  int64_t B, int64_t M, int64_t D, int64_t N, int64_t Dv, float scale, int64_t bB, int64_t bG,
+                  int64_t bRow) {
+  attentionT<uint16_t>(c, q, k, v, bias, y, B, M, D, N, Dv, scale, bB, bG, bRow);
 }
 
 }  // namespace host

@@ -67,6 +67,8 @@ struct IsaKernels {
   void (*logisticRow)(const float* x, float* y, int64_t n);
   // y[i] += a * x[i]: one multiply-add per element (fused on the SIMD paths, two roundings on scalar).
   void (*axpy)(float a, const float* x, float* y, int64_t n);
+  // y[i] = f16 bits x[i] as f32, exactly.
+  void (*halfRow)(const uint16_t* x, float* y, int64_t n);
 };
 
 // Null when this build has no such path (a non-x86 build has only Scalar).

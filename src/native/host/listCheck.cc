@@ -329,7 +329,9 @@ Rec checkRecord(const Arena& a, const std::vector<WeightView>& weights, size_t i
       ck.disjointOrSame("y", y, "b", z, false);
       break;
     }
-    case K_ATTENTION: {
+    case K_ATTENTION:
+    case K_ATTENTION_F16: {
+      const int kvb = op == K_ATTENTION_F16 ? 2 : F;
       v[5] = ck.integer("B");
       v[6] = ck.integer("M");
       v[7] = ck.integer("D");
@@ -346,8 +348,8 @@ Rec checkRecord(const Arena& a, const std::vector<WeightView>& weights, size_t i
           : (B - 1) * v[11] + (unsigned __int128)((v[6] - 1) / v[12]) * v[13] + v[8];
       Range kr, vr, br;
       rec.p[0] = ck.region("q", B * M * v[7], F, &x);
-      rec.p[1] = ck.region("k", B * v[7] * v[8], F, &kr);
-      rec.p[2] = ck.region("v", B * v[8] * v[9], F, &vr);
+      rec.p[1] = ck.region("k", B * v[7] * v[8], kvb, &kr);
+      rec.p[2] = ck.region("v", B * v[8] * v[9], kvb, &vr);
       rec.p[3] = ck.region("bias", span, F, &br);
       rec.p[4] = ck.region("y", B * M * v[9], F, &y);
       for (auto [nm, rg] : {std::pair<const char*, Range>{"q", x}, {"k", kr}, {"v", vr}, {"bias", br}}) ck.disjointOrSame("y", y, nm, rg, false);

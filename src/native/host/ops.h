@@ -92,8 +92,14 @@ void updateSlice(const Ctx& c, uint8_t* dst, const int64_t* d, const uint8_t* up
 void attention(const Ctx& c, const float* q, const float* k, const float* v, const float* bias, float* y,
                int64_t B, int64_t M, int64_t D, int64_t N, int64_t Dv, float scale, int64_t bB, int64_t bG,
                int64_t bRow);
+// The same with k and v as f16 bits (an f16 KV cache): each element is converted to f32 exactly before
+// use, so the result is attention() of the converted arrays, bit for bit.
+void attentionF16(const Ctx& c, const float* q, const uint16_t* k, const uint16_t* v, const float* bias, float* y,
+                  int64_t B, int64_t M, int64_t D, int64_t N, int64_t Dv, float scale, int64_t bB, int64_t bG,
+                  int64_t bRow);
 // Test only (the contract sweep's negative control): 1 drops each row's last visible position, 2 uses
-// 1.0625 times the scale; 0 (the default) is no fault. Process-wide.
+// 1.0625 times the scale, 3 (attention_f16 only) reads the f16 cache's bits as bf16; 0 (the default) is no
+// fault. Process-wide.
 void setAttentionFault(int mode);
 
 // y[i0, i1, i2, i3] = x[i0, i1, i2, i3] over extents d, element strides xs (source) and ys
