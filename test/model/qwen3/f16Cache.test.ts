@@ -3,7 +3,8 @@
  * f16 cache states (half the bytes of f32), the host lowering reads them in the fused attention record
  * (`attention_f16`, no convert of the whole cache), and its logits on a tiny model stay at cosine >= 0.999
  * of the f32 cache's and of the fp64 reference of the same f16 program. Negative control: a kernel that
- * reads the f16 bits as bf16 falls below that.
+ * reads the f16 bits as bf16 falls below that. `run --verify` of an f16 prefill and decode step passes
+ * (the oracle rounds the stores to f16 as the program says) and fails under that fault.
  */
 import { expect } from 'chai';
 import { KERNEL_FIELDS, KERNEL_OPS } from '../../../src/compiler/host/kernelList.js';
@@ -13,6 +14,11 @@ import { InvalidOptions } from '../../../src/errors/index.js';
 import { dtypeBytes, type DType } from '../../../src/ir/types.js';
 import { loadModel, type Qwen3Model } from '../../../src/model/qwen3/model.js';
 import { checkProgram } from '../../../src/ops/validate.js';
+import { tensor, zeros, type Tensor } from '../../../src/ir/tensor.js';
+import { configFromJson } from '../../../src/model/qwen3/config.js';
+import { buildProgram, cacheShapes, stepActivations } from '../../../src/model/qwen3/program.js';
+import { tinyQwen3Config, tinyQwen3Tensors } from '../../../src/model/qwen3/tiny.js';
+import type { BoundWeight } from '../../../src/model/qwen3/weights.js';
 import { cosine, modelFixture, SMALL } from './helpers.js';
 
 /** The records of a lowered list: op name and fields by name. */
@@ -105,5 +111,45 @@ describe('qwen3: the f16 KV cache', function () {
       h.setAttentionFault(null);
     }
     expect(Math.min(...bad.map((l, k) => cosine(l, ref[k]!)))).to.be.below(0.999);
+  });
+
+  describe('run --verify of the f16 program (the oracle rounding the stores as the record does)', () => {
+    const O = { layers: 2, hidden: 64, intermediate: 96, heads: 4, kvHeads: 2, headDim: 16, vocab: 64, std: 0.05 } as const;
+    const t = tinyQwen3Config(O);
+    const cfg = configFromJson({
+      model_type: 'qwen3', num_hidden_layers: t.layers, hidden_size: t.hidden, intermediate_size: t.intermediate,
+      num_attention_heads: t.heads, num_key_value_heads: t.kvHeads, head_dim: t.headDim, vocab_size: t.vocab,
+      tie_word_embeddings: true, max_position_embeddings: 4096, rms_norm_eps: t.rmsEps, rope_theta: t.ropeTheta,
+    }, 'config.json');
+    const weights = new Map<string, BoundWeight>();
+    const values: Record<string, Tensor> = {};
+    for (const x of tinyQwen3Tensors(O)) {
+      const name = x.name.replace(/\.weight$/, '');
+      const shape = [...x.dims].reverse();
+      weights.set(name, { dtype: 'f32', shape, file: '/m.gguf', offset: 0, length: 0 });
+      values[name] = tensor('f32', shape, Float64Array.from(x.values));
+    }
+    const C = 24;
+    const verified = async () => {
+      const prefill = buildProgram(cfg, weights, { tokens: 5, ctx: C, cacheType: 'f16' });
+      const decode = buildProgram(cfg, weights, { tokens: 1, ctx: C, cacheType: 'f16' });
+      const zero = Object.fromEntries([...cacheShapes(cfg, C)].map(([n, sh]) => [n, zeros('f16', sh)]));
+      const first = await fx.engine().submit({ program: prefill, target: 'host', verify: true, inputs: { ...values, ...zero, ...stepActivations(prefill, [3, 17, 9, 40, 22], [0, 1, 2, 3, 4]) } }).result;
+      const next = await fx.engine().submit({ program: decode, target: 'host', verify: true, inputs: { ...values, ...first.state, ...stepActivations(decode, [7], [5]) } }).result;
+      return [first.verification?.pass, next.verification?.pass];
+    };
+
+    it('a prefill and a decode step verify', async () => {
+      expect(await verified()).to.deep.equal([true, true]);
+    });
+
+    it('negative control: reading the cache as bf16 fails verification', async () => {
+      h.setAttentionFault('f16-as-bf16');
+      try {
+        expect(await verified()).to.deep.equal([false, false]);
+      } finally {
+        h.setAttentionFault(null);
+      }
+    });
   });
 });
