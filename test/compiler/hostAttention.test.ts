@@ -19,18 +19,21 @@ import { buildProgram } from '../../src/model/qwen3/program.js';
 import { expectedShapes, type BoundWeight } from '../../src/model/qwen3/weights.js';
 import { attentionInputs, attentionReference, type AttentionShape } from '../../src/contracts/hostAttention.js';
 import { mulberry32 } from '../../src/numerics/random.js';
+import { f16FromBits, f16ToBits, roundToDtype } from '../../src/numerics/float16.js';
 
 const MASKED = -1e30;
 
 type Case = AttentionShape;
 
 /** softmax(q k * scale + bias) v in the form layers.ts's maskedSoftmax writes, with `extra` results beside y. */
-function attentionProgram(c: Case, scale: number, extra: (p: ProgramBuilder, v: { scores: Value; probs: Value }) => Value[] = () => []): CheckedProgram {
+function attentionProgram(c: Case, scale: number, extra: (p: ProgramBuilder, v: { scores: Value; probs: Value }) => Value[] = () => [], kv: 'f32' | 'f16' = 'f32'): CheckedProgram {
   const M = c.T * c.G;
   const p = program('attn');
   const q = p.activation('q', 'f32', [c.B, M, c.D]);
-  const k = p.activation('k', 'f32', [c.B, c.D, c.N]);
-  const v = p.activation('v', 'f32', [c.B, c.N, c.Dv]);
+  // An f16 k and v (an f16 KV cache) are read through convert(f16 -> f32).
+  const read = (x: Value): Value => (kv === 'f32' ? x : p.convert(x, 'f32'));
+  const k = read(p.activation('k', kv, [c.B, c.D, c.N]));
+  const v = read(p.activation('v', kv, [c.B, c.N, c.Dv]));
   const bias = c.bias === 'mask'
     ? p.reshape(p.broadcast(p.activation('mask', 'f32', [c.T, c.N]), [c.B, c.T, c.G, c.N], [1, 3]), [c.B, M, c.N])
     : p.activation('bias', 'f32', [c.B, M, c.N]);
@@ -45,7 +48,7 @@ function attentionProgram(c: Case, scale: number, extra: (p: ProgramBuilder, v: 
 }
 
 /** Runs a lowered program on the addon: f32 inputs into their slots, constants written, result `y` back. */
-function run(h: HostKernels, l: HostLowered, inputs: Record<string, Float32Array>, n: number): Float32Array {
+function run(h: HostKernels, l: HostLowered, inputs: Record<string, Float32Array>, n: number, halves: Record<string, Uint16Array> = {}): Float32Array {
   const arena = new Uint8Array(l.arenaBytes);
   const dv = new DataView(arena.buffer);
   for (const [at, dtype, v] of l.constants) {
@@ -53,6 +56,7 @@ function run(h: HostKernels, l: HostLowered, inputs: Record<string, Float32Array
     else dv.setFloat32(at, v, true);
   }
   for (const [name, x] of Object.entries(inputs)) new Float32Array(arena.buffer, l.slots[name]!, x.length).set(x);
+  for (const [name, x] of Object.entries(halves)) new Uint16Array(arena.buffer, l.slots[name]!, x.length).set(x);
   h.run(arena, l.list);
   return new Float32Array(arena.buffer, l.slots['y']!, n).slice();
 }
@@ -124,6 +128,39 @@ describe('compiler/host: fused attention', function () {
       }
     });
   }
+
+  it('attention_f16 (k and v f16 through their converts) gives attention\'s bits of the converted values on every ISA path', () => {
+    for (const c of [cases[1]![1], cases[3]![1], cases[4]![1]]) {
+      const scale = 1 / Math.sqrt(c.D);
+      const half = attentionProgram(c, scale, undefined, 'f16');
+      const r = findRewrites(half);
+      expect([...r.at.values()].map((w) => w.kind === 'attention' && w.kv)).to.deep.equal(['f16']);
+      const l16 = lowerHost(half);
+      const l32 = lowerHost(attentionProgram(c, scale));
+      // No convert record: the record reads the f16 arrays where they lie.
+      expect(Array.from(l16.list).length).to.equal(Array.from(l32.list).length);
+      const x = inputsOf(c, mulberry32(c.N * 31), true, false);
+      const bits = (a: Float32Array) => Uint16Array.from(a, (e) => f16ToBits(roundToDtype('f16', e)));
+      const k16 = bits(x['k']!);
+      const v16 = bits(x['v']!);
+      const as32 = { ...x, k: Float32Array.from(k16, f16FromBits), v: Float32Array.from(v16, f16FromBits) };
+      const arena16 = Object.fromEntries(Object.entries(x).filter(([name]) => name !== 'k' && name !== 'v'));
+      const n = c.B * c.T * c.G * c.Dv;
+      for (const isa of h.info().available) {
+        h.setIsa(isa);
+        const want = run(h, l32, as32, n);
+        const got = run(h, l16, arena16, n, { k: k16, v: v16 });
+        expect(Array.from(got), isa).to.deep.equal(Array.from(want));
+        h.setAttentionFault('f16-as-bf16');
+        try {
+          expect(Array.from(run(h, l16, arena16, n, { k: k16, v: v16 })), `${isa} fault`).to.not.deep.equal(Array.from(want));
+        } finally {
+          h.setAttentionFault(null);
+        }
+      }
+      h.setIsa(h.info().available[h.info().available.length - 1]!);
+    }
+  });
 
   it('a row that sees one key position gives that position\'s v row exactly (the masked weights are exactly 0)', () => {
     const c: Case = { B: 2, T: 1, G: 2, D: 16, N: 24, Dv: 16, bias: 'mask' };
