@@ -30,6 +30,7 @@ function abiTag(): string {
 // Version 4: the rewrites of rewrite.ts (fused attention, rope); an artifact cached by version 3 lists the unfused kernels.
 // Version 5: the kernel list gained matmul_wq (the q8-activations class).
 // Version 6: a reshape is an alias of its operand's slot (no copy record).
+// The kernel list gained attention_f16 (an f16 KV cache): the ABI tag (KERNEL_OPS) changes with it.
 export const HOST_COMPILER = { name: 'host-kernels', version: `6-${abiTag()}` } as const;
 export const HOST_ARTIFACT_MAGIC = 'NPUOHST1';
 export const HOST_ARTIFACT_VERSION = 1;
