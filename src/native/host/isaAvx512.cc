@@ -194,7 +194,8 @@ struct V512 {
     const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     const __m512i row = _mm512_add_epi32(_mm512_srli_epi32(iota, 2), _mm512_slli_epi32(_mm512_and_si512(iota, _mm512_set1_epi32(3)), 2));
     const __mmask16 live = _mm512_cmplt_epi32_mask(row, _mm512_set1_epi32(nt));
-    const __m512i idx = _mm512_mullo_epi32(_mm512_min_epi32(row, _mm512_set1_epi32(nt - 1)), _mm512_set1_epi32(int(w.rowBytes)));
+    int rowOf[16];
+    for (int j = 0; j < 16; j++) rowOf[j] = std::min((j >> 2) + 4 * (j & 3), nt - 1);
     const uint8_t* base = w.data + size_t(n0) * w.rowBytes;
     const __m512i m = _mm512_set1_epi8(15);
     const __m512i flip = _mm512_set1_epi32(int(0x80808080u));
@@ -203,7 +204,10 @@ struct V512 {
       if (next != nullptr) {
         for (size_t o = 0; o < perBlock; o += 64) __builtin_prefetch(next + size_t(b) * perBlock + o, 0, 3);
       }
-      const __m512 a1 = _mm512_maskz_mov_ps(live, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_i32gather_epi32(idx, base, 1))));
+      // The 16 scales by plain loads (a gather is slower here), in the permuted lane order.
+      alignas(32) uint16_t sc[16];
+      for (int j = 0; j < 16; j++) sc[j] = loadU16(base + size_t(rowOf[j]) * w.rowBytes);
+      const __m512 a1 = _mm512_maskz_mov_ps(live, _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(sc))));
       int32_t xw[8];
       __builtin_memcpy(xw, xq + b * 32, 32);
       __m512i l = _mm512_setzero_si512(), h = _mm512_setzero_si512();
