@@ -202,7 +202,7 @@ struct V512 {
     __m512 acc = _mm512_set1_ps(-0.f);
     for (int64_t b = 0; b < kb; b++, base += BB) {
       if (next != nullptr) {
-        for (size_t o = 0; o < perBlock; o += 64) __builtin_prefetch(next + size_t(b) * perBlock + o, 0, 3);
+        for (size_t o = 0; o < perBlock; o += 64) __builtin_prefetch(next + size_t(b) * perBlock + o, 0, 2);
       }
       // The 16 scales by plain loads (a gather is slower here), in the permuted lane order.
       alignas(32) uint16_t sc[16];
