@@ -4,7 +4,7 @@
  * lowering fuses into one `attention` record; src/compiler/host/rewrite.ts). Each program's result is
  * judged by attentionBound (src/targets/host/contracts.ts) around the exact result.
  */
-import { program } from '../ops/builder.js';
+import { program, type ProgramBuilder, type Value } from '../ops/builder.js';
 import type { CheckedProgram } from '../ir/checked.js';
 import { programToJson } from '../ir/codec.js';
 import { tensor } from '../ir/tensor.js';
@@ -29,22 +29,29 @@ export interface AttentionShape {
   readonly bias: 'mask' | 'bias';
 }
 
-/** softmax(q·k·scale + bias)·v as layers.ts writes it: matmul, a masked softmax row kernel, matmul. */
-export function attentionProgram(name: string, c: AttentionShape, scale: number): CheckedProgram {
+/**
+ * softmax(q·k·scale + bias)·v as layers.ts writes it: matmul, a masked softmax row kernel, matmul, as
+ * result `y`; `extra` adds results beside it (a test that keeps the scores or probabilities alive);
+ * `kv: 'f16'` takes k and v as f16 and reads them through convert(f16 -> f32) (an f16 KV cache).
+ */
+export function attentionProgram(name: string, c: AttentionShape, scale: number, extra: (p: ProgramBuilder, v: { scores: Value; probs: Value }) => Value[] = () => [], kv: 'f32' | 'f16' = 'f32'): CheckedProgram {
   const M = c.T * c.G;
   const p = program(name);
   const q = p.activation('q', 'f32', [c.B, M, c.D]);
-  const k = p.activation('k', 'f32', [c.B, c.D, c.N]);
-  const v = p.activation('v', 'f32', [c.B, c.N, c.Dv]);
+  // f16 k and v (an f16 KV cache) are read through convert(f16 -> f32), as program.ts writes it.
+  const read = (x: Value): Value => (kv === 'f32' ? x : p.convert(x, 'f32'));
+  const k = read(p.activation('k', kv, [c.B, c.D, c.N]));
+  const v = read(p.activation('v', kv, [c.B, c.N, c.Dv]));
   const bias = c.bias === 'mask'
     ? p.reshape(p.broadcast(p.activation('mask', 'f32', [c.T, c.N]), [c.B, c.T, c.G, c.N], [1, 3]), [c.B, M, c.N])
     : p.activation('bias', 'f32', [c.B, M, c.N]);
-  const [probs] = p.rowKernel([p.matmul(q, k), bias], (b, s, m) => {
+  const scores = p.matmul(q, k);
+  const [probs] = p.rowKernel([scores, bias], (b, s, m) => {
     const a = b.add(b.mul(s, scale), m);
     const e = b.exp(b.sub(a, b.reduceMax(a)));
     return b.div(e, b.reduceSum(e));
   });
-  p.results(p.named('y').matmul(probs!, v));
+  p.results(p.named('y').matmul(probs!, v), ...extra(p, { scores, probs: probs! }));
   return checkProgram(p.build());
 }
 

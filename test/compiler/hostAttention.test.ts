@@ -9,43 +9,20 @@ import { expect } from 'chai';
 import { lowerHost, type HostLowered } from '../../src/compiler/host/lower.js';
 import { findRewrites } from '../../src/compiler/host/rewrite.js';
 import { loadHostKernels, type HostKernels } from '../../src/devices/host/native.js';
-import type { CheckedProgram } from '../../src/ir/checked.js';
-import { program, type ProgramBuilder, type Value } from '../../src/ops/builder.js';
+import { program } from '../../src/ops/builder.js';
 import { checkProgram } from '../../src/ops/validate.js';
 import { InvalidInput } from '../../src/errors/index.js';
 import { configFromJson } from '../../src/model/qwen3/config.js';
 import { rope, ropeTables } from '../../src/model/qwen3/layers.js';
 import { buildProgram } from '../../src/model/qwen3/program.js';
 import { expectedShapes, type BoundWeight } from '../../src/model/qwen3/weights.js';
-import { attentionInputs, attentionReference, type AttentionShape } from '../../src/contracts/hostAttention.js';
+import { attentionInputs, attentionProgram, attentionReference, type AttentionShape } from '../../src/contracts/hostAttention.js';
 import { mulberry32 } from '../../src/numerics/random.js';
 import { f16FromBits, f16ToBits, roundToDtype } from '../../src/numerics/float16.js';
 
 const MASKED = -1e30;
 
 type Case = AttentionShape;
-
-/** softmax(q k * scale + bias) v in the form layers.ts's maskedSoftmax writes, with `extra` results beside y. */
-function attentionProgram(c: Case, scale: number, extra: (p: ProgramBuilder, v: { scores: Value; probs: Value }) => Value[] = () => [], kv: 'f32' | 'f16' = 'f32'): CheckedProgram {
-  const M = c.T * c.G;
-  const p = program('attn');
-  const q = p.activation('q', 'f32', [c.B, M, c.D]);
-  // An f16 k and v (an f16 KV cache) are read through convert(f16 -> f32).
-  const read = (x: Value): Value => (kv === 'f32' ? x : p.convert(x, 'f32'));
-  const k = read(p.activation('k', kv, [c.B, c.D, c.N]));
-  const v = read(p.activation('v', kv, [c.B, c.N, c.Dv]));
-  const bias = c.bias === 'mask'
-    ? p.reshape(p.broadcast(p.activation('mask', 'f32', [c.T, c.N]), [c.B, c.T, c.G, c.N], [1, 3]), [c.B, M, c.N])
-    : p.activation('bias', 'f32', [c.B, M, c.N]);
-  const scores = p.matmul(q, k);
-  const [probs] = p.rowKernel([scores, bias], (b, s, m) => {
-    const a = b.add(b.mul(s, scale), m);
-    const e = b.exp(b.sub(a, b.reduceMax(a)));
-    return b.div(e, b.reduceSum(e));
-  });
-  p.results(p.named('y').matmul(probs!, v), ...extra(p, { scores, probs: probs! }));
-  return checkProgram(p.build());
-}
 
 /** Runs a lowered program on the addon: f32 inputs into their slots, constants written, result `y` back. */
 function run(h: HostKernels, l: HostLowered, inputs: Record<string, Float32Array>, n: number, halves: Record<string, Uint16Array> = {}): Float32Array {
@@ -82,7 +59,7 @@ describe('compiler/host: fused attention', function () {
 
   it('the rewrite takes layers.ts\'s pattern: scores, probs and the broadcast bias get no slot; another reader of the probs keeps it unfused', () => {
     const c: Case = { B: 2, T: 3, G: 2, D: 16, N: 12, Dv: 16, bias: 'mask' };
-    const fused = attentionProgram(c, 0.25);
+    const fused = attentionProgram('attn', c, 0.25);
     const r = findRewrites(fused);
     expect(r.at.size).to.equal(1);
     // matmul, row_kernel, broadcast, reshape
@@ -91,7 +68,7 @@ describe('compiler/host: fused attention', function () {
     const big = fused.eqns.filter((e) => e.outs[0]!.shape.join() === [c.B, c.T * c.G, c.N].join() || e.outs[0]!.shape.length === 4);
     expect(big.length).to.equal(4);
     for (const e of big) expect(l.slots[e.eqn.out as string], e.op).to.equal(undefined);
-    const kept = attentionProgram(c, 0.25, (p, { probs }) => [p.named('p').add(probs, 0)]);
+    const kept = attentionProgram('attn', c, 0.25, (p, { probs }) => [p.named('p').add(probs, 0)]);
     expect(findRewrites(kept).at.size).to.equal(0);
   });
 
@@ -108,7 +85,7 @@ describe('compiler/host: fused attention', function () {
     it(`${name}: within the bound of the exact result on every ISA path, as the unfused lowering is`, () => {
       const rnd = mulberry32(name.length * 7919 + c.N);
       const scale = 1 / Math.sqrt(c.D);
-      const checked = attentionProgram(c, scale);
+      const checked = attentionProgram('attn', c, scale);
       const fused = lowerHost(checked);
       const unfused = lowerHost(checked, { fuse: false });
       expect(findRewrites(checked).at.size).to.equal(1);
@@ -132,11 +109,11 @@ describe('compiler/host: fused attention', function () {
   it('attention_f16 (k and v f16 through their converts) gives attention\'s bits of the converted values on every ISA path', () => {
     for (const c of [cases[1]![1], cases[3]![1], cases[4]![1]]) {
       const scale = 1 / Math.sqrt(c.D);
-      const half = attentionProgram(c, scale, undefined, 'f16');
+      const half = attentionProgram('attn-f16', c, scale, undefined, 'f16');
       const r = findRewrites(half);
       expect([...r.at.values()].map((w) => w.kind === 'attention' && w.kv)).to.deep.equal(['f16']);
       const l16 = lowerHost(half);
-      const l32 = lowerHost(attentionProgram(c, scale));
+      const l32 = lowerHost(attentionProgram('attn', c, scale));
       // No convert record: the record reads the f16 arrays where they lie.
       expect(Array.from(l16.list).length).to.equal(Array.from(l32.list).length);
       const x = inputsOf(c, mulberry32(c.N * 31), true, false);
@@ -164,7 +141,7 @@ describe('compiler/host: fused attention', function () {
 
   it('a row that sees one key position gives that position\'s v row exactly (the masked weights are exactly 0)', () => {
     const c: Case = { B: 2, T: 1, G: 2, D: 16, N: 24, Dv: 16, bias: 'mask' };
-    const checked = attentionProgram(c, 0.25);
+    const checked = attentionProgram('attn', c, 0.25);
     const x = inputsOf(c, mulberry32(5), true, false);
     x['mask']!.fill(MASKED);
     x['mask']![0] = 0;
@@ -177,7 +154,7 @@ describe('compiler/host: fused attention', function () {
   it('negative control: a kernel that drops the last visible position, or uses a wrong scale, fails the bound; reset, it passes', () => {
     const c: Case = { B: 2, T: 3, G: 2, D: 32, N: 40, Dv: 32, bias: 'mask' };
     const scale = 1 / Math.sqrt(c.D);
-    const checked = attentionProgram(c, scale);
+    const checked = attentionProgram('attn', c, scale);
     const l = lowerHost(checked);
     const x = inputsOf(c, mulberry32(11), true, false);
     const { y, bound } = reference(c, scale, x);

@@ -73,7 +73,7 @@ describe('engine: soak with faults injected at random', function () {
       // A hang fails its whole batch (one DeadlineExceeded, the rest DevicePoisoned), so successes are
       // fewer than faults alone would say; most work must still get done.
       expect(outcomes.get('ok') ?? 0, JSON.stringify([...outcomes])).to.be.greaterThan(120);
-      console.log(`      soak outcomes (deadline ${deadlineMs} ms): ${JSON.stringify(Object.fromEntries(outcomes))}`);
+      if (process.env['SOAK_VERBOSE']) console.log(`      soak outcomes (deadline ${deadlineMs} ms): ${JSON.stringify(Object.fromEntries(outcomes))}`);
       // The faults really happened: a soak that injects nothing proves nothing.
       for (const code of ['ActorCrashed', 'DeadlineExceeded']) {
         expect(outcomes.get(code) ?? 0, `${code} in ${JSON.stringify([...outcomes])}`).to.be.greaterThan(0);

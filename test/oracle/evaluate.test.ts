@@ -213,8 +213,10 @@ describe('oracle: weights, matmul and row kernels in one program', () => {
       return Number(r.stdout.trim());
     };
     // 40 links of 16 MB each: 640 MB if every one were kept.
-    expect(grown(false)).to.be.below(200);
-    // Negative control: the same chain with every link a result holds them all.
-    expect(grown(true)).to.be.above(400);
+    const few = grown(false);
+    expect(few).to.be.below(200);
+    // Negative control: the same chain with every link a result holds them all (640 MB; measured 309
+    // to 640 MB of growth, the low figures on a loaded machine): far more than the chain alone.
+    expect(grown(true)).to.be.above(few + 150);
   });
 });

@@ -157,6 +157,9 @@ struct V256 {
     }
   }
   static constexpr bool Q8FUSED = false;
+  static constexpr bool Q8ROW1 = false;
+  template <int TYPE>
+  static void q8Row1(const WeightView&, int64_t, int, const int8_t*, const float*, const int32_t*, int64_t, const uint8_t*, size_t, float*) {}
   template <int MODE, bool WIDE, class Tile>
   static void q8acc(const Tile&, const int8_t*, int32_t, int32_t, float, float*) {}
   // A tile of q4_0, q4_1 or q8_0 blocks by gathers: 32-bit word q of 8 rows' blocks at once.

@@ -183,6 +183,58 @@ struct V512 {
     q[2] = _mm512_unpacklo_epi64(b, d);
     q[3] = _mm512_unpackhi_epi64(b, d);
   }
+  // One activation row against a tile of q4_0 or q8_0 (the decode shape): q8Gather's unpack and q8acc
+  // fused, the codes kept in registers rather than stored to a tile and loaded back. The operations
+  // lane by lane are q8acc's (mode 0), so the bits are the same as the general tile's.
+  static constexpr bool Q8ROW1 = true;
+  template <int TYPE>
+  static void q8Row1(const WeightView& w, int64_t n0, int nt, const int8_t* xq, const float* xd, const int32_t* xs, int64_t kb,
+                     const uint8_t* next, size_t perBlock, float* y) {
+    constexpr int BB = TYPE == W_Q4_0 ? 18 : 34;
+    const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const __m512i row = _mm512_add_epi32(_mm512_srli_epi32(iota, 2), _mm512_slli_epi32(_mm512_and_si512(iota, _mm512_set1_epi32(3)), 2));
+    const __mmask16 live = _mm512_cmplt_epi32_mask(row, _mm512_set1_epi32(nt));
+    int rowOf[16];
+    for (int j = 0; j < 16; j++) rowOf[j] = std::min((j >> 2) + 4 * (j & 3), nt - 1);
+    const uint8_t* base = w.data + size_t(n0) * w.rowBytes;
+    const __m512i m = _mm512_set1_epi8(15);
+    const __m512i flip = _mm512_set1_epi32(int(0x80808080u));
+    __m512 acc = _mm512_set1_ps(-0.f);
+    for (int64_t b = 0; b < kb; b++, base += BB) {
+      if (next != nullptr) {
+        for (size_t o = 0; o < perBlock; o += 64) __builtin_prefetch(next + size_t(b) * perBlock + o, 0, 2);
+      }
+      // The 16 scales by plain loads (a gather is slower here), in the permuted lane order.
+      alignas(32) uint16_t sc[16];
+      for (int j = 0; j < 16; j++) sc[j] = loadU16(base + size_t(rowOf[j]) * w.rowBytes);
+      const __m512 a1 = _mm512_maskz_mov_ps(live, _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(sc))));
+      int32_t xw[8];
+      __builtin_memcpy(xw, xq + b * 32, 32);
+      __m512i l = _mm512_setzero_si512(), h = _mm512_setzero_si512();
+      __m512i q[4];
+      if constexpr (TYPE == W_Q4_0) {
+        words16x4(base + 2, w.rowBytes, nt, q);
+        for (int e = 0; e < 4; e++) {
+          l = _mm512_dpbusd_epi32(l, _mm512_and_si512(q[e], m), _mm512_set1_epi32(xw[e]));
+          h = _mm512_dpbusd_epi32(h, _mm512_and_si512(_mm512_srli_epi32(q[e], 4), m), _mm512_set1_epi32(xw[4 + e]));
+        }
+      } else {
+        words16x4(base + 2, w.rowBytes, nt, q);
+        for (int e = 0; e < 4; e++) l = _mm512_dpbusd_epi32(l, _mm512_xor_si512(q[e], flip), _mm512_set1_epi32(xw[e]));
+        words16x4(base + 18, w.rowBytes, nt, q);
+        for (int e = 0; e < 4; e++) h = _mm512_dpbusd_epi32(h, _mm512_xor_si512(q[e], flip), _mm512_set1_epi32(xw[4 + e]));
+      }
+      const int32_t x01 = xs[b * 2] + xs[b * 2 + 1];
+      const __m512i i1 = _mm512_sub_epi32(_mm512_add_epi32(l, h), _mm512_set1_epi32((TYPE == W_Q8_0 ? 128 : 8) * x01));
+      acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_cvtepi32_ps(i1), _mm512_mul_ps(a1, _mm512_set1_ps(xd[b]))));
+    }
+    alignas(64) float o[16];
+    _mm512_store_ps(o, acc);
+    for (int j = 0; j < 16; j++) {
+      const int r = (j >> 2) + 4 * (j & 3);
+      if (r < nt) y[n0 + r] = o[j];
+    }
+  }
   // A tile of q4_0, q4_1 or q8_0 blocks: the codes by loads and unpacks (permuted lanes), the scales
   // by one gather.
   template <int TYPE, class Tile>

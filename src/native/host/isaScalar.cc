@@ -72,6 +72,9 @@ struct VScalar {
   template <int TYPE, class Tile>
   static bool q8Gather(const WeightView&, int64_t, int, int64_t, Tile&) { return false; }
   static constexpr bool Q8FUSED = false;
+  static constexpr bool Q8ROW1 = false;
+  template <int TYPE>
+  static void q8Row1(const WeightView&, int64_t, int, const int8_t*, const float*, const int32_t*, int64_t, const uint8_t*, size_t, float*) {}
   template <int MODE, bool WIDE, class Tile>
   static void q8acc(const Tile&, const int8_t*, int32_t, int32_t, float, float*) {}
   static F expd(F x) { return float(std::exp(double(x))); }
