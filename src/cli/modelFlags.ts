@@ -20,6 +20,7 @@ export interface ModelFlags {
   readonly threads?: number;
   readonly exactMatmul?: boolean;
   readonly cacheType?: 'f32' | 'f16';
+  readonly maxProgramBytes?: number;
   readonly prefillTarget?: string;
   readonly cacheDir?: string;
   readonly prompt?: string;
@@ -52,12 +53,22 @@ export function withModelFlags(c: Command, target: string): Command {
     .addOption(new Option('--threads <n>', 'threads of a target that takes a count (host)').argParser(threadsArg('--threads')))
     .addOption(new Option('--exact-matmul', 'host: matmuls by quantized weights with f32 activations (the exact class) rather than int8 activations (docs/HOST.md, "q8 activations")'))
       .addOption(new Option('--cache-type <type>', 'the KV cache\'s dtype: f32 (the exact class) or f16 (half the bytes, each stored element rounded once; docs/MODELS.md)').choices(['f32', 'f16']).default('f32'))
+    .addOption(maxProgramBytesOption())
     .addOption(new Option('--prefill-target <targets>', 'where prompts are prefilled, a target or a list (npu4,host); the KV cache is handed to --target'))
     .addOption(new Option('--cache-dir <dir>', 'blob cache directory'))
     .addOption(new Option('--prompt <text>', 'the prompt as text'))
     .addOption(new Option('--prompt-ids <ids>', 'the prompt as token ids, 1,2,3').argParser(idsArg))
     .addOption(new Option('--chat <file>', 'a JSON file of messages [{ "role", "content" }], rendered by the model\'s chat template'))
     .addOption(new Option('--no-thinking', 'with --chat: Qwen3\'s enable_thinking = false'));
+}
+
+/**
+ * `--max-program-bytes` for a model: the program-bytes limit its programs are built and run under
+ * (docs/LIMITS.md). A long context needs more than the default: a 32k cache of Qwen3-0.6B counts 15 GB
+ * at 8 bytes an element, however few bytes the host holds it in.
+ */
+export function maxProgramBytesOption(): Option {
+  return new Option('--max-program-bytes <n>', 'the program-bytes limit of the model\'s programs: bytes of the values a step holds at once, 8 per element (default 8589934592; a long --ctx needs more, docs/LIMITS.md)').argParser(intArg('--max-program-bytes'));
 }
 
 /** The messages of a --chat file: an array of messages, or `{ "messages": [...] }`. */
@@ -97,6 +108,7 @@ export function modelOf(path: string, f: ModelFlags): Promise<Qwen3Model> {
     ...(f.threads !== undefined ? { threads: f.threads } : {}),
     ...(f.exactMatmul === true ? { exactMatmul: true } : {}),
     ...(f.cacheType !== undefined ? { cacheType: f.cacheType } : {}),
+    ...(f.maxProgramBytes !== undefined ? { limits: { programBytes: Math.max(1, f.maxProgramBytes) } } : {}),
     ...(f.prefillTarget !== undefined ? { prefillTarget: f.prefillTarget } : {}),
     ...(f.cacheDir !== undefined ? { cacheDir: f.cacheDir } : {}),
   });

@@ -17,6 +17,7 @@ import type { CliCommand } from './command.js';
 import { createProgress } from './progress.js';
 import { intArg } from './options.js';
 import { threadsArg } from './limits.js';
+import { maxProgramBytesOption } from './modelFlags.js';
 import { EXIT, type Io } from './output.js';
 
 /** The flags of `serve`. */
@@ -29,6 +30,7 @@ export interface ServeFlags {
   readonly threads?: number;
   readonly exactMatmul?: boolean;
   readonly cacheType?: 'f32' | 'f16';
+  readonly maxProgramBytes?: number;
   readonly prefillTarget?: string;
   readonly ctx?: number;
   readonly maxQueue: number;
@@ -60,9 +62,11 @@ export async function serveCommand(path: string | undefined, f: ServeFlags, io: 
   // One engine for the server's life, so a reload after a missed deadline finds the restarted device
   // and /v1/status shows its restarts.
   // The host device's threads and matmul class are the engine's (a model given an engine keeps them).
+  const limits = f.maxProgramBytes !== undefined ? { programBytes: Math.max(1, f.maxProgramBytes) } : undefined;
   const engine = createEngine({
     ...(f.cacheDir !== undefined ? { cacheDir: f.cacheDir } : {}),
     devices: { host: { ...(f.threads !== undefined ? { threads: f.threads } : {}), matmul: f.exactMatmul === true ? 'exact' : 'q8' } },
+    ...(limits !== undefined ? { limits } : {}),
   });
   const load = {
     engine,
@@ -70,6 +74,7 @@ export async function serveCommand(path: string | undefined, f: ServeFlags, io: 
     ...(f.ctx !== undefined ? { ctx: f.ctx } : {}),
     ...(f.threads !== undefined ? { threads: f.threads } : {}),
     ...(f.cacheType !== undefined ? { cacheType: f.cacheType } : {}),
+    ...(limits !== undefined ? { limits } : {}),
     ...(f.prefillTarget !== undefined ? { prefillTarget: f.prefillTarget } : {}),
     ...(f.cacheDir !== undefined ? { cacheDir: f.cacheDir } : {}),
     ...(demo !== undefined ? { tokenizer: demo.tokenizer, ctx: f.ctx ?? 1024 } : {}),
@@ -139,6 +144,7 @@ export const serve: CliCommand = {
       .addOption(new Option('--target <target>', 'where the model runs').choices([...TARGET_NAMES]).default('host'))
       .addOption(new Option('--threads <n>', 'threads of the host target').argParser(threadsArg('--threads')))
       .addOption(new Option('--exact-matmul', 'host: matmuls by quantized weights with f32 activations (the exact class) rather than int8 activations (docs/HOST.md, "q8 activations")'))
+      .addOption(maxProgramBytesOption())
       .addOption(new Option('--cache-type <type>', 'the KV cache\'s dtype: f32 (the exact class) or f16 (half the bytes, each stored element rounded once; docs/MODELS.md)').choices(['f32', 'f16']).default('f32'))
       .addOption(new Option('--prefill-target <targets>', 'where prompts are prefilled, a target or a list (xdna2,host); the KV cache is handed to --target'))
       .addOption(new Option('--ctx <n>', 'positions the KV cache holds').argParser(intArg('--ctx')))

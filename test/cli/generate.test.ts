@@ -71,6 +71,16 @@ describe('cli: generate and gate', function () {
     }
   });
 
+  it('--max-program-bytes sets the limit the model\'s programs are built under: a tiny one refuses the load typed', async () => {
+    const r = await run('generate', gguf, '--prompt-ids', '104,105', '--max-tokens', '2', '--ctx', '32', '--max-program-bytes', '100000', '--json');
+    expect(r.status).to.equal(1);
+    expect((JSON.parse(r.out) as { error: { code: string } }).error.code).to.equal('ResourceLimit');
+    expect(r.out).to.include('program-bytes');
+    // The same run under a limit it fits: the flag changes nothing else.
+    const fits = await run('generate', gguf, '--prompt-ids', '104,105', '--max-tokens', '2', '--ctx', '32', '--max-program-bytes', '1000000000');
+    expect(fits.status, fits.err).to.equal(0);
+  });
+
   it('--chat renders ChatML for a model without a template; --seed and --temperature sample repeatably', async () => {
     const chat = join(dir, 'chat.json');
     writeFileSync(chat, JSON.stringify([{ role: 'user', content: 'hi' }]));
