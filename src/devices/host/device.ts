@@ -174,6 +174,9 @@ export class HostDevice extends JsDevice<HostProgram> {
   /** The bytes of the device's arena (shared by every session's runs), for tests and measurements. */
   get arenaBytes(): number { return this.work?.arena.byteLength ?? 0; }
 
+  // Each loaded artifact's arg sizes by name (compute).
+  private readonly argBytes = new WeakMap<LoadedArtifact, ReadonlyMap<string, number>>();
+
   protected decode(bytes: Uint8Array): Decoded<HostProgram> {
     const p = loadHostArtifact(bytes, this.name);
     return { name: p.checked.program.name, args: programAbi(p.checked), ctx: p };
@@ -181,7 +184,14 @@ export class HostDevice extends JsDevice<HostProgram> {
 
   protected compute(p: HostProgram, loaded: LoadedArtifact, bindings: Bindings): () => void {
     const { checked, lowered } = p;
-    const sizeOf = (name: string): number => loaded.args.find((a) => a.name === name)!.bytes;
+    // By name, once per loaded artifact: a step reads the size of each of its hundreds of args.
+    let sizes = this.argBytes.get(loaded);
+    if (sizes === undefined) {
+      sizes = new Map(loaded.args.map((a) => [a.name, a.bytes]));
+      this.argBytes.set(loaded, sizes);
+    }
+    const known = sizes;
+    const sizeOf = (name: string): number => known.get(name)!;
     const arena = this.workArena(lowered.arenaBytes);
     // A state another session carries in place in this arena, where this run writes, goes back to its
     // buffer first; one this run takes as its own input at the same slot stays.
