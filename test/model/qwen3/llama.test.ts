@@ -1,6 +1,6 @@
 /**
  * The same tiny GGUFs run by llama.cpp (node-llama-cpp 3.21.1, whose package ships its binaries) and by
- * the host target (the fast one; the cpu target is checked against the fp64 reference in programs.test.ts). llama.cpp gives probabilities, so its logits are their logs, compared after taking
+ * the host target as models run there by default (the q8-activations matmul class; the cpu target is checked against the fp64 reference in programs.test.ts). llama.cpp gives probabilities, so its logits are their logs, compared after taking
  * each vector's mean off (a softmax does not see a shift). Greedy tokens must agree wherever
  * llama.cpp's top-two margin exceeds QUANT_MARGIN: llama.cpp rounds activations to 8 bits before a
  * quantized matmul and keeps its KV cache in f16, which moves its logits by up to 0.09 on these models
@@ -8,7 +8,10 @@
  */
 import { expect } from 'chai';
 import type { QuantType } from '../../../src/model/gguf/ggmlTypes.js';
+import { join } from 'node:path';
+import { createEngine, type Engine } from '../../../src/jobs/engine.js';
 import { loadModel } from '../../../src/model/qwen3/model.js';
+import { q8Matmuls } from '../../../src/model/qwen3/gate.js';
 import { cosine, modelFixture, SMALL } from './helpers.js';
 import { skipWith } from '../../skip.js';
 
@@ -28,6 +31,9 @@ const centered = (a: ArrayLike<number>) => { const m = Array.from(a).reduce((s, 
 describe('qwen3 against llama.cpp (node-llama-cpp 3.21.1)', function () {
   this.timeout(180_000);
   const fx = modelFixture();
+  // The models' default class on host (loadModel without an engine takes it too).
+  let q8: Engine | undefined;
+  after(async () => { await q8?.close(); });
   let llama: Llama | undefined;
 
   before(async function () {
@@ -42,7 +48,10 @@ describe('qwen3 against llama.cpp (node-llama-cpp 3.21.1)', function () {
   for (const type of ['Q4_0', 'Q4_1', 'Q8_0', 'Q4_K', 'Q6_K', 'F16'] as const satisfies readonly QuantType[]) {
     it(`${type}: logits at cosine >= 0.999 and the same greedy tokens where llama.cpp's margin is clear`, async () => {
       const path = fx.gguf(`${type}.gguf`, { ...SMALL, type });
-      const model = await loadModel(path, { engine: fx.engine(), ctx: 32, target: 'host' });
+      q8 ??= createEngine({ cacheDir: join(fx.dir(), 'q8'), devices: { host: { matmul: 'q8' } } });
+      const model = await loadModel(path, { engine: q8, ctx: 32, target: 'host' });
+      // The engine's class: q4_0, q4_1 and q8_0 weights run in it, the others keep the exact kernel (HOST_Q8_WEIGHTS).
+      expect(q8Matmuls(model), 'the q8 class').to.equal(true);
       const prompt = [104, 101, 108, 108, 111, 32, 119];
       const ours = await model.complete({ promptIds: prompt, maxTokens: 12, logits: true, repetitionPenalty: 1, ignoreEos: true });
       await model.close();
