@@ -14,12 +14,9 @@ import { InvalidOptions } from '../../../src/errors/index.js';
 import { dtypeBytes, type DType } from '../../../src/ir/types.js';
 import { loadModel, type Qwen3Model } from '../../../src/model/qwen3/model.js';
 import { checkProgram } from '../../../src/ops/validate.js';
-import { tensor, zeros, type Tensor } from '../../../src/ir/tensor.js';
-import { configFromJson } from '../../../src/model/qwen3/config.js';
+import { zeros } from '../../../src/ir/tensor.js';
 import { buildProgram, cacheShapes, stepActivations } from '../../../src/model/qwen3/program.js';
-import { tinyQwen3Config, tinyQwen3Tensors } from '../../../src/model/qwen3/tiny.js';
-import type { BoundWeight } from '../../../src/model/qwen3/weights.js';
-import { cosine, modelFixture, SMALL } from './helpers.js';
+import { cosine, modelFixture, SMALL, tinyF32Model } from './helpers.js';
 
 /** The records of a lowered list: op name and fields by name. */
 function recordsOf(list: Float64Array): { op: string; f: Record<string, number> }[] {
@@ -115,20 +112,7 @@ describe('qwen3: the f16 KV cache', function () {
 
   describe('run --verify of the f16 program (the oracle rounding the stores as the record does)', () => {
     const O = { layers: 2, hidden: 64, intermediate: 96, heads: 4, kvHeads: 2, headDim: 16, vocab: 64, std: 0.05 } as const;
-    const t = tinyQwen3Config(O);
-    const cfg = configFromJson({
-      model_type: 'qwen3', num_hidden_layers: t.layers, hidden_size: t.hidden, intermediate_size: t.intermediate,
-      num_attention_heads: t.heads, num_key_value_heads: t.kvHeads, head_dim: t.headDim, vocab_size: t.vocab,
-      tie_word_embeddings: true, max_position_embeddings: 4096, rms_norm_eps: t.rmsEps, rope_theta: t.ropeTheta,
-    }, 'config.json');
-    const weights = new Map<string, BoundWeight>();
-    const values: Record<string, Tensor> = {};
-    for (const x of tinyQwen3Tensors(O)) {
-      const name = x.name.replace(/\.weight$/, '');
-      const shape = [...x.dims].reverse();
-      weights.set(name, { dtype: 'f32', shape, file: '/m.gguf', offset: 0, length: 0 });
-      values[name] = tensor('f32', shape, Float64Array.from(x.values));
-    }
+    const { cfg, weights, values } = tinyF32Model(O);
     const C = 24;
     const verified = async () => {
       const prefill = buildProgram(cfg, weights, { tokens: 5, ctx: C, cacheType: 'f16' });

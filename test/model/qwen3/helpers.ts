@@ -3,7 +3,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createEngine, type Engine } from '../../../src/jobs/engine.js';
-import { tinyQwen3Gguf, type TinyQwen3Options } from '../../../src/model/qwen3/tiny.js';
+import { tensor, type Tensor } from '../../../src/ir/tensor.js';
+import { configFromJson, type Qwen3Config } from '../../../src/model/qwen3/config.js';
+import { tinyQwen3Config, tinyQwen3Gguf, tinyQwen3Tensors, type TinyQwen3Options } from '../../../src/model/qwen3/tiny.js';
+import type { BoundWeight } from '../../../src/model/qwen3/weights.js';
 
 /** A temporary folder removed after the test file, and an engine on a cache inside it. */
 export function modelFixture(): { dir: () => string; engine: () => Engine; gguf: (name: string, o: TinyQwen3Options) => string } {
@@ -37,3 +40,25 @@ export const SMALL: TinyQwen3Options = { layers: 2, std: 0.05, seed: 3 };
 
 /** A smaller model still (1 layer, hidden 64): where a test runs the whole gate, whose fp64 reference phases dominate. */
 export const TINY: TinyQwen3Options = { layers: 1, hidden: 64, intermediate: 128, heads: 2, kvHeads: 1, headDim: 32, vocab: 320, contextLength: 256, std: 0.3 };
+
+/**
+ * A tiny Qwen3 in f32 without a file: its config, its weights as a program binds them ([N, K], the
+ * file's dims reversed) and their values, for tests that build and run the programs themselves.
+ */
+export function tinyF32Model(o: TinyQwen3Options): { cfg: Qwen3Config; weights: Map<string, BoundWeight>; values: Record<string, Tensor> } {
+  const t = tinyQwen3Config(o);
+  const cfg = configFromJson({
+    model_type: 'qwen3', num_hidden_layers: t.layers, hidden_size: t.hidden, intermediate_size: t.intermediate,
+    num_attention_heads: t.heads, num_key_value_heads: t.kvHeads, head_dim: t.headDim, vocab_size: t.vocab,
+    tie_word_embeddings: true, max_position_embeddings: 4096, rms_norm_eps: t.rmsEps, rope_theta: t.ropeTheta,
+  }, 'config.json');
+  const weights = new Map<string, BoundWeight>();
+  const values: Record<string, Tensor> = {};
+  for (const x of tinyQwen3Tensors(o)) {
+    const name = x.name.replace(/\.weight$/, '');
+    const shape = [...x.dims].reverse();
+    weights.set(name, { dtype: 'f32', shape, file: '/m.gguf', offset: 0, length: 0 });
+    values[name] = tensor('f32', shape, Float64Array.from(x.values));
+  }
+  return { cfg, weights, values };
+}

@@ -9,14 +9,12 @@
 import { expect } from 'chai';
 import { findRewrites } from '../../../src/compiler/host/rewrite.js';
 import { loadHostKernels, type HostKernels } from '../../../src/devices/host/native.js';
-import { tensor, type Tensor } from '../../../src/ir/tensor.js';
+import { tensor } from '../../../src/ir/tensor.js';
 import { createEngine, type Engine } from '../../../src/jobs/engine.js';
-import { configFromJson } from '../../../src/model/qwen3/config.js';
 import { buildProgram, cacheShapes, stepActivations } from '../../../src/model/qwen3/program.js';
-import { tinyQwen3Config, tinyQwen3Tensors } from '../../../src/model/qwen3/tiny.js';
-import type { BoundWeight } from '../../../src/model/qwen3/weights.js';
 import { checkProgram } from '../../../src/ops/validate.js';
 import { tempDir } from '../../jobs/helpers.js';
+import { tinyF32Model } from './helpers.js';
 
 const OPTS = { layers: 2, hidden: 64, intermediate: 96, heads: 4, kvHeads: 2, headDim: 16, vocab: 64, std: 0.05 } as const;
 const CTX = 24;
@@ -32,21 +30,7 @@ describe('model/qwen3: run --verify on host with the fused attention', function 
   beforeEach(() => { tmp = tempDir(); engine = createEngine({ cacheDir: tmp.dir }); });
   afterEach(async () => { await engine?.close(); tmp?.remove(); });
 
-  const t = tinyQwen3Config(OPTS);
-  const cfg = configFromJson({
-    model_type: 'qwen3', num_hidden_layers: t.layers, hidden_size: t.hidden, intermediate_size: t.intermediate,
-    num_attention_heads: t.heads, num_key_value_heads: t.kvHeads, head_dim: t.headDim, vocab_size: t.vocab,
-    tie_word_embeddings: true, max_position_embeddings: 4096, rms_norm_eps: t.rmsEps, rope_theta: t.ropeTheta,
-  }, 'config.json');
-  // f32 weights as the file's tensors (dims reversed: [N, K]).
-  const weights = new Map<string, BoundWeight>();
-  const values: Record<string, Tensor> = {};
-  for (const x of tinyQwen3Tensors(OPTS)) {
-    const name = x.name.replace(/\.weight$/, '');
-    const shape = [...x.dims].reverse();
-    weights.set(name, { dtype: 'f32', shape, file: '/m.gguf', offset: 0, length: 0 });
-    values[name] = tensor('f32', shape, Float64Array.from(x.values));
-  }
+  const { cfg, weights, values } = tinyF32Model(OPTS);
   const zeroCache = () => Object.fromEntries([...cacheShapes(cfg, CTX)].map(([n, s]) => [n, tensor('f32', s, new Float64Array(s.reduce((a, b) => a * b, 1)))]));
 
   async function prefillThenDecode(steps: number) {
