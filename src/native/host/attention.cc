@@ -38,6 +38,21 @@ void bf16Row(const uint16_t* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; i++) y[i] = bf16ToFloat(x[i]);
 }
 
+// y[r, c] = sum over t < terms of a[r*lda + t] * b[t*ldb + c], for r < rn and c < cols: whole panels of
+// NR columns on the prefill kernel, the tail by axpy rows from -0, each output one FMA chain over t in
+// order either way (so a row's result does not depend on where the panels end).
+void product(const IsaKernels& K, const float* a, int64_t lda, int64_t rn, const float* b, int64_t ldb, int64_t terms,
+             float* y, int64_t ldy, int64_t cols) {
+  const int64_t NR = K.nr;
+  int64_t c0 = 0;
+  for (; c0 + NR <= cols; c0 += NR) K.panel(a, lda, rn, b + c0, ldb, terms, y + c0, ldy, NR);
+  if (c0 == cols) return;
+  for (int64_t r = 0; r < rn; r++) std::fill(y + r * ldy + c0, y + r * ldy + cols, -0.f);
+  for (int64_t t = 0; t < terms; t++) {
+    for (int64_t r = 0; r < rn; r++) K.axpy(a[r * lda + t], b + t * ldb + c0, y + r * ldy + c0, cols - c0);
+  }
+}
+
 // KV is float (the cache read in place) or uint16_t (f16 bits, converted per block).
 template <class KV>
 void attentionT(const Ctx& c, const float* q, const KV* k, const KV* v, const float* bias, float* y,
@@ -47,7 +62,6 @@ void attentionT(const Ctx& c, const float* q, const KV* k, const KV* v, const fl
   const int fault = attentionFault.load(std::memory_order_relaxed);
   const float sc = fault == 2 ? scale * 1.0625f : scale;
   const IsaKernels& K = *c.k;
-  const int64_t NR = K.nr;
   const int64_t blocks = (M + RB - 1) / RB;
   auto body = [&](int64_t p0, int64_t p1) {
     thread_local std::vector<float> scratch;
@@ -90,16 +104,8 @@ void attentionT(const Ctx& c, const float* q, const KV* k, const KV* v, const fl
         kb = k + b * D * N;
         vb = v + b * N * Dv;
       }
-      // Scores of positions [0, Lmax) for the block's rows: whole panels of NR keys on the prefill
-      // kernel's register blocks (one FMA chain per score over d in order), the tail by axpy rows.
-      int64_t j0 = 0;
-      for (; j0 + NR <= Lmax; j0 += NR) K.panel(qb, D, rn, kb + j0, ldk, D, S + j0, N, NR);
-      if (j0 < Lmax) {
-        for (int64_t r = 0; r < rn; r++) std::fill(S + r * N + j0, S + r * N + Lmax, -0.f);
-        for (int64_t d = 0; d < D; d++) {
-          for (int64_t r = 0; r < rn; r++) K.axpy(qb[r * D + d], kb + d * ldk + j0, S + r * N + j0, Lmax - j0);
-        }
-      }
+      // Scores of positions [0, Lmax) for the block's rows.
+      product(K, qb, D, rn, kb, ldk, D, S, N, Lmax);
       for (int64_t r = 0; r < rn; r++) {
         float* sr = S + r * N;
         const float* bz = br[r];
@@ -113,15 +119,8 @@ void attentionT(const Ctx& c, const float* q, const KV* k, const KV* v, const fl
         // Past the row's own L (read by the block's longer rows) its weights are exactly 0.
         std::fill(sr + l, sr + Lmax, 0.f);
       }
-      // y = weights [rn, Lmax] x v [Lmax, Dv]: whole panels of NR columns, the tail by axpy rows.
-      int64_t c0 = 0;
-      for (; c0 + NR <= Dv; c0 += NR) K.panel(S, N, rn, vb + c0, Dv, Lmax, yb + c0, Dv, NR);
-      if (c0 < Dv) {
-        for (int64_t r = 0; r < rn; r++) std::fill(yb + r * Dv + c0, yb + r * Dv + Dv, -0.f);
-        for (int64_t j = 0; j < Lmax; j++) {
-          for (int64_t r = 0; r < rn; r++) K.axpy(S[r * N + j], vb + j * Dv + c0, yb + r * Dv + c0, Dv - c0);
-        }
-      }
+      // y = weights [rn, Lmax] x v [Lmax, Dv].
+      product(K, S, N, rn, vb, Dv, Lmax, yb, Dv, Dv);
       // No key at all (N = 0): the sum of no terms, +0, as the unfused matmul gives.
       if (Lmax == 0) std::fill(yb, yb + rn * Dv, 0.f);
     }
