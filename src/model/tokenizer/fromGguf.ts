@@ -182,6 +182,12 @@ export function specFromGguf(meta: GgufMetadata, source: string): TokenizerSpec 
   const eos = new Set<number>();
   if (eosId !== null) eos.add(eosId);
   for (const k of ['eot_token_id', 'eom_token_id']) { const e = id(k, size); if (e !== null) eos.add(e); }
+  // llama.cpp's rule keyed on the model's name: in a Phi-3 (general.name holding "phi-3" or "phi3"), the
+  // whitespace after a special token found in the text is dropped, but after <unk>, <s> and <|endoftext|>.
+  const name = meta.get('general.name');
+  if (name?.type === 'string' && /phi-3|phi3/.test(name.value.toLowerCase())) {
+    added.forEach((t, i) => { if (!['<unk>', '<s>', '<|endoftext|>'].includes(t.content)) added[i] = { ...t, rstrip: true }; });
+  }
   const byText = new Map(added.map((t) => [t.content, t.id]));
   for (const t of END_OF_TURN) { const e = byText.get(t); if (e !== undefined && special.has(e)) eos.add(e); }
   const template = meta.get('tokenizer.chat_template');

@@ -12,6 +12,7 @@ import { bpeWork } from '../../../src/model/tokenizer/bpe.js';
 import { readGguf } from '../../../src/model/gguf/reader.js';
 import { gv, type GgufValue } from '../../../src/model/gguf/types.js';
 import { loadTokenizer, tokenizerFromGguf, type Tokenizer } from '../../../src/model/tokenizer/index.js';
+import { TextWorker } from '../../../src/model/tokenizer/textWorker.js';
 import { tempDir } from '../../jobs/helpers.js';
 import { skipWith } from '../../skip.js';
 import { SPECIAL_TEXTS, TEXTS, bpeVocabulary, spmVocabulary, tinyLlamaGguf } from './vocabs.js';
@@ -52,12 +53,12 @@ describe('tokenizer: GGUF vocabularies against llama.cpp (node-llama-cpp 3.21.1)
   after(async () => { for (const m of open) await m.dispose(); tmp.remove(); });
 
   /** Writes the tiny model with this tokenizer; ours from the file, and llama.cpp's. */
-  async function both(name: string, meta: Map<string, GgufValue>): Promise<{ ours: Tokenizer; theirs: LlamaModel; meta: Map<string, GgufValue> }> {
+  async function both(name: string, meta: Map<string, GgufValue>, modelName?: string): Promise<{ ours: Tokenizer; theirs: LlamaModel; meta: Map<string, GgufValue>; path: string }> {
     const path = join(tmp.dir, `${name}.gguf`);
-    writeFileSync(path, tinyLlamaGguf(meta));
+    writeFileSync(path, tinyLlamaGguf(meta, modelName));
     const theirs = await llama!.loadModel({ modelPath: path });
     open.push(theirs);
-    return { ours: loadTokenizer(path), theirs, meta };
+    return { ours: loadTokenizer(path), theirs, meta, path };
   }
   const reread = (meta: Map<string, GgufValue>, change: (m: Map<string, GgufValue>) => void): Tokenizer => {
     const m = new Map(meta);
@@ -104,6 +105,22 @@ describe('tokenizer: GGUF vocabularies against llama.cpp (node-llama-cpp 3.21.1)
       expect(differences(flipped, theirs, TEXTS, false), 'the other prefix flag').to.not.deep.equal([]);
     });
   }
+
+  it('a model named Phi-3: whitespace after a special token is dropped (but after <unk>, <s>), as llama.cpp keys it on general.name', async () => {
+    const texts = ['<start_of_turn>user\nhi there<end_of_turn>\n<start_of_turn>  model\n', '<s> x</s>  y <unk>  z <|endoftext|>  w', 'plain text  with   spaces'];
+    const { ours, theirs, meta, path } = await both('spm-phi3', spmVocabulary({ spacePrefix: true }), 'Phi-3-mini-4k tiny');
+    expect(differences(ours, theirs, texts, true)).to.deep.equal([]);
+    expect(differences(ours, theirs, TEXTS, false)).to.deep.equal([]);
+    // Negative control: the same vocabulary without the name keeps the whitespace, unlike llama.cpp here.
+    expect(differences(tokenizerFromGguf({ metadata: meta }), theirs, texts, true)).to.not.deep.equal([]);
+    // The text worker (bounded in time and memory) reads the same file the same way.
+    const worker = new TextWorker(path);
+    try {
+      for (const t of texts) expect(await worker.encode(t), JSON.stringify(t)).to.deep.equal(ours.encode(t));
+    } finally {
+      await worker.close();
+    }
+  });
 
   it('SentencePiece-style without byte tokens: a text needing one is refused naming the key, others encode', () => {
     const t = tokenizerFromGguf(readGguf(tinyLlamaGguf(spmVocabulary({ bytes: false }))));

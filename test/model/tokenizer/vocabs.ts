@@ -87,7 +87,7 @@ export function spmVocabulary(o: { spacePrefix?: boolean; bytes?: boolean } = {}
     if (o.bytes === false && b !== 0x0a && b !== 0x20) continue;
     tokens.push(`<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`); types.push(TOKEN.byte); scores.push(0);
   }
-  for (const t of ['<start_of_turn>', '<end_of_turn>']) { tokens.push(t); types.push(TOKEN.control); scores.push(0); }
+  for (const t of ['<start_of_turn>', '<end_of_turn>', '<|endoftext|>']) { tokens.push(t); types.push(TOKEN.control); scores.push(0); }
   // Pieces by frequency in the texts' words (▁-prefixed), and every character seen: enough to merge often.
   const counts = new Map<string, number>();
   const chars = new Set<string>();
