@@ -88,6 +88,25 @@ describe('tokenizer: GGUF vocabularies against llama.cpp (node-llama-cpp 3.21.1)
     });
   }
 
+  it('every other name of these pre-tokenizers reads as llama.cpp reads it (the same ids, the same BOS rule)', async () => {
+    const wrong: string[] = [];
+    for (const pre of ['deepseek-r1-qwen', 'megrez', 'stablelm2', 'llama3', 'llama-v3', 'falcon3', 'pixtral', 'smaug-bpe', 'phi-2', 'mpt', 'olmo', 'llama4']) {
+      const { ours, theirs } = await both(`bpe-alias-${pre}`, bpeVocabulary(pre));
+      const d = differences(ours, theirs, [...TEXTS, ...SPECIAL_TEXTS], true);
+      if (d.length > 0 || (ours.encode('hi')[0] === theirs.tokens.bos) !== theirs.tokens.shouldPrependBosToken) wrong.push(`${pre}: ${JSON.stringify(d[0] ?? 'the BOS')}`);
+    }
+    expect(wrong).to.deep.equal([]);
+  });
+
+  it('a pre-tokenizer name llama.cpp does not know ("gpt2") is refused by both, ours naming the key', async () => {
+    const path = join(tmp.dir, 'bpe-unknown.gguf');
+    writeFileSync(path, tinyLlamaGguf(bpeVocabulary('gpt2')));
+    let theirs: unknown;
+    try { open.push(await llama!.loadModel({ modelPath: path })); } catch (e) { theirs = e; }
+    expect(theirs, 'llama.cpp refuses it').to.be.instanceOf(Error);
+    expect(() => loadTokenizer(path)).to.throw(TokenizerError, /tokenizer\.ggml\.pre: "gpt2" is not supported/);
+  });
+
   for (const spacePrefix of [undefined, true, false]) {
     it(`SentencePiece-style (add_space_prefix ${String(spacePrefix)}): scores, byte fallback and ▁ as llama.cpp; without scores or with the other prefix flag, not`, async () => {
       const { ours, theirs, meta } = await both(`spm-${String(spacePrefix)}`, spmVocabulary({ spacePrefix }));
