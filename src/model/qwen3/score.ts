@@ -59,30 +59,32 @@ export function checkScoreIds(model: Qwen3Model, ids: unknown, field: string): n
   return ids as number[];
 }
 
-/** Every position's logits for ids run from an empty cache, in prefill steps of the model's chunk. */
-async function allLogits(model: Qwen3Model, ids: readonly number[]): Promise<Float64Array[]> {
+/**
+ * Every position's logits for ids run from an empty cache, in prefill steps of the model's chunk, each
+ * row handed to `row` as it comes (a text's windows keep none of them).
+ */
+async function eachRow(model: Qwen3Model, ids: readonly number[], row: (t: number, logits: Float64Array) => void): Promise<void> {
   const vocab = model.config.vocab;
   const chunk = model.fittingChunk();
   const cursor = await model.runner.begin(() => zeroCache(model.config, model.ctx, model.cacheType));
-  const rows: Float64Array[] = [];
   try {
     for (let at = 0; at < ids.length; at += chunk) {
       const part = ids.slice(at, at + chunk);
       const tokens = prefillTokens(part.length, model.ctx - at, chunk);
       const out: Tensor = await cursor.step(model.program(tokens, true), part, part.map((_, k) => at + k));
       // A padded bucket has rows past the chunk's ids: those are not positions of the sequence.
-      for (let k = 0; k < part.length; k++) rows.push(out.data.slice(k * vocab, (k + 1) * vocab));
+      for (let k = 0; k < part.length; k++) row(at + k, out.data.subarray(k * vocab, (k + 1) * vocab));
     }
   } finally {
     await cursor.close();
   }
-  return rows;
 }
 
 /** Scores ids teacher-forced (see the module's comment); `field` names them in errors. */
 export async function scoreIds(model: Qwen3Model, ids: readonly number[], field = 'ids'): Promise<ScoreResult> {
   const checked = checkScoreIds(model, ids, field);
-  const logits = await allLogits(model, checked);
+  const logits: Float64Array[] = [];
+  await eachRow(model, checked, (_, row) => logits.push(row.slice()));
   const logprobs = checked.slice(1).map((id, t) => logProbability(logits[t]!, id));
   return { logits, logprobs, perplexity: perplexityOf(logprobs) };
 }
@@ -116,8 +118,7 @@ export async function scoreText(model: Qwen3Model, text: string, window = model.
   for (let w = 0; w < windows; w++) {
     const ids = tokens.slice(w * window, (w + 1) * window);
     if (bos.length === 1 && tok.bosId !== null && bos[0] === tok.bosId) ids[0] = tok.bosId;
-    const rows = await allLogits(model, ids);
-    for (let t = first; t < window - 1; t++) logprobs.push(logProbability(rows[t]!, ids[t + 1]!));
+    await eachRow(model, ids, (t, row) => { if (t >= first && t < window - 1) logprobs.push(logProbability(row, ids[t + 1]!)); });
   }
   return { logprobs, perplexity: perplexityOf(logprobs), tokens: tokens.length, windows, window };
 }
