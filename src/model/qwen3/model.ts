@@ -17,6 +17,7 @@ import { buildProgram, CACHE_TYPES, type CacheType } from './program.js';
 import { programFor, type PlacedProgram } from './forms.js';
 import { EngineRunner, ReferenceRunner, type StepRunner } from './runner.js';
 import { openModelSource, type ModelSource } from './source.js';
+import { scoreIds, type ScoreResult } from './score.js';
 import { loadTokenizer } from '../tokenizer/load.js';
 import { TextWorker, type TextLimits } from '../tokenizer/textWorker.js';
 
@@ -311,6 +312,14 @@ export class Qwen3Model {
       const n = await it.next();
       if (n.done === true) return n.value;
     }
+  }
+
+  /**
+   * Teacher-forced scoring of `ids` (at least 2, at most ctx): every position's next-token logits, each
+   * next id's log-probability and the perplexity (score.ts).
+   */
+  score(ids: readonly number[]): Promise<ScoreResult> {
+    return scoreIds(this, ids);
   }
 
   /** Closes the engine this model made (an engine given to loadModel stays open). */
