@@ -16,6 +16,8 @@ import type { CacheCursor, RanOn, StepRunner } from './runner.js';
 import { Sampler, type SamplingOptions } from './sampler.js';
 import { TextStream } from './stream.js';
 import type { Tokenizer } from '../tokenizer/types.js';
+import { ConstrainedDecoder } from '../grammar/decoder.js';
+import type { Grammar } from '../grammar/grammar.js';
 
 /** What a generation needs of its model. */
 export interface GenerationContext {
@@ -42,6 +44,12 @@ export interface DecodeRequest extends SamplingOptions {
   readonly logits?: boolean;
   /** Go on past end-of-sequence ids (for measuring speed; default false). */
   readonly ignoreEos?: boolean;
+  /**
+   * Constrained decoding: each step's logits are masked to the ids that keep the text a prefix this
+   * grammar allows (src/model/grammar: compileJsonSchema, jsonObjectGrammar, toolCallGrammar), and
+   * end-of-sequence is allowed only once the text is complete. Needs the model's tokenizer.
+   */
+  readonly constraint?: Grammar;
 }
 
 /** One generated token. */
@@ -149,6 +157,7 @@ class AbortableSteps {
 
 async function* decodeWith(g: GenerationContext, r: DecodeRequest, cache: AbortableSteps, max: number, t0: number): AsyncGenerator<GeneratedToken, GenerationResult, void> {
   const sampler = new Sampler(r);
+  const constraint = r.constraint === undefined ? undefined : new ConstrainedDecoder(r.constraint, g.tokenizer, g.eosIds, g.config.vocab);
   const stream = new TextStream(g.tokenizer, r.stop ?? []);
   const prompt = [...r.promptIds];
   let logits: Tensor | undefined;
@@ -166,8 +175,9 @@ async function* decodeWith(g: GenerationContext, r: DecodeRequest, cache: Aborta
   let decodeMs = 0;
   let steps = 0;
   while (logits !== undefined && generated.length < max) {
-    const id = sampler.next(logits.data, [...prompt, ...generated]);
+    const id = sampler.next(constraint === undefined ? logits.data : constraint.mask(logits.data), [...prompt, ...generated]);
     if (!r.ignoreEos && g.eosIds.includes(id)) { finish = 'eos'; break; }
+    constraint?.accept(id);
     generated.push(id);
     if (r.logits) kept.push(logits);
     const piece = stream.push(id);

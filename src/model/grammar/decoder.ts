@@ -1,0 +1,204 @@
+/**
+ * Constrained decoding: which token ids keep the output a prefix the grammar allows. The vocabulary's
+ * bytes are laid out once per tokenizer as a trie in pre-order (flat arrays); a step walks the trie
+ * from the grammar's state, going into a child only while the state survives its byte, so the walk
+ * visits only live prefixes. Inside a string's body (most of the work of JSON), where the state is a
+ * count, each token is judged by its run of plain bytes instead (one pass over a precomputed array).
+ * End-of-sequence ids are allowed exactly when the grammar is complete, and alone when nothing can follow.
+ */
+import { InvalidOptions } from '../../errors/index.js';
+import type { Tokenizer } from '../tokenizer/types.js';
+import {
+  advance, advanceBytes, afterString, canContinue, initialState, isComplete, isPlain, stringBody,
+  type Grammar, type GrammarState,
+} from './grammar.js';
+
+/** A tokenizer's vocabulary as bytes: a pre-order trie and each token's run of plain string bytes. */
+export class VocabularyTrie {
+  /** Each id's bytes (empty for special tokens and ids with none: never allowed by a grammar). */
+  readonly bytes: readonly Uint8Array[];
+  /** The leading bytes of each id that may stand in a generated string's body. */
+  readonly plainRun: Uint16Array;
+  /** Trie node i: its byte, the end of its subtree (pre-order), the ids ending there. */
+  readonly nodeByte: Uint8Array;
+  readonly nodeEnd: Int32Array;
+  readonly idsStart: Int32Array;
+  readonly ids: Int32Array;
+
+  constructor(readonly size: number, bytesOf: (id: number) => Uint8Array | undefined) {
+    const bytes: Uint8Array[] = [];
+    const plain = new Uint16Array(size);
+    type T = { kids: Map<number, T>; ids: number[] };
+    const root: T = { kids: new Map(), ids: [] };
+    let nodes = 1;
+    for (let id = 0; id < size; id++) {
+      const b = bytesOf(id) ?? new Uint8Array(0);
+      bytes.push(b);
+      let r = 0;
+      while (r < b.length && isPlain(b[r]!)) r++;
+      plain[id] = Math.min(r, 0xffff);
+      if (b.length === 0) continue;
+      let t = root;
+      for (const x of b) {
+        let k = t.kids.get(x);
+        if (k === undefined) { k = { kids: new Map(), ids: [] }; t.kids.set(x, k); nodes++; }
+        t = k;
+      }
+      t.ids.push(id);
+    }
+    this.bytes = bytes;
+    this.plainRun = plain;
+    this.nodeByte = new Uint8Array(nodes);
+    this.nodeEnd = new Int32Array(nodes);
+    this.idsStart = new Int32Array(nodes + 1);
+    const ids: number[] = [];
+    let at = 0;
+    const walk = (t: T, byte: number): void => {
+      const i = at++;
+      this.nodeByte[i] = byte;
+      this.idsStart[i] = ids.length;
+      ids.push(...t.ids);
+      for (const [b, k] of [...t.kids].sort((x, y) => x[0] - y[0])) walk(k, b);
+      this.nodeEnd[i] = at;
+    };
+    walk(root, 0);
+    this.idsStart[nodes] = ids.length;
+    this.ids = Int32Array.from(ids);
+  }
+
+  get nodes(): number {
+    return this.nodeByte.length;
+  }
+}
+
+const tries = new WeakMap<Tokenizer, VocabularyTrie>();
+
+/** The trie of a tokenizer's vocabulary, built once per tokenizer. */
+export function vocabularyTrie(tok: Tokenizer): VocabularyTrie {
+  let t = tries.get(tok);
+  if (t === undefined) {
+    t = new VocabularyTrie(tok.vocabSize, (id) => (tok.isSpecial(id) || tok.tokenText(id) === undefined ? undefined : tok.decodeBytes([id])));
+    tries.set(tok, t);
+  }
+  return t;
+}
+
+/** Fills `allowed` (1 per id) with the ids whose bytes keep `state` alive; returns how many. */
+export function allowedIds(trie: VocabularyTrie, state: GrammarState, allowed: Uint8Array): number {
+  allowed.fill(0);
+  let count = 0;
+  const body = stringBody(state);
+  if (body !== undefined) {
+    const room = body.max - body.n;
+    let after: GrammarState | undefined;
+    const { bytes, plainRun } = trie;
+    for (let id = 0; id < trie.size; id++) {
+      const b = bytes[id]!;
+      const len = b.length;
+      if (len === 0) continue;
+      const r = plainRun[id]!;
+      if (r === len) {
+        if (len <= room) { allowed[id] = 1; count++; }
+      } else if (r <= room && b[r] === 0x22 && body.n + r >= body.min) {
+        after ??= afterString(body.rest);
+        if (after.length > 0 && advanceBytes(after, b, r + 1).length > 0) { allowed[id] = 1; count++; }
+      }
+    }
+    return count;
+  }
+  // Pre-order walk: from node i with state s, each child j (i + 1, then nodeEnd[j], ...) under the state after its byte.
+  const { nodeByte, nodeEnd, idsStart, ids } = trie;
+  const emit = (i: number): void => {
+    for (let k = idsStart[i]!; k < idsStart[i + 1]!; k++) { allowed[ids[k]!] = 1; count++; }
+  };
+  // Inside a string's body the state is a count: the subtree is walked on the count alone, and the
+  // grammar's state is made again only past the closing quote.
+  const walkBody = (i: number, n: number, min: number, max: number, after: () => GrammarState): void => {
+    emit(i);
+    const end = nodeEnd[i]!;
+    for (let j = i + 1; j < end; j = nodeEnd[j]!) {
+      const b = nodeByte[j]!;
+      if (isPlain(b)) { if (n < max) walkBody(j, n + 1, min, max, after); } else if (b === 0x22 && n >= min) {
+        const s = after();
+        if (s.length > 0) walk(j, s);
+      }
+    }
+  };
+  const step = (j: number, s: GrammarState): void => {
+    const next = advance(s, nodeByte[j]!);
+    if (next.length === 0) return;
+    const body = stringBody(next);
+    if (body === undefined) { walk(j, next); return; }
+    let memo: GrammarState | undefined;
+    walkBody(j, body.n, body.min, body.max, () => (memo ??= afterString(body.rest)));
+  };
+  const walk = (i: number, s: GrammarState): void => {
+    emit(i);
+    const end = nodeEnd[i]!;
+    for (let j = i + 1; j < end; j = nodeEnd[j]!) step(j, s);
+  };
+  const end = nodeEnd[0]!;
+  for (let j = 1; j < end; j = nodeEnd[j]!) step(j, state);
+  return count;
+}
+
+/**
+ * One generation's constraint: masks each step's logits to the ids the grammar allows (the rest -inf;
+ * end-of-sequence only when the grammar is complete, and then alone if nothing can follow), and
+ * follows the chosen ids.
+ */
+export class ConstrainedDecoder {
+  readonly trie: VocabularyTrie;
+  #state: GrammarState;
+  readonly #allowed: Uint8Array;
+  /** Time spent masking and following, in ms (for the bench). */
+  maskMs = 0;
+  steps = 0;
+
+  constructor(readonly grammar: Grammar, tokenizer: Tokenizer | null, readonly eosIds: readonly number[], readonly vocab: number) {
+    if (tokenizer === null) throw new InvalidOptions('constraint', 'constrained decoding needs the model\'s tokenizer (this model has none)');
+    this.trie = vocabularyTrie(tokenizer);
+    this.#state = initialState(grammar);
+    this.#allowed = new Uint8Array(this.trie.size);
+  }
+
+  get state(): GrammarState {
+    return this.#state;
+  }
+
+  /** True when the output so far is a whole match. */
+  get complete(): boolean {
+    return isComplete(this.#state);
+  }
+
+  /** The logits with every id the grammar does not allow at -inf (a copy). */
+  mask(logits: ArrayLike<number>): Float64Array {
+    const t0 = performance.now();
+    const out = new Float64Array(logits.length).fill(-Infinity);
+    const done = isComplete(this.#state);
+    const more = canContinue(this.#state);
+    let n = 0;
+    if (more) {
+      n = allowedIds(this.trie, this.#state, this.#allowed);
+      const a = this.#allowed;
+      const m = Math.min(a.length, logits.length);
+      for (let id = 0; id < m; id++) if (a[id] === 1) out[id] = logits[id]!;
+    }
+    if (!done && n === 0) throw new InvalidOptions('constraint', `no token continues the ${this.grammar.source} grammar here (a reference nested past its bound?)`);
+    if (done) for (const id of this.eosIds) if (id < out.length) out[id] = logits[id]!;
+    this.maskMs += performance.now() - t0;
+    this.steps++;
+    return out;
+  }
+
+  /** Follows the chosen id (an end-of-sequence id ends the match and changes nothing). */
+  accept(id: number): void {
+    if (this.eosIds.includes(id)) return;
+    const t0 = performance.now();
+    const b = this.trie.bytes[id];
+    const next = b === undefined || b.length === 0 ? [] : advanceBytes(this.#state, b);
+    if (next.length === 0) throw new InvalidOptions('constraint', `token ${id} does not continue the ${this.grammar.source} grammar`);
+    this.#state = next;
+    this.maskMs += performance.now() - t0;
+  }
+}
