@@ -24,6 +24,12 @@ export class VocabularyTrie {
   readonly nodeEnd: Int32Array;
   readonly idsStart: Int32Array;
   readonly ids: Int32Array;
+  /** quotesBefore[i]: how many nodes before node i (pre-order) have the byte `"`; a subtree's count is a difference. */
+  readonly quotesBefore: Int32Array;
+  /** 1 for the ids all of plain bytes, and how many; the longest id in bytes. */
+  readonly plainOnly: Uint8Array;
+  plainCount = 0;
+  maxLength = 0;
 
   constructor(readonly size: number, bytesOf: (id: number) => Uint8Array | undefined) {
     const bytes: Uint8Array[] = [];
@@ -64,6 +70,14 @@ export class VocabularyTrie {
     walk(root, 0);
     this.idsStart[nodes] = ids.length;
     this.ids = Int32Array.from(ids);
+    this.plainOnly = new Uint8Array(size);
+    for (let id = 0; id < size; id++) {
+      const len = bytes[id]!.length;
+      if (len > this.maxLength) this.maxLength = len;
+      if (len > 0 && plain[id] === len) { this.plainOnly[id] = 1; this.plainCount++; }
+    }
+    this.quotesBefore = new Int32Array(nodes + 1);
+    for (let i = 0; i < nodes; i++) this.quotesBefore[i + 1] = this.quotesBefore[i]! + (this.nodeByte[i] === 0x22 && i > 0 ? 1 : 0);
   }
 
   get nodes(): number {
@@ -83,29 +97,16 @@ export function vocabularyTrie(tok: Tokenizer): VocabularyTrie {
   return t;
 }
 
+/**
+ * Per string (the rest after it, which stays the same object while the string is written), the ids
+ * with a quote after their plain run that are allowed once the count no longer limits them.
+ */
+export type QuoteCache = WeakMap<object, Int32Array>;
+
 /** Fills `allowed` (1 per id) with the ids whose bytes keep `state` alive; returns how many. */
-export function allowedIds(trie: VocabularyTrie, state: GrammarState, allowed: Uint8Array): number {
+export function allowedIds(trie: VocabularyTrie, state: GrammarState, allowed: Uint8Array, cache?: QuoteCache): number {
   allowed.fill(0);
   let count = 0;
-  const body = stringBody(state);
-  if (body !== undefined) {
-    const room = body.max - body.n;
-    let after: GrammarState | undefined;
-    const { bytes, plainRun } = trie;
-    for (let id = 0; id < trie.size; id++) {
-      const b = bytes[id]!;
-      const len = b.length;
-      if (len === 0) continue;
-      const r = plainRun[id]!;
-      if (r === len) {
-        if (len <= room) { allowed[id] = 1; count++; }
-      } else if (r <= room && b[r] === 0x22 && body.n + r >= body.min) {
-        after ??= afterString(body.rest);
-        if (after.length > 0 && advanceBytes(after, b, r + 1).length > 0) { allowed[id] = 1; count++; }
-      }
-    }
-    return count;
-  }
   // Pre-order walk: from node i with state s, each child j (i + 1, then nodeEnd[j], ...) under the state after its byte.
   const { nodeByte, nodeEnd, idsStart, ids } = trie;
   const emit = (i: number): void => {
@@ -137,6 +138,46 @@ export function allowedIds(trie: VocabularyTrie, state: GrammarState, allowed: U
     const end = nodeEnd[i]!;
     for (let j = i + 1; j < end; j = nodeEnd[j]!) step(j, s);
   };
+  const body = stringBody(state);
+  if (body !== undefined) {
+    // In a string's body: the ids all of plain bytes by their length alone; those with a quote after
+    // their plain run through the trie, only along the paths that lead to a quote.
+    const room = body.max - body.n;
+    const { bytes, plainRun, quotesBefore } = trie;
+    const free = room >= trie.maxLength;
+    if (free) { allowed.set(trie.plainOnly); count = trie.plainCount; } else {
+      for (let id = 0; id < trie.size; id++) {
+        const len = bytes[id]!.length;
+        if (len > 0 && plainRun[id] === len && len <= room) { allowed[id] = 1; count++; }
+      }
+    }
+    const key = body.rest ?? trie;
+    const cached = free && body.n >= body.min ? cache?.get(key) : undefined;
+    if (cached !== undefined) {
+      for (const id of cached) allowed[id] = 1;
+      return count + cached.length;
+    }
+    const before = cache !== undefined && free && body.n >= body.min ? allowed.slice() : undefined;
+    let memo: GrammarState | undefined;
+    const after = () => (memo ??= afterString(body.rest));
+    const toQuotes = (i: number, n: number): void => {
+      const end = nodeEnd[i]!;
+      for (let j = i + 1; j < end; j = nodeEnd[j]!) {
+        const b = nodeByte[j]!;
+        if (isPlain(b)) { if (n < body.max && quotesBefore[nodeEnd[j]!]! > quotesBefore[j + 1]!) toQuotes(j, n + 1); } else if (b === 0x22 && n >= body.min) {
+          const s = after();
+          if (s.length > 0) walk(j, s);
+        }
+      }
+    };
+    toQuotes(0, body.n);
+    if (before !== undefined) {
+      const got: number[] = [];
+      for (let id = 0; id < allowed.length; id++) if (allowed[id] === 1 && before[id] === 0) got.push(id);
+      cache!.set(key, Int32Array.from(got));
+    }
+    return count;
+  }
   const end = nodeEnd[0]!;
   for (let j = 1; j < end; j = nodeEnd[j]!) step(j, state);
   return count;
@@ -151,6 +192,7 @@ export class ConstrainedDecoder {
   readonly trie: VocabularyTrie;
   #state: GrammarState;
   readonly #allowed: Uint8Array;
+  readonly #quotes: QuoteCache = new WeakMap();
   /** Time spent masking and following, in ms (for the bench). */
   maskMs = 0;
   steps = 0;
@@ -179,7 +221,7 @@ export class ConstrainedDecoder {
     const more = canContinue(this.#state);
     let n = 0;
     if (more) {
-      n = allowedIds(this.trie, this.#state, this.#allowed);
+      n = allowedIds(this.trie, this.#state, this.#allowed, this.#quotes);
       const a = this.#allowed;
       const m = Math.min(a.length, logits.length);
       for (let id = 0; id < m; id++) if (a[id] === 1) out[id] = logits[id]!;
