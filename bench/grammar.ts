@@ -32,6 +32,7 @@ console.log(`grammar bench (load average ${loadavg()[0]!.toFixed(1)}): Qwen3 voc
 
 function run(name: string, g: Grammar, runs: number, maxTokens: number): void {
   const times: number[] = [];
+  let cpu = 0;
   let tokens = 0; let done = 0; let chars = 0;
   for (let seed = 0; seed < runs; seed++) {
     const rand = mulberry32(seed);
@@ -40,6 +41,7 @@ function run(name: string, g: Grammar, runs: number, maxTokens: number): void {
     const ids: number[] = [];
     for (let i = 0; i < maxTokens; i++) {
       for (let k = 0; k < logits.length; k++) logits[k] = rand();
+      const c0 = process.cpuUsage();
       const t0 = performance.now();
       const m = d.mask(logits);
       const id = argmax(m);
@@ -48,6 +50,8 @@ function run(name: string, g: Grammar, runs: number, maxTokens: number): void {
       const t1 = performance.now();
       d.accept(id);
       times[times.length - 1]! += performance.now() - t1;
+      const c = process.cpuUsage(c0);
+      cpu += (c.user + c.system) / 1000;
       ids.push(id);
     }
     tokens += ids.length;
@@ -57,7 +61,7 @@ function run(name: string, g: Grammar, runs: number, maxTokens: number): void {
   times.sort((a, b) => a - b);
   const mean = times.reduce((s, x) => s + x, 0) / times.length;
   const q = (p: number) => times[Math.min(times.length - 1, Math.floor(p * times.length))]!;
-  console.log(`${name}: ${runs} generations, ${done} complete, ${tokens} tokens (${(chars / Math.max(1, tokens)).toFixed(1)} chars/token); mask+follow per token: mean ${mean.toFixed(2)} ms, median ${q(0.5).toFixed(2)}, p90 ${q(0.9).toFixed(2)}, p99 ${q(0.99).toFixed(2)}, max ${q(1).toFixed(2)}`);
+  console.log(`${name}: ${runs} generations, ${done} complete, ${tokens} tokens (${(chars / Math.max(1, tokens)).toFixed(1)} chars/token); mask+follow per token: mean ${mean.toFixed(2)} ms, median ${q(0.5).toFixed(2)}, p90 ${q(0.9).toFixed(2)}, p99 ${q(0.99).toFixed(2)}, max ${q(1).toFixed(2)}; CPU time per token ${(cpu / times.length).toFixed(2)} ms`);
 }
 
 t = performance.now();

@@ -95,5 +95,8 @@ export type { GeneratedToken, GenerationResult, FinishReason, GenerateOptions } 
 export type { SamplingOptions } from './model/qwen3/sampler.js';
 export type { ScoreResult, TextScoreResult } from './model/qwen3/score.js';
 export * as qwen3 from './model/qwen3/index.js';
+/** Structured output: JSON Schema to a grammar, and the constrained decoding that `constraint` runs. */
+export { compileJsonSchema, jsonObjectGrammar, toolCallGrammar, accepts as grammarAccepts } from './model/grammar/index.js';
+export type { Grammar, ToolSpec } from './model/grammar/index.js';
 export { runPartitioned } from './jobs/partitioned.js';
 export type { PartitionedResult, PartitionedSpec, RecordedTransfer } from './jobs/partitioned.js';

@@ -26,6 +26,8 @@ export class VocabularyTrie {
   readonly ids: Int32Array;
   /** quotesBefore[i]: how many nodes before node i (pre-order) have the byte `"`; a subtree's count is a difference. */
   readonly quotesBefore: Int32Array;
+  /** Each id's length in bytes. */
+  readonly lengths: Uint16Array;
   /** 1 for the ids all of plain bytes, and how many; the longest id in bytes. */
   readonly plainOnly: Uint8Array;
   plainCount = 0;
@@ -70,6 +72,7 @@ export class VocabularyTrie {
     walk(root, 0);
     this.idsStart[nodes] = ids.length;
     this.ids = Int32Array.from(ids);
+    this.lengths = Uint16Array.from(bytes, (b) => Math.min(b.length, 0xffff));
     this.plainOnly = new Uint8Array(size);
     for (let id = 0; id < size; id++) {
       const len = bytes[id]!.length;
@@ -98,18 +101,21 @@ export function vocabularyTrie(tok: Tokenizer): VocabularyTrie {
 }
 
 /**
- * Per string (the rest after it, which stays the same object while the string is written), the ids
- * with a quote after their plain run that are allowed once the count no longer limits them.
+ * Per string being written (keyed by what follows it, the same object while the string is written):
+ * for each trie node of a closing quote, the ids it allows past the quote, which do not depend on the
+ * string's count (only reaching the quote does).
  */
-export type QuoteCache = WeakMap<object, Int32Array>;
+export type QuoteCache = WeakMap<object, Map<number, Int32Array>>;
 
 /** Fills `allowed` (1 per id) with the ids whose bytes keep `state` alive; returns how many. */
 export function allowedIds(trie: VocabularyTrie, state: GrammarState, allowed: Uint8Array, cache?: QuoteCache): number {
   allowed.fill(0);
   let count = 0;
+  let sink: number[] | undefined;
   // Pre-order walk: from node i with state s, each child j (i + 1, then nodeEnd[j], ...) under the state after its byte.
   const { nodeByte, nodeEnd, idsStart, ids } = trie;
   const emit = (i: number): void => {
+    if (sink !== undefined) { for (let k = idsStart[i]!; k < idsStart[i + 1]!; k++) sink.push(ids[k]!); return; }
     for (let k = idsStart[i]!; k < idsStart[i + 1]!; k++) { allowed[ids[k]!] = 1; count++; }
   };
   // Inside a string's body the state is a count: the subtree is walked on the count alone, and the
@@ -143,39 +149,37 @@ export function allowedIds(trie: VocabularyTrie, state: GrammarState, allowed: U
     // In a string's body: the ids all of plain bytes by their length alone; those with a quote after
     // their plain run through the trie, only along the paths that lead to a quote.
     const room = body.max - body.n;
-    const { bytes, plainRun, quotesBefore } = trie;
-    const free = room >= trie.maxLength;
-    if (free) { allowed.set(trie.plainOnly); count = trie.plainCount; } else {
+    const { lengths, plainRun, quotesBefore } = trie;
+    if (room >= trie.maxLength) { allowed.set(trie.plainOnly); count = trie.plainCount; } else {
       for (let id = 0; id < trie.size; id++) {
-        const len = bytes[id]!.length;
+        const len = lengths[id]!;
         if (len > 0 && plainRun[id] === len && len <= room) { allowed[id] = 1; count++; }
       }
     }
     const key = body.rest ?? trie;
-    const cached = free && body.n >= body.min ? cache?.get(key) : undefined;
-    if (cached !== undefined) {
-      for (const id of cached) allowed[id] = 1;
-      return count + cached.length;
-    }
-    const before = cache !== undefined && free && body.n >= body.min ? allowed.slice() : undefined;
+    let byQuote = cache?.get(key);
+    if (byQuote === undefined) { byQuote = new Map(); cache?.set(key, byQuote); }
     let memo: GrammarState | undefined;
-    const after = () => (memo ??= afterString(body.rest));
     const toQuotes = (i: number, n: number): void => {
       const end = nodeEnd[i]!;
       for (let j = i + 1; j < end; j = nodeEnd[j]!) {
         const b = nodeByte[j]!;
         if (isPlain(b)) { if (n < body.max && quotesBefore[nodeEnd[j]!]! > quotesBefore[j + 1]!) toQuotes(j, n + 1); } else if (b === 0x22 && n >= body.min) {
-          const s = after();
-          if (s.length > 0) walk(j, s);
+          let got = byQuote.get(j);
+          if (got === undefined) {
+            memo ??= afterString(body.rest);
+            sink = [];
+            if (memo.length > 0) walk(j, memo);
+            got = Int32Array.from(sink);
+            sink = undefined;
+            byQuote.set(j, got);
+          }
+          for (const id of got) allowed[id] = 1;
+          count += got.length;
         }
       }
     };
     toQuotes(0, body.n);
-    if (before !== undefined) {
-      const got: number[] = [];
-      for (let id = 0; id < allowed.length; id++) if (allowed[id] === 1 && before[id] === 0) got.push(id);
-      cache!.set(key, Int32Array.from(got));
-    }
     return count;
   }
   const end = nodeEnd[0]!;
