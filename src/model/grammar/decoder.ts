@@ -36,41 +36,48 @@ export class VocabularyTrie {
   constructor(readonly size: number, bytesOf: (id: number) => Uint8Array | undefined) {
     const bytes: Uint8Array[] = [];
     const plain = new Uint16Array(size);
-    type T = { kids: Map<number, T>; ids: number[] };
-    const root: T = { kids: new Map(), ids: [] };
-    let nodes = 1;
     for (let id = 0; id < size; id++) {
       const b = bytesOf(id) ?? new Uint8Array(0);
       bytes.push(b);
       let r = 0;
       while (r < b.length && isPlain(b[r]!)) r++;
       plain[id] = Math.min(r, 0xffff);
-      if (b.length === 0) continue;
-      let t = root;
-      for (const x of b) {
-        let k = t.kids.get(x);
-        if (k === undefined) { k = { kids: new Map(), ids: [] }; t.kids.set(x, k); nodes++; }
-        t = k;
-      }
-      t.ids.push(id);
     }
+    // The ids in byte order are the trie's pre-order: each id makes the nodes of its bytes past the
+    // prefix it shares with the one before, and the nodes past that prefix are closed.
+    const order = [];
+    for (let id = 0; id < size; id++) if (bytes[id]!.length > 0) order.push(id);
+    // Latin-1 strings order as their bytes do.
+    const keys = bytes.map((b) => (b.length === 0 ? '' : String.fromCharCode(...b)));
+    order.sort((x, y) => (keys[x]! < keys[y]! ? -1 : keys[x]! > keys[y]! ? 1 : x - y));
+    const nodeByte: number[] = [0];
+    const nodeEnd: number[] = [0];
+    const idsStart: number[] = [0];
+    const ids: number[] = [];
+    const path: number[] = [0];
+    let prev: Uint8Array = new Uint8Array(0);
+    for (const id of order) {
+      const b = bytes[id]!;
+      let l = 0;
+      while (l < prev.length && l < b.length && prev[l] === b[l]) l++;
+      while (path.length > l + 1) nodeEnd[path.pop()!] = nodeByte.length;
+      for (let d = l; d < b.length; d++) {
+        path.push(nodeByte.length);
+        nodeByte.push(b[d]!);
+        nodeEnd.push(0);
+        idsStart.push(ids.length);
+      }
+      ids.push(id);
+      prev = b;
+    }
+    while (path.length > 0) nodeEnd[path.pop()!] = nodeByte.length;
+    idsStart.push(ids.length);
+    const nodes = nodeByte.length;
     this.bytes = bytes;
     this.plainRun = plain;
-    this.nodeByte = new Uint8Array(nodes);
-    this.nodeEnd = new Int32Array(nodes);
-    this.idsStart = new Int32Array(nodes + 1);
-    const ids: number[] = [];
-    let at = 0;
-    const walk = (t: T, byte: number): void => {
-      const i = at++;
-      this.nodeByte[i] = byte;
-      this.idsStart[i] = ids.length;
-      ids.push(...t.ids);
-      for (const [b, k] of [...t.kids].sort((x, y) => x[0] - y[0])) walk(k, b);
-      this.nodeEnd[i] = at;
-    };
-    walk(root, 0);
-    this.idsStart[nodes] = ids.length;
+    this.nodeByte = Uint8Array.from(nodeByte);
+    this.nodeEnd = Int32Array.from(nodeEnd);
+    this.idsStart = Int32Array.from(idsStart);
     this.ids = Int32Array.from(ids);
     this.lengths = Uint16Array.from(bytes, (b) => Math.min(b.length, 0xffff));
     this.plainOnly = new Uint8Array(size);
