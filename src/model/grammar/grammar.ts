@@ -74,7 +74,7 @@ export const MAX_FRAC_DIGITS = 6;
 /** The deepest a stack grows (nested arrays, objects and references); deeper paths are not taken. */
 export const MAX_STACK = 96;
 /** The most stacks a state keeps (alternatives alive at once). */
-export const MAX_STACKS = 64;
+export const MAX_STACKS = 256;
 
 type Cont = { readonly node: Node; readonly next: Cont | null; readonly depth: number } | null;
 

@@ -59,9 +59,33 @@ export function jsonObjectGrammar(): Grammar {
   return { root: { k: 'map', value: anyJsonValue(JSON_VALUE_DEPTH - 1) }, source: 'json_object' };
 }
 
+const utf8 = new TextEncoder();
+
+/**
+ * Literals as a trie of alternatives (shared prefixes matched once), so an enum of many values keeps
+ * one stack per distinct next byte rather than one per value.
+ */
+export function literalTrie(values: readonly Uint8Array[]): GrammarNode {
+  const uniq = [...new Map(values.map((v) => [Buffer.from(v).toString('latin1'), v])).values()];
+  if (uniq.length === 1) return { k: 'lit', bytes: uniq[0]! };
+  let p = 0;
+  while (uniq.every((v) => p < v.length && v[p] === uniq[0]![p])) p++;
+  const groups = new Map<number, Uint8Array[]>();
+  let empty = false;
+  for (const v of uniq) {
+    if (v.length === p) { empty = true; continue; }
+    const g = groups.get(v[p]!) ?? [];
+    g.push(v.subarray(p));
+    groups.set(v[p]!, g);
+  }
+  const rest = [...groups.values()].map((g) => literalTrie(g));
+  if (empty) rest.unshift(lit(''));
+  return seq({ k: 'lit', bytes: uniq[0]!.subarray(0, p) }, alt(...rest));
+}
+
 class Compiler {
   nodes = 0;
-  literalBytes = 0;
+  literalSize = 0;
   readonly defs = new Map<string, GrammarNode>();
   constructor(readonly root: Record<string, unknown>, readonly path: string) {}
 
@@ -112,7 +136,7 @@ class Compiler {
     if (s.enum !== undefined) {
       if (!Array.isArray(s.enum) || s.enum.length === 0) throw new InvalidOptions(keyPath(path, 'enum'), 'enum is a non-empty array');
       if (s.enum.length > 4096) throw new ResourceLimit('enum-values', s.enum.length, 4096, keyPath(path, 'enum'));
-      return alt(...s.enum.map((v, i) => this.literal(v, `${keyPath(path, 'enum')}[${i}]`)));
+      return literalTrie(s.enum.map((v, i) => this.literalBytes(v, `${keyPath(path, 'enum')}[${i}]`)));
     }
     if (s.anyOf !== undefined) {
       const p = keyPath(path, 'anyOf');
@@ -141,15 +165,19 @@ class Compiler {
   }
 
   literal(v: unknown, path: string): GrammarNode {
+    return { k: 'lit', bytes: this.literalBytes(v, path) };
+  }
+
+  literalBytes(v: unknown, path: string): Uint8Array {
     let text: string;
     try {
       text = JSON.stringify(v);
     } catch {
       throw new InvalidOptions(path, 'the value is not JSON');
     }
-    this.literalBytes += text.length;
-    if (this.literalBytes > MAX_LITERAL_BYTES) throw new ResourceLimit('literal-bytes', this.literalBytes, MAX_LITERAL_BYTES, path);
-    return lit(text);
+    this.literalSize += text.length;
+    if (this.literalSize > MAX_LITERAL_BYTES) throw new ResourceLimit('literal-bytes', this.literalSize, MAX_LITERAL_BYTES, path);
+    return utf8.encode(text);
   }
 
   count(s: Record<string, unknown>, k: string, path: string, fallback: number): number {

@@ -76,6 +76,14 @@ describe('grammar: JSON Schema compiler', () => {
     expect(accepts(o, '"x"')).to.equal(false);
   });
 
+  it('an enum of many values keeps every value (shared prefixes matched once)', () => {
+    const values = [...Array.from({ length: 300 }, (_, i) => `v${i.toString(36)}${'x'.repeat(i % 3)}`), 7, null, 'ünï', { a: [1] }];
+    const g = compileJsonSchema({ enum: values });
+    for (const v of values) expect(accepts(g, JSON.stringify(v)), JSON.stringify(v)).to.equal(true);
+    expect(accepts(g, '"v1xx"')).to.equal(false);
+    expect(accepts(g, '"v"')).to.equal(false);
+  });
+
   it('refuses an unsupported keyword with a typed error naming its path', () => {
     const bad = { type: 'object', properties: { x: { type: 'string', pattern: '^a' } }, additionalProperties: false };
     expect(() => compileJsonSchema(bad)).to.throw(InvalidOptions).with.property('field', 'response_format.json_schema.schema.properties.x.pattern');
