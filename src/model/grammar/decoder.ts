@@ -9,7 +9,7 @@
 import { InvalidOptions } from '../../errors/index.js';
 import type { Tokenizer } from '../tokenizer/types.js';
 import {
-  advance, advanceBytes, afterString, canContinue, initialState, isComplete, isPlain, stringBody,
+  advance, advanceBytes, afterString, canContinue, initialState, isComplete, isPlain, stringBodies, stringBody,
   type Grammar, type GrammarState,
 } from './grammar.js';
 
@@ -151,11 +151,11 @@ export function allowedIds(trie: VocabularyTrie, state: GrammarState, allowed: U
     const end = nodeEnd[i]!;
     for (let j = i + 1; j < end; j = nodeEnd[j]!) step(j, s);
   };
-  const body = stringBody(state);
-  if (body !== undefined) {
-    // In a string's body: the ids all of plain bytes by their length alone; those with a quote after
-    // their plain run through the trie, only along the paths that lead to a quote.
-    const room = body.max - body.n;
+  const bodies = stringBodies(state);
+  if (bodies !== undefined) {
+    // In a string's body (every stack): the ids all of plain bytes by their length alone; those with
+    // a quote after their plain run through the trie, only along the paths that lead to a quote.
+    const room = Math.max(...bodies.map((x) => x.max - x.n));
     const { lengths, plainRun, quotesBefore } = trie;
     if (room >= trie.maxLength) { allowed.set(trie.plainOnly); count = trie.plainCount; } else {
       for (let id = 0; id < trie.size; id++) {
@@ -163,30 +163,32 @@ export function allowedIds(trie: VocabularyTrie, state: GrammarState, allowed: U
         if (len > 0 && plainRun[id] === len && len <= room) { allowed[id] = 1; count++; }
       }
     }
-    const key = body.rest ?? trie;
-    let byQuote = cache?.get(key);
-    if (byQuote === undefined) { byQuote = new Map(); cache?.set(key, byQuote); }
-    let memo: GrammarState | undefined;
-    const toQuotes = (i: number, n: number): void => {
-      const end = nodeEnd[i]!;
-      for (let j = i + 1; j < end; j = nodeEnd[j]!) {
-        const b = nodeByte[j]!;
-        if (isPlain(b)) { if (n < body.max && quotesBefore[nodeEnd[j]!]! > quotesBefore[j + 1]!) toQuotes(j, n + 1); } else if (b === 0x22 && n >= body.min) {
-          let got = byQuote.get(j);
-          if (got === undefined) {
-            memo ??= afterString(body.rest);
-            sink = [];
-            if (memo.length > 0) walk(j, memo);
-            got = Int32Array.from(sink);
-            sink = undefined;
-            byQuote.set(j, got);
+    for (const body of bodies) {
+      const key = body.rest ?? trie;
+      let byQuote = cache?.get(key);
+      if (byQuote === undefined) { byQuote = new Map(); cache?.set(key, byQuote); }
+      let memo: GrammarState | undefined;
+      const toQuotes = (i: number, n: number): void => {
+        const end = nodeEnd[i]!;
+        for (let j = i + 1; j < end; j = nodeEnd[j]!) {
+          const b = nodeByte[j]!;
+          if (isPlain(b)) { if (n < body.max && quotesBefore[nodeEnd[j]!]! > quotesBefore[j + 1]!) toQuotes(j, n + 1); } else if (b === 0x22 && n >= body.min) {
+            let got = byQuote.get(j);
+            if (got === undefined) {
+              memo ??= afterString(body.rest);
+              sink = [];
+              if (memo.length > 0) walk(j, memo);
+              got = Int32Array.from(sink);
+              sink = undefined;
+              byQuote.set(j, got);
+            }
+            for (const id of got) allowed[id] = 1;
+            count += got.length;
           }
-          for (const id of got) allowed[id] = 1;
-          count += got.length;
         }
-      }
-    };
-    toQuotes(0, body.n);
+      };
+      toQuotes(0, body.n);
+    }
     return count;
   }
   const end = nodeEnd[0]!;

@@ -74,7 +74,7 @@ export const MAX_FRAC_DIGITS = 6;
 /** The deepest a stack grows (nested arrays, objects and references); deeper paths are not taken. */
 export const MAX_STACK = 96;
 /** The most stacks a state keeps (alternatives alive at once). */
-export const MAX_STACKS = 256;
+export const MAX_STACKS = 64;
 
 type Cont = { readonly node: Node; readonly next: Cont | null; readonly depth: number } | null;
 
@@ -202,9 +202,11 @@ export function numberFeasible(r: NumberRange, text: string): boolean {
   if (ip.length > MAX_INT_DIGITS || fp.length > MAX_FRAC_DIGITS) return false;
   if (ip.length > 1 && ip[0] === '0') return false;
   if (dot !== '' && (r.integer || ip === '')) return false;
+  // "-0" is JSON, but not written: an integer never starts so, a number only as "-0." on its way to a fraction.
+  if (sign === '-' && ip === '0' && r.integer) return false;
   const span = r.integer ? 0 : 1 - 10 ** -MAX_FRAC_DIGITS;
   const mags: [number, number][] = [];
-  if (ip === '') mags.push([0, 10 ** MAX_INT_DIGITS - 1 + span]);
+  if (ip === '') mags.push([sign === '-' && r.integer ? 1 : 0, 10 ** MAX_INT_DIGITS - 1 + span]);
   else if (dot === '') {
     const v = Number(ip);
     mags.push([v, v + span]);
@@ -234,7 +236,7 @@ function overlaps(r: NumberRange, a: number, b: number): boolean {
 
 /** True when a number's text is a whole JSON number in range. */
 export function numberComplete(r: NumberRange, text: string): boolean {
-  if (!/^-?(0|[1-9]\d*)(\.\d+)?$/.test(text)) return false;
+  if (!/^-?(0|[1-9]\d*)(\.\d+)?$/.test(text) || text === '-0') return false;
   const v = Number(text);
   if (v < r.lo || v > r.hi) return false;
   if ((v === r.lo && r.loExclusive) || (v === r.hi && r.hiExclusive)) return false;
@@ -326,6 +328,17 @@ export function stringBody(state: GrammarState): { n: number; min: number; max: 
   const t = state[0]!.top;
   if (t === null || t.k !== 'str' || t.n < 0) return undefined;
   return { n: t.n, min: t.node.min, max: t.node.max, rest: state[0]!.rest };
+}
+
+/** Each stack's string body, when every stack of the state is inside a string (else undefined). */
+export function stringBodies(state: GrammarState): { n: number; min: number; max: number; rest: Cont }[] | undefined {
+  const out: { n: number; min: number; max: number; rest: Cont }[] = [];
+  for (const s of state) {
+    const t = s.top;
+    if (t === null || t.k !== 'str' || t.n < 0) return undefined;
+    out.push({ n: t.n, min: t.node.min, max: t.node.max, rest: s.rest });
+  }
+  return out.length > 0 ? out : undefined;
 }
 
 /** The state after a string's closing quote (the rest of a stack in a string body). */

@@ -3,6 +3,7 @@ import { InvalidOptions, ResourceLimit } from '../../../src/errors/index.js';
 import {
   accepts, acceptsPrefix, compileJsonSchema, ConstrainedDecoder, jsonObjectGrammar, toolCallGrammar, type Grammar,
 } from '../../../src/model/grammar/index.js';
+import { numberComplete, numberFeasible, type NumberRange } from '../../../src/model/grammar/grammar.js';
 import { loadModel } from '../../../src/model/qwen3/model.js';
 import { loadTokenizer } from '../../../src/model/tokenizer/load.js';
 import type { Tokenizer } from '../../../src/model/tokenizer/types.js';
@@ -44,6 +45,14 @@ const TREE = {
   $ref: '#/$defs/node',
 };
 
+/** anyOf branches that share a prefix (both stacks alive through the name string). */
+const BRANCHES = {
+  anyOf: [
+    { type: 'object', additionalProperties: false, required: ['name', 'a'], properties: { name: { type: 'string', maxLength: 5 }, a: { type: 'integer', minimum: 0, maximum: 3 } } },
+    { type: 'object', additionalProperties: false, required: ['name', 'b'], properties: { name: { type: 'string', minLength: 2, maxLength: 9 }, b: { type: 'boolean' } } },
+  ],
+};
+
 describe('grammar: JSON Schema compiler', () => {
   it('accepts the texts the schema allows and refuses the ones it does not', () => {
     const g = compileJsonSchema(SCHEMA);
@@ -64,6 +73,32 @@ describe('grammar: JSON Schema compiler', () => {
     expect(acceptsPrefix(g, '{"kind":"dog","age":13')).to.equal(true);
     expect(acceptsPrefix(g, '{"kind":"dog","age":130')).to.equal(false);
     expect(acceptsPrefix(g, '{"kind":"dog","age":01')).to.equal(false);
+  });
+
+  it('a number in range never reaches a dead end: every live prefix is whole or has a next character', () => {
+    const ranges: NumberRange[] = [
+      [true, 0, 3], [true, -3, 0], [true, -1, 1], [true, 5, 5], [true, 0, 120], [true, -120, -7], [true, 10, 19], [true, -Infinity, Infinity],
+    ].map(([integer, lo, hi]) => ({ integer: integer as boolean, lo: lo as number, hi: hi as number, loExclusive: false, hiExclusive: false }));
+    ranges.push({ integer: false, lo: 0, hi: 1, loExclusive: false, hiExclusive: true }, { integer: false, lo: -1, hi: 0, loExclusive: true, hiExclusive: false },
+      { integer: false, lo: 0, hi: 0, loExclusive: false, hiExclusive: false }, { integer: false, lo: -2.5, hi: 3.25, loExclusive: false, hiExclusive: false });
+    for (const r of ranges) {
+      let live = [''];
+      let seen = 0;
+      for (let depth = 0; depth < 6 && live.length > 0; depth++) {
+        const next: string[] = [];
+        for (const p of live) {
+          const kids = [...'-0123456789.'].map((c) => p + c).filter((q) => numberFeasible(r, q));
+          expect(kids.length > 0 || numberComplete(r, p), `${JSON.stringify(r)} dead at ${JSON.stringify(p)}`).to.equal(true);
+          if (numberComplete(r, p)) seen++;
+          next.push(...kids);
+        }
+        live = next.slice(0, 2000);
+      }
+      expect(seen, JSON.stringify(r)).to.be.above(0);
+    }
+    // Negative control: "-" is not offered when no negative number is in range.
+    expect(numberFeasible(ranges[0]!, '-')).to.equal(false);
+    expect(numberFeasible(ranges[1]!, '-')).to.equal(true);
   });
 
   it('compiles recursion through $ref, and json_object as any object', () => {
@@ -136,6 +171,9 @@ describe('grammar: constrained decoding over a vocabulary', function () {
       const b = drive(t, seed, 400, '}]');
       expect(b.ended, b.text).to.equal(true);
       expect(problem(TREE, b.text), b.text).to.equal(undefined);
+      const c = drive(compileJsonSchema(BRANCHES), seed, 400, '"');
+      expect(c.ended, c.text).to.equal(true);
+      expect(problem(BRANCHES, c.text), c.text).to.equal(undefined);
     }
   });
 
