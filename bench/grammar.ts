@@ -70,3 +70,36 @@ console.log(`compile schema: ${(performance.now() - t).toFixed(2)} ms`);
 run('json_schema', schema, 10, 200);
 run('json_object', jsonObjectGrammar(), 5, 200);
 run('tool call', toolCallGrammar([{ name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string', maxLength: 20 }, unit: { enum: ['c', 'f'] } }, required: ['city', 'unit'], additionalProperties: false } }]), 5, 100);
+
+// End to end: the demo model (Qwen3's vocabulary, a tiny random body) on host, greedy, the wall time
+// per token of 25 tokens without the constraint and of the constrained answer (the trie already built).
+{
+  const { loadModel } = await import('../src/model/qwen3/model.js');
+  const { createEngine } = await import('../src/jobs/engine.js');
+  const { demoModel } = await import('../src/serve/demo.js');
+  const { mkdtempSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const dir = mkdtempSync(join(tmpdir(), 'npuo-bench-grammar-'));
+  const engine = createEngine({ cacheDir: join(dir, 'cache') });
+  try {
+    const { path, tokenizer } = demoModel(dir);
+    const model = await loadModel(path, { engine, ctx: 512, tokenizer, target: 'host' });
+    const c = compileJsonSchema({ type: 'object', properties: { name: { type: 'string', maxLength: 40 }, kind: { enum: ['cat', 'dog'] }, age: { type: 'integer', minimum: 0, maximum: 120 } }, required: ['name', 'kind', 'age'], additionalProperties: false });
+    await model.complete({ prompt: 'warm up', maxTokens: 30, constraint: c });
+    const perToken = async (constraint?: Grammar) => {
+      const t0 = performance.now();
+      const r = await model.complete({ prompt: 'Give me JSON', maxTokens: 25, repetitionPenalty: 1, ...(constraint ? { constraint } : { ignoreEos: true }) });
+      return { ms: (performance.now() - t0 - r.timings.prefillMs) / r.ids.length, n: r.ids.length };
+    };
+    for (let i = 0; i < 3; i++) {
+      const a = await perToken();
+      const b = await perToken(c);
+      console.log(`demo model (host, greedy): ${a.ms.toFixed(2)} ms/token plain, ${b.ms.toFixed(2)} ms/token constrained (${b.n} tokens): +${(b.ms - a.ms).toFixed(2)} ms`);
+    }
+    await model.close();
+  } finally {
+    await engine.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
