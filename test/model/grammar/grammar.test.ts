@@ -223,6 +223,14 @@ describe('grammar: generation with a constraint on a random-weight tiny Qwen3', 
     }
   });
 
+  it('a constraint on a model whose tokenizer cannot be used is refused, naming constraint', async () => {
+    const bare = await loadModel(fx.gguf('bare.gguf', { ...TINY, vocab: 64 }), { engine: fx.engine(), ctx: 32 });
+    let err: unknown;
+    try { await bare.complete({ promptIds: [1, 2], maxTokens: 3, constraint: jsonObjectGrammar() }); } catch (e) { err = e; }
+    expect(err).to.be.instanceOf(InvalidOptions).with.property('field', 'constraint');
+    expect((await bare.complete({ promptIds: [1, 2], maxTokens: 3 })).ids).to.have.length(3);
+  });
+
   it('negative control: the same requests unconstrained are not valid', async () => {
     for (let seed = 0; seed < 3; seed++) {
       const r = await model.complete({ prompt: 'json please', maxTokens: 60, temperature: 1, seed });
