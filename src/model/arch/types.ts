@@ -1,0 +1,59 @@
+/**
+ * An architecture as data, as llama.cpp keeps one apart from its shared graph: the GGUF key prefix,
+ * the tensors a layer holds (which of them a file may leave out), and the graph options the program
+ * builder reads (src/model/qwen3/program.ts). Adding an architecture is one descriptor file beside
+ * these and its line in index.ts (docs/MODELS.md, "Adding an architecture").
+ */
+
+/** How rope pairs a head's elements: `neox` rotates (i, i + D/2), `normal` rotates (2i, 2i + 1). */
+export type RopeType = 'neox' | 'normal';
+
+/** The per-layer tensors the shared graph knows, in llama.cpp's names (`blk.<l>.<name>`). */
+export type LayerTensor =
+  | 'attn_norm' | 'attn_q' | 'attn_k' | 'attn_v' | 'attn_qkv' | 'attn_output' | 'attn_q_norm' | 'attn_k_norm'
+  | 'attn_q.bias' | 'attn_k.bias' | 'attn_v.bias'
+  | 'ffn_norm' | 'ffn_gate' | 'ffn_up' | 'ffn_down';
+
+/** What one architecture is. */
+export interface ArchDescriptor {
+  /** `general.architecture`, which is also the prefix of its keys (`<name>.block_count`). */
+  readonly name: string;
+  /** The Hugging Face `model_type` of the same models. */
+  readonly hfModelType: string;
+  readonly rope: RopeType;
+  /** Per-head RMS norms of q and k before rope (`attn_q_norm`, `attn_k_norm`). */
+  readonly qkNorm: boolean;
+  /** Biases on the q, k and v projections (`attn_q.bias`, ...). */
+  readonly qkvBias: boolean;
+  /** One `attn_qkv` projection giving q, k and v (in that order) rather than three. */
+  readonly fusedQkv: boolean;
+  /** One `ffn_up` projection of 2 x ffn width giving gate then up, rather than `ffn_gate` and `ffn_up`. */
+  readonly fusedGateUp: boolean;
+  readonly activation: 'silu';
+  /** Reads llama3-style rope frequency factors from a `rope_freqs.weight` tensor when the file has one. */
+  readonly ropeFreqs: boolean;
+  /** Reads `<arch>.rope.dimension_count` (rope on the first n of a head's elements). */
+  readonly partialRotary: boolean;
+  /** The declared scale keys (after the prefix) this architecture's graph honours; the scale guard refuses the others. */
+  readonly scales: readonly string[];
+  /** Defaults of keys a file may leave out. */
+  readonly defaults: { readonly ropeTheta: number; readonly rmsEps: number; readonly contextLength: number };
+  /** The per-layer tensors, in the order the programs take them; every one is required. */
+  readonly layer: readonly LayerTensor[];
+}
+
+/** A model's graph options, resolved from its descriptor and its file. */
+export interface GraphOptions {
+  readonly rope: RopeType;
+  /** Elements of a head that rope turns (the head dim, or fewer: partial rotary). */
+  readonly ropeDims: number;
+  /** Positions are multiplied by this before rope (1, or 1 / the factor of linear rope scaling). */
+  readonly ropeFreqScale: number;
+  /** The weights include `rope_freqs` `[ropeDims / 2]`: each frequency divided by its factor (llama3). */
+  readonly ropeFreqs: boolean;
+  readonly qkNorm: boolean;
+  readonly qkvBias: boolean;
+  readonly fusedQkv: boolean;
+  readonly fusedGateUp: boolean;
+  readonly activation: 'silu';
+}
