@@ -241,7 +241,8 @@ export function tinyQwen3Metadata(opts: TinyQwen3Options = {}): Map<string, Gguf
   if (a === 'phi3') extra.push(['phi3.attention.sliding_window', gv.u32(c.contextLength)], ['phi3.rope.scaling.original_context_length', gv.u32(c.contextLength)]);
   return new Map<string, GgufValue>([
     ['general.architecture', gv.str(a)],
-    ['general.name', gv.str(`tiny-${a}-${c.type}`)],
+    // Not "phi3" in the name: llama.cpp then sets attributes of SentencePiece tokens (<s>, </s>) this vocabulary has not.
+    ['general.name', gv.str(`tiny-${a === 'phi3' ? 'phi' : a}-${c.type}`)],
     ['general.file_type', gv.u32(FILE_TYPE[c.type])],
     [`${a}.block_count`, gv.u32(c.layers)],
     [`${a}.context_length`, gv.u32(c.contextLength)],
