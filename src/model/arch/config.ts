@@ -9,7 +9,7 @@ import type { GgufFile } from '../gguf/types.js';
 import { numericValue } from '../gguf/types.js';
 import { architectureOf, metadataNumber, metadataPositive, modelDims } from '../pack/config.js';
 import { architecture } from './index.js';
-import type { ArchDescriptor, GraphOptions } from './types.js';
+import type { ArchDescriptor, GraphOptions, ScaleKey } from './types.js';
 
 /** Everything the programs need to know of a model. */
 export interface ModelConfig {
@@ -39,7 +39,7 @@ export interface ModelConfig {
 export function defaultOptions(a: ArchDescriptor, headDim: number): GraphOptions {
   return {
     rope: a.rope, ropeDims: headDim, ropeFreqScale: 1, ropeFreqs: false, qkNorm: a.qkNorm, qkvBias: a.qkvBias,
-    fusedQkv: a.fusedQkv, fusedGateUp: a.fusedGateUp, activation: a.activation,
+    fusedQkv: a.fusedQkv, fusedGateUp: a.fusedGateUp, activation: a.activation, embeddingScale: 1, residualScale: 1, logitScale: 1,
   };
 }
 
@@ -84,12 +84,20 @@ export function modelConfigFromGguf(f: GgufFile): ModelConfig {
   if (ropeDims > d.headDim || ropeDims % 2 !== 0) {
     throw new InvalidInput(`/metadata/${p}rope.dimension_count`, `rope on ${ropeDims} elements of a head of ${d.headDim}: an even count, at most the head dim`);
   }
+  const defaults = a.scaleDefaults?.(d) ?? {};
+  const scale = (k: ScaleKey): number => {
+    if (!a.scales.includes(k)) return 1;
+    const v = num(`${p}${k}`, defaults[k] ?? 1);
+    if (!(v > 0) || !Number.isFinite(v)) throw new InvalidInput(`/metadata/${p}${k}`, `a positive number, not ${v}`);
+    return v;
+  };
   const eos = numericValue(m.get('tokenizer.ggml.eos_token_id'));
   return {
     arch: a.name,
     options: {
       ...defaultOptions(a, d.headDim), ropeDims, ropeFreqScale: ropeFreqScale(f, p),
       ropeFreqs: a.ropeFreqs && f.tensor('rope_freqs.weight') !== undefined,
+      embeddingScale: scale('embedding_scale'), residualScale: scale('residual_scale'), logitScale: scale('logit_scale'),
     },
     layers: d.layers, hidden: d.hidden, intermediate: d.intermediate,
     heads: d.qDim / d.headDim, kvHeads: d.kvDim / d.headDim, headDim: d.headDim,

@@ -2,16 +2,17 @@
 import { InvalidInput } from '../../errors/index.js';
 import { quote } from '../../io/escape.js';
 import { LLAMA } from './llama.js';
+import { MINICPM } from './minicpm.js';
 import { PHI3 } from './phi3.js';
 import { QWEN2 } from './qwen2.js';
 import { QWEN3 } from './qwen3.js';
 import type { ArchDescriptor } from './types.js';
 
-export type { ArchDescriptor, GraphOptions, LayerTensor, RopeType } from './types.js';
-export { QWEN3, LLAMA, QWEN2, PHI3 };
+export type { ArchDescriptor, GraphOptions, LayerTensor, RopeType, ScaleKey } from './types.js';
+export { QWEN3, LLAMA, QWEN2, PHI3, MINICPM };
 
 /** Every architecture that runs, by `general.architecture`. */
-export const ARCHITECTURES: readonly ArchDescriptor[] = [QWEN3, LLAMA, QWEN2, PHI3];
+export const ARCHITECTURES: readonly ArchDescriptor[] = [QWEN3, LLAMA, QWEN2, PHI3, MINICPM];
 
 /** The names of the architectures that run. */
 export const ARCHITECTURE_NAMES: readonly string[] = ARCHITECTURES.map((a) => a.name);

@@ -14,6 +14,13 @@ export type LayerTensor =
   | 'attn_q.bias' | 'attn_k.bias' | 'attn_v.bias'
   | 'ffn_norm' | 'ffn_gate' | 'ffn_up' | 'ffn_down';
 
+/**
+ * The scales a graph may honour, by their GGUF key names (`<arch>.embedding_scale`, ...): the embedding
+ * times `embedding_scale`, each residual branch (attention's and the FFN's output) times
+ * `residual_scale`, the logits divided by `logit_scale` (MiniCPM's and Granite's, as llama.cpp applies them).
+ */
+export type ScaleKey = 'embedding_scale' | 'residual_scale' | 'logit_scale';
+
 /** What one architecture is. */
 export interface ArchDescriptor {
   /** `general.architecture`, which is also the prefix of its keys (`<name>.block_count`). */
@@ -35,7 +42,9 @@ export interface ArchDescriptor {
   /** Reads `<arch>.rope.dimension_count` (rope on the first n of a head's elements). */
   readonly partialRotary: boolean;
   /** The declared scale keys (after the prefix) this architecture's graph honours; the scale guard refuses the others. */
-  readonly scales: readonly string[];
+  readonly scales: readonly ScaleKey[];
+  /** The value of each honoured scale a file leaves out, as llama.cpp defaults it (default: 1, neutral). */
+  readonly scaleDefaults?: (dims: { readonly layers: number; readonly hidden: number }) => Partial<Record<ScaleKey, number>>;
   /** Defaults of keys a file may leave out. */
   readonly defaults: { readonly ropeTheta: number; readonly rmsEps: number; readonly contextLength: number };
   /** The per-layer tensors, in the order the programs take them; every one is required. */
@@ -56,4 +65,10 @@ export interface GraphOptions {
   readonly fusedQkv: boolean;
   readonly fusedGateUp: boolean;
   readonly activation: 'silu';
+  /** The embedding is multiplied by this (1: neutral). */
+  readonly embeddingScale: number;
+  /** Each residual branch is multiplied by this before it is added (1: neutral). */
+  readonly residualScale: number;
+  /** The logits are divided by this (1: neutral). */
+  readonly logitScale: number;
 }

@@ -163,6 +163,9 @@ export function buildProgram(c: Qwen3Config, weights: ModelWeights, shape: Progr
 
   let x = p.gather(W('token_embd'), ids, 0);
   if (x.dtype !== 'f32') x = p.convert(x, 'f32');
+  // The scales a file declares (MiniCPM's), each only where it is not neutral.
+  if (o.embeddingScale !== 1) x = p.mul(x, o.embeddingScale);
+  const branch = (y: Value): Value => (o.residualScale === 1 ? y : p.mul(y, o.residualScale));
   for (let l = 0; l < c.layers; l++) {
     const L = (n: LayerTensor) => W(`blk.${l}.${n}`);
     const h = f.norm(p, x, L('attn_norm'), c.rmsEps);
@@ -182,7 +185,7 @@ export function buildProgram(c: Qwen3Config, weights: ModelWeights, shape: Progr
     p.carry(caches[2 * l]!, kc);
     p.carry(caches[2 * l + 1]!, vc);
     const att = attention(p, c, f, ropeOf(q), read(kc), read(vc), bias);
-    x = p.add(x, linear(p, att, L('attn_output'), c.hidden));
+    x = p.add(x, branch(linear(p, att, L('attn_output'), c.hidden)));
     const h2 = f.norm(p, x, L('ffn_norm'), c.rmsEps);
     let gate: Value;
     let up: Value;
@@ -196,13 +199,14 @@ export function buildProgram(c: Qwen3Config, weights: ModelWeights, shape: Progr
       up = linear(p, h2, L('ffn_up'), c.intermediate);
     }
     const act = f.glu(p, gate, up);
-    x = p.add(x, linear(p, act, L('ffn_down'), c.hidden));
+    x = p.add(x, branch(linear(p, act, L('ffn_down'), c.hidden)));
   }
   // Only the last token's logits are needed to go on (the lm head is the largest matmul of a step):
   // the row `last` names, so a padded prefill gives its last real token's.
   const last = shape.allLogits === true || t === 1 ? x : p.gather(x, p.activation('last', 'i32', [1]), 0);
   const xn = f.norm(p, last, W('output_norm'), c.rmsEps);
-  const logits = linear(p, xn, w.get('output') ?? W('token_embd'), c.vocab);
+  const head = linear(p, xn, w.get('output') ?? W('token_embd'), c.vocab);
+  const logits = o.logitScale === 1 ? head : p.div(head, o.logitScale);
   p.results(shape.allLogits === true ? p.named('logits').reshape(logits, [t, c.vocab]) : p.named('logits').reshape(logits, [c.vocab]));
   const built = p.build(shape.limits);
   if (plain) TABLE_INPUTS.set(built, { headDim: rd, theta: c.ropeTheta, ctx, freqScale: o.ropeFreqScale });

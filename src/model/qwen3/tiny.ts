@@ -238,6 +238,9 @@ export function tinyQwen3Metadata(opts: TinyQwen3Options = {}): Map<string, Gguf
   const extra: [string, GgufValue][] = [];
   if (a !== 'qwen3') extra.push([`${a}.rope.dimension_count`, gv.u32(ropeDimsOf(c))]);
   // llama.cpp before it switched Phi-3's sliding window off reads this key; a window past any test's context changes nothing.
+  // MiniCPM's scales as its converter writes them (scale_emb 12, scale_depth 1.4; logit_scale is hidden / dim_model_base,
+  // here with dim_model_base twice the hidden size, so that the tiny logits spread rather than shrink).
+  if (a === 'minicpm') extra.push(['minicpm.embedding_scale', gv.f32(12)], ['minicpm.residual_scale', gv.f32(1.4 / Math.sqrt(c.layers))], ['minicpm.logit_scale', gv.f32(0.5)]);
   if (a === 'phi3') extra.push(['phi3.attention.sliding_window', gv.u32(c.contextLength)], ['phi3.rope.scaling.original_context_length', gv.u32(c.contextLength)]);
   return new Map<string, GgufValue>([
     ['general.architecture', gv.str(a)],

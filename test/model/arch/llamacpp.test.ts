@@ -5,8 +5,8 @@
  * position's centered logits (llama.cpp gives probabilities; their logs, centered, are its logits) at
  * cosine >= 0.999 in f32 and f16 (0.99 quantized), their scale within 1% (5% quantized), and the same
  * argmax wherever llama.cpp's top-two margin is clear. Each architecture's negative control runs the
- * same file with one graph option flipped (the rope type, or the q/k/v biases dropped) and must fail
- * the comparison. ARCH_DEBUG=1 prints the figures.
+ * same file with one graph option flipped (the rope type, the q/k/v biases or a declared scale dropped)
+ * and must fail the comparison. ARCH_DEBUG=1 prints the figures.
  */
 import { expect } from 'chai';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -29,12 +29,20 @@ const MARGIN = 0.2;
 const IDS = [104, 101, 108, 108, 111, 32, 119, 111, 114, 108, 100, 33];
 
 /** Each architecture's tiny file, and the flip its negative control makes. */
-const CASES: readonly { arch: string; file: TinyQwen3Options; what: string; flip: Partial<GraphOptions> }[] = [
+const CASES: readonly { arch: string; file: TinyQwen3Options; controls: readonly { what: string; flip: Partial<GraphOptions> }[] }[] = [
   // Separate output, llama3 rope frequency factors, Llama 3's rope base.
-  { arch: 'llama', file: { tiedEmbeddings: false, ropeFreqs: true, ropeTheta: 500_000 }, what: 'neox rope for normal', flip: { rope: 'neox' } },
-  { arch: 'qwen2', file: {}, what: 'the q/k/v biases dropped', flip: { qkvBias: false } },
+  { arch: 'llama', file: { tiedEmbeddings: false, ropeFreqs: true, ropeTheta: 500_000 }, controls: [{ what: 'neox rope for normal', flip: { rope: 'neox' } }] },
+  { arch: 'qwen2', file: {}, controls: [{ what: 'the q/k/v biases dropped', flip: { qkvBias: false } }] },
   // Partial rotary, as Phi-4-mini's: rope on half of each head.
-  { arch: 'phi3', file: { ropeDims: 32 }, what: 'normal rope for neox', flip: { rope: 'normal' } },
+  { arch: 'phi3', file: { ropeDims: 32 }, controls: [{ what: 'normal rope for neox', flip: { rope: 'normal' } }] },
+  // The three declared scales; the logit scale alone leaves the cosine be, so the scale check must catch it.
+  {
+    arch: 'minicpm', file: { tiedEmbeddings: false },
+    controls: [
+      { what: 'the embedding and residual scales dropped', flip: { embeddingScale: 1, residualScale: 1 } },
+      { what: 'the logit scale dropped', flip: { logitScale: 1 } },
+    ],
+  },
 ];
 
 const TYPES = ['F32', 'F16', 'Q8_0', 'Q4_0'] as const satisfies readonly QuantType[];
@@ -148,10 +156,12 @@ describe('architectures against llama.cpp (node-llama-cpp 3.21.1)', function () 
         expect(f.argmaxMisses, 'argmax where llama.cpp is clear').to.equal(0);
       });
     }
-    it(`${c.arch} negative control: ${c.what} fails the same comparison`, async () => {
-      const path = join(dir, `${c.arch}-F32.gguf`);
-      const f = await compare(path, c.flip);
-      expect(f.minCos, 'least cosine with the option flipped').to.be.below(0.99);
-    });
+    for (const control of c.controls) {
+      it(`${c.arch} negative control: ${control.what} fails the same comparison`, async () => {
+        const f = await compare(join(dir, `${c.arch}-F32.gguf`), control.flip);
+        // Failing is what the positive cases assert, negated: a cosine or a scale out of bounds (by the quantized bounds, even).
+        expect(f.minCos < 0.99 || Math.abs(f.worstScale - 1) > 0.05, `cosine ${f.minCos}, scale ${f.worstScale}`).to.equal(true);
+      });
+    }
   }
 });
