@@ -56,6 +56,6 @@ describe('cli: generate and gate with llama and qwen2 GGUFs', function () {
     writeFileSync(path, bytes);
     const r = await run('generate', path, '--prompt-ids', '1,2', '--json');
     expect(r.status).to.equal(1);
-    expect(r.out).to.include('the architectures that do are qwen3, llama, qwen2, phi3, minicpm');
+    expect(r.out).to.include('the architectures that do are qwen3, llama, qwen2, phi3, minicpm, gemma3');
   });
 });

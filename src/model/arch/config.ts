@@ -39,7 +39,7 @@ export interface ModelConfig {
 export function defaultOptions(a: ArchDescriptor, headDim: number): GraphOptions {
   return {
     rope: a.rope, ropeDims: headDim, ropeFreqScale: 1, ropeFreqs: false, qkNorm: a.qkNorm, qkvBias: a.qkvBias,
-    fusedQkv: a.fusedQkv, fusedGateUp: a.fusedGateUp, activation: a.activation, embeddingScale: 1, residualScale: 1, logitScale: 1,
+    fusedQkv: a.fusedQkv, fusedGateUp: a.fusedGateUp, activation: a.activation, postNorms: a.postNorms, embeddingScale: 1, residualScale: 1, logitScale: 1,
   };
 }
 
@@ -60,6 +60,22 @@ function ropeFreqScale(f: GgufFile, p: string): number {
   const linear = metadataNumber(m, `${p}rope.scale_linear`, 1, p.slice(0, -1));
   if (!(linear > 0)) throw new InvalidInput(`/metadata/${p}rope.scale_linear`, `a positive number, not ${linear}`);
   return 1 / linear;
+}
+
+/** The sliding-window layers a file declares for an architecture that has them (types.ts), else nothing. */
+function slidingWindow(f: GgufFile, a: ArchDescriptor, p: string): { slidingWindow?: GraphOptions['slidingWindow'] } {
+  const m = f.metadata;
+  const key = `${p}attention.sliding_window`;
+  if (!a.slidingWindow || m.get(key) === undefined) return {};
+  const window = metadataNumber(m, key, undefined, a.name);
+  if (window === 0) return {};
+  if (!(Number.isSafeInteger(window) && window > 0)) throw new InvalidInput(`/metadata/${key}`, `a whole number of positions, not ${window}`);
+  const periodKey = `${p}attention.sliding_window_pattern`;
+  const pv = m.get(periodKey);
+  if (pv?.type === 'array') throw new InvalidInput(`/metadata/${periodKey}`, 'a per-layer pattern is not read; a period is');
+  const period = metadataNumber(m, periodKey, a.swaPeriod ?? 0, a.name);
+  if (!(Number.isSafeInteger(period) && period >= 0)) throw new InvalidInput(`/metadata/${periodKey}`, `a whole number, not ${period}`);
+  return { slidingWindow: { window, period, ropeBase: metadataNumber(m, `${p}rope.freq_base_swa`, 10_000, a.name) } };
 }
 
 /** The config of a GGUF of an architecture that runs; refuses another one (listing those that run), inconsistent dims or an unhonoured scale. */
@@ -86,7 +102,8 @@ export function modelConfigFromGguf(f: GgufFile): ModelConfig {
   }
   const defaults = a.scaleDefaults?.(d) ?? {};
   const scale = (k: ScaleKey): number => {
-    if (!a.scales.includes(k)) return 1;
+    // A scale the graph has but no file declares (Gemma's embedding times sqrt(hidden)).
+    if (!a.scales.includes(k)) return defaults[k] ?? 1;
     const v = num(`${p}${k}`, defaults[k] ?? 1);
     if (!(v > 0) || !Number.isFinite(v)) throw new InvalidInput(`/metadata/${p}${k}`, `a positive number, not ${v}`);
     return v;
@@ -98,6 +115,7 @@ export function modelConfigFromGguf(f: GgufFile): ModelConfig {
       ...defaultOptions(a, d.headDim), ropeDims, ropeFreqScale: ropeFreqScale(f, p),
       ropeFreqs: a.ropeFreqs && f.tensor('rope_freqs.weight') !== undefined,
       embeddingScale: scale('embedding_scale'), residualScale: scale('residual_scale'), logitScale: scale('logit_scale'),
+      ...slidingWindow(f, a, p),
     },
     layers: d.layers, hidden: d.hidden, intermediate: d.intermediate,
     heads: d.qDim / d.headDim, kvHeads: d.kvDim / d.headDim, headDim: d.headDim,

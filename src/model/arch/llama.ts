@@ -7,7 +7,7 @@ import type { ArchDescriptor } from './types.js';
 
 export const LLAMA: ArchDescriptor = {
   name: 'llama', hfModelType: 'llama', rope: 'normal', qkNorm: false, qkvBias: false, fusedQkv: false, fusedGateUp: false,
-  activation: 'silu', ropeFreqs: true, partialRotary: false, scales: [],
+  activation: 'silu', postNorms: false, slidingWindow: false, ropeFreqs: true, partialRotary: false, scales: [],
   defaults: { ropeTheta: 10_000, rmsEps: 1e-5, contextLength: 4096 },
   layer: ['attn_norm', 'attn_q', 'attn_k', 'attn_v', 'attn_output', 'ffn_norm', 'ffn_gate', 'ffn_up', 'ffn_down'],
 };

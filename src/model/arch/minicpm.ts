@@ -8,7 +8,7 @@ import type { ArchDescriptor } from './types.js';
 
 export const MINICPM: ArchDescriptor = {
   name: 'minicpm', hfModelType: 'minicpm', rope: 'normal', qkNorm: false, qkvBias: false, fusedQkv: false, fusedGateUp: false,
-  activation: 'silu', ropeFreqs: true, partialRotary: false, scales: ['embedding_scale', 'residual_scale', 'logit_scale'],
+  activation: 'silu', postNorms: false, slidingWindow: false, ropeFreqs: true, partialRotary: false, scales: ['embedding_scale', 'residual_scale', 'logit_scale'],
   scaleDefaults: ({ layers, hidden }) => ({ embedding_scale: 12, residual_scale: 1.4 / Math.sqrt(layers), logit_scale: 256 / hidden }),
   defaults: { ropeTheta: 10_000, rmsEps: 1e-5, contextLength: 4096 },
   layer: ['attn_norm', 'attn_q', 'attn_k', 'attn_v', 'attn_output', 'ffn_norm', 'ffn_gate', 'ffn_up', 'ffn_down'],

@@ -8,7 +8,7 @@ import type { ArchDescriptor } from './types.js';
 
 export const PHI3: ArchDescriptor = {
   name: 'phi3', hfModelType: 'phi3', rope: 'neox', qkNorm: false, qkvBias: false, fusedQkv: true, fusedGateUp: true,
-  activation: 'silu', ropeFreqs: false, partialRotary: true, scales: [],
+  activation: 'silu', postNorms: false, slidingWindow: false, ropeFreqs: false, partialRotary: true, scales: [],
   defaults: { ropeTheta: 10_000, rmsEps: 1e-5, contextLength: 4096 },
   layer: ['attn_norm', 'attn_qkv', 'attn_output', 'ffn_norm', 'ffn_up', 'ffn_down'],
 };

@@ -12,7 +12,10 @@ export type RopeType = 'neox' | 'normal';
 export type LayerTensor =
   | 'attn_norm' | 'attn_q' | 'attn_k' | 'attn_v' | 'attn_qkv' | 'attn_output' | 'attn_q_norm' | 'attn_k_norm'
   | 'attn_q.bias' | 'attn_k.bias' | 'attn_v.bias'
-  | 'ffn_norm' | 'ffn_gate' | 'ffn_up' | 'ffn_down';
+  | 'ffn_norm' | 'ffn_gate' | 'ffn_up' | 'ffn_down' | 'post_attention_norm' | 'post_ffw_norm';
+
+/** The GLU's activation: SwiGLU's silu, or GeGLU's tanh-approximated GELU (llama.cpp's ggml_gelu). */
+export type Activation = 'silu' | 'gelu_tanh';
 
 /**
  * The scales a graph may honour, by their GGUF key names (`<arch>.embedding_scale`, ...): the embedding
@@ -36,7 +39,16 @@ export interface ArchDescriptor {
   readonly fusedQkv: boolean;
   /** One `ffn_up` projection of 2 x ffn width giving gate then up, rather than `ffn_gate` and `ffn_up`. */
   readonly fusedGateUp: boolean;
-  readonly activation: 'silu';
+  readonly activation: Activation;
+  /** RMS norms of the attention and FFN outputs before each residual add (`post_attention_norm`, `post_ffw_norm`: Gemma's). */
+  readonly postNorms: boolean;
+  /**
+   * Reads `<arch>.attention.sliding_window` (and `sliding_window_pattern`, default `swaPeriod`;
+   * `rope.freq_base_swa`, default 10000): layer l attends to the last `window` positions only where
+   * l % period < period - 1, with its own rope base and no rope scaling (llama.cpp's standard SWA).
+   */
+  readonly slidingWindow: boolean;
+  readonly swaPeriod?: number;
   /** Reads llama3-style rope frequency factors from a `rope_freqs.weight` tensor when the file has one. */
   readonly ropeFreqs: boolean;
   /** Reads `<arch>.rope.dimension_count` (rope on the first n of a head's elements). */
@@ -64,7 +76,10 @@ export interface GraphOptions {
   readonly qkvBias: boolean;
   readonly fusedQkv: boolean;
   readonly fusedGateUp: boolean;
-  readonly activation: 'silu';
+  readonly activation: Activation;
+  readonly postNorms: boolean;
+  /** Sliding-window layers, when the file declares a window: see ArchDescriptor.slidingWindow. */
+  readonly slidingWindow?: { readonly window: number; readonly period: number; readonly ropeBase: number };
   /** The embedding is multiplied by this (1: neutral). */
   readonly embeddingScale: number;
   /** Each residual branch is multiplied by this before it is added (1: neutral). */

@@ -147,6 +147,27 @@ export function swigluPlain(p: ProgramBuilder, gate: Value, up: Value): Value {
   return p.mul(p.div(gate, p.add(p.exp(p.neg(gate)), 1)), up);
 }
 
+/**
+ * GeGLU: `gelu(gate) * up` with GELU's tanh approximation, `0.5 g (1 + tanh(sqrt(2/pi) (g + 0.044715 g^3)))`
+ * (llama.cpp's ggml_gelu), from plain ops in both forms.
+ */
+export function geglu(p: ProgramBuilder, gate: Value, up: Value): Value {
+  const inner = p.mul(p.add(gate, p.mul(p.mul(p.mul(gate, gate), gate), 0.044715)), Math.sqrt(2 / Math.PI));
+  return p.mul(p.mul(p.mul(gate, 0.5), p.add(p.tanh(inner), 1)), up);
+}
+
+/**
+ * The causal mask of a sliding window as an additive bias `[T, C]`: 0 where positions[t] - window <
+ * j <= positions[t] (llama.cpp's standard SWA masks p1 - p0 >= window), MASKED elsewhere.
+ */
+export function slidingBias(p: ProgramBuilder, positions: Value, ctx: number, window: number): Value {
+  const t = positions.shape[0]!;
+  const pos = p.broadcast(positions, [t, ctx], [0]);
+  const j = p.iota([t, ctx], 1, 'i32');
+  const visible = p.mul(p.convert(p.ge(pos, j), 'f32'), p.convert(p.ge(j, p.sub(pos, window - 1)), 'f32'));
+  return p.mul(p.sub(visible, 1), -MASKED);
+}
+
 /** What masks a score in a mask handed in as an input: the largest finite FP16 magnitude, which FP16 stores. */
 export const MASKED_INPUT = -65504;
 

@@ -29,7 +29,7 @@ import type { Qwen3Config } from './config.js';
 import type { Tensor } from '../../ir/tensor.js';
 import { tensor } from '../../ir/tensor.js';
 import {
-  causalBias, causalMaskValues, linear, maskedSoftmax, maskedSoftmaxPlain, rmsNorm, rmsNormPlain, rope, ropeNormal, ropePartial,
+  causalBias, causalMaskValues, geglu, linear, slidingBias, maskedSoftmax, maskedSoftmaxPlain, rmsNorm, rmsNormPlain, rope, ropeNormal, ropePartial,
   ropeTables, ropeTableValues, swiglu, swigluPlain,
 } from './layers.js';
 import type { LayerTensor } from '../arch/types.js';
@@ -136,6 +136,7 @@ export function buildProgram(c: Qwen3Config, weights: ModelWeights, shape: Progr
   const f = PIECES[form];
   const o = c.options;
   if (form === 'plain' && o.ropeFreqs) throw new InvalidOptions('form', 'the plain form takes rope tables as inputs, which do not carry rope_freqs factors; run the fused form');
+  if (form === 'plain' && o.slidingWindow !== undefined) throw new InvalidOptions('form', 'the plain form takes one rope table and one mask as inputs, not a sliding window\'s second ones; run the fused form');
   const p = program(`${t === 1 ? `${c.arch}-decode` : `${c.arch}-prefill-${t}`}-ctx${ctx}${shape.allLogits === true ? '-all' : ''}${form === 'plain' ? '-plain' : ''}${cacheType === 'f32' ? '' : `-kv${cacheType}`}`);
   const w = new Map<string, Value>();
   for (const [name, b] of weights) w.set(name, p.weight(name, b.dtype, b.shape));
@@ -153,10 +154,18 @@ export function buildProgram(c: Qwen3Config, weights: ModelWeights, shape: Progr
     ? { cos: p.activation('rope.cos', 'f32', [t, rd / 2]), sin: p.activation('rope.sin', 'f32', [t, rd / 2]) }
     : ropeTables(p, positions, rd, c.ropeTheta, { freqScale: o.ropeFreqScale, ...(o.ropeFreqs ? { freqs: W('rope_freqs') } : {}) });
   const turn = o.rope === 'neox' ? rope : ropeNormal;
-  const ropeOf = (x: Value) => ropePartial(p, x, tables, rd, turn);
   const mask = plain ? p.activation('mask', 'f32', [t, ctx]) : causalBias(p, positions, ctx);
   const g = c.heads / c.kvHeads;
-  const bias = p.reshape(p.broadcast(mask, [c.kvHeads, t, g, ctx], [1, 3]), [c.kvHeads, t * g, ctx]);
+  const perHead = (m: Value) => p.reshape(p.broadcast(m, [c.kvHeads, t, g, ctx], [1, 3]), [c.kvHeads, t * g, ctx]);
+  const bias = perHead(mask);
+  // Sliding-window layers (Gemma 3's local ones): their own rope base, unscaled, and a windowed mask
+  // (the causal one itself while the window holds the whole context).
+  const swa = o.slidingWindow;
+  const local = swa === undefined ? undefined : {
+    tables: ropeTables(p, positions, rd, swa.ropeBase),
+    bias: swa.window >= ctx ? bias : perHead(slidingBias(p, positions, ctx, swa.window)),
+  };
+  const isLocal = (l: number) => swa !== undefined && (swa.period === 0 || l % swa.period < swa.period - 1);
   const start = p.reshape(p.slice(positions, [0], [1]), []);
   const qDim = c.heads * c.headDim;
   const kvDim = c.kvHeads * c.headDim;
@@ -168,6 +177,8 @@ export function buildProgram(c: Qwen3Config, weights: ModelWeights, shape: Progr
   const branch = (y: Value): Value => (o.residualScale === 1 ? y : p.mul(y, o.residualScale));
   for (let l = 0; l < c.layers; l++) {
     const L = (n: LayerTensor) => W(`blk.${l}.${n}`);
+    const lt = isLocal(l) ? local! : { tables, bias };
+    const ropeOf = (y: Value) => ropePartial(p, y, lt.tables, rd, turn);
     const h = f.norm(p, x, L('attn_norm'), c.rmsEps);
     // q, k and v `[T, n]`: three projections, or one fused one sliced; each plus its bias when the graph has them.
     const fused = o.fusedQkv ? linear(p, h, L('attn_qkv'), qDim + 2 * kvDim) : undefined;
@@ -184,8 +195,9 @@ export function buildProgram(c: Qwen3Config, weights: ModelWeights, shape: Progr
     const vc = p.dynamicUpdateSlice(caches[2 * l + 1]!, stored(p.transpose(v, [1, 0, 2])), [0, start, 0]);
     p.carry(caches[2 * l]!, kc);
     p.carry(caches[2 * l + 1]!, vc);
-    const att = attention(p, c, f, ropeOf(q), read(kc), read(vc), bias);
-    x = p.add(x, branch(linear(p, att, L('attn_output'), c.hidden)));
+    const att = attention(p, c, f, ropeOf(q), read(kc), read(vc), lt.bias);
+    const post = (y: Value, name: 'post_attention_norm' | 'post_ffw_norm') => (o.postNorms ? f.norm(p, y, L(name), c.rmsEps) : y);
+    x = p.add(x, branch(post(linear(p, att, L('attn_output'), c.hidden), 'post_attention_norm')));
     const h2 = f.norm(p, x, L('ffn_norm'), c.rmsEps);
     let gate: Value;
     let up: Value;
@@ -198,8 +210,8 @@ export function buildProgram(c: Qwen3Config, weights: ModelWeights, shape: Progr
       gate = linear(p, h2, L('ffn_gate'), c.intermediate);
       up = linear(p, h2, L('ffn_up'), c.intermediate);
     }
-    const act = f.glu(p, gate, up);
-    x = p.add(x, branch(linear(p, act, L('ffn_down'), c.hidden)));
+    const act = o.activation === 'silu' ? f.glu(p, gate, up) : geglu(p, gate, up);
+    x = p.add(x, branch(post(linear(p, act, L('ffn_down'), c.hidden), 'post_ffw_norm')));
   }
   // Only the last token's logits are needed to go on (the lm head is the largest matmul of a step):
   // the row `last` names, so a padded prefill gives its last real token's.

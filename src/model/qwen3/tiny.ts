@@ -23,6 +23,8 @@ export interface TinyQwen3Options {
   readonly ropeFreqs?: boolean;
   /** phi3: rope on this many elements of a head (`phi3.rope.dimension_count`; default the head dim, 0 meaning that). */
   readonly ropeDims?: number;
+  /** gemma3: the sliding window's positions (default 6). */
+  readonly slidingWindow?: number;
   /** The spread of the q/k/v biases of an architecture that has them (default 0.5). */
   readonly biasStd?: number;
   readonly type?: QuantType;
@@ -65,7 +67,7 @@ export const QWEN3_0_6B_SHAPE: TinyQwen3Options = {
 /** Fills in defaults: 2 layers, hidden 256, 4 heads of 64 (2 kv heads), ffn 512, vocab 320, Q8_0, tied. */
 export function tinyQwen3Config(o: TinyQwen3Options = {}): TinyQwen3Config {
   return {
-    arch: o.arch ?? 'qwen3', ropeFreqs: o.ropeFreqs ?? false, ropeDims: o.ropeDims ?? 0, biasStd: o.biasStd ?? 0.5,
+    arch: o.arch ?? 'qwen3', ropeFreqs: o.ropeFreqs ?? false, ropeDims: o.ropeDims ?? 0, slidingWindow: o.slidingWindow ?? 6, biasStd: o.biasStd ?? 0.5,
     type: o.type ?? 'Q8_0', layers: o.layers ?? 2, hidden: o.hidden ?? 256, intermediate: o.intermediate ?? 512,
     heads: o.heads ?? 4, kvHeads: o.kvHeads ?? 2, headDim: o.headDim ?? 64, vocab: o.vocab ?? 320,
     contextLength: o.contextLength ?? 4096, ropeTheta: o.ropeTheta ?? 1_000_000, rmsEps: o.rmsEps ?? 1e-6,
@@ -169,7 +171,7 @@ function otherTensors(c: TinyQwen3Config, matrix: (name: string, dims: [number, 
   };
   const one = (p: string, t: LayerTensor): TinyTensor => {
     switch (t) {
-      case 'attn_norm': case 'ffn_norm': return norm(`${p}${t}.weight`, c.hidden);
+      case 'attn_norm': case 'ffn_norm': case 'post_attention_norm': case 'post_ffw_norm': return norm(`${p}${t}.weight`, c.hidden);
       case 'attn_q_norm': case 'attn_k_norm': return norm(`${p}${t}.weight`, c.headDim);
       case 'attn_q': return matrix(`${p}${t}.weight`, [c.hidden, q], c.std);
       case 'attn_k': case 'attn_v': return matrix(`${p}${t}.weight`, [c.hidden, kv], c.std);
@@ -241,6 +243,9 @@ export function tinyQwen3Metadata(opts: TinyQwen3Options = {}): Map<string, Gguf
   // MiniCPM's scales as its converter writes them (scale_emb 12, scale_depth 1.4; logit_scale is hidden / dim_model_base,
   // here with dim_model_base twice the hidden size, so that the tiny logits spread rather than shrink).
   if (a === 'minicpm') extra.push(['minicpm.embedding_scale', gv.f32(12)], ['minicpm.residual_scale', gv.f32(1.4 / Math.sqrt(c.layers))], ['minicpm.logit_scale', gv.f32(0.5)]);
+  // Gemma 3's sliding window: a window shorter than the tests' positions and a period of 2 (layer 0
+  // local, layer 1 global), so that both kinds of layer and the window's mask are exercised.
+  if (a === 'gemma3') extra.push(['gemma3.attention.sliding_window', gv.u32(c.slidingWindow)], ['gemma3.attention.sliding_window_pattern', gv.u32(2)], ['gemma3.rope.freq_base_swa', gv.f32(10_000)]);
   if (a === 'phi3') extra.push(['phi3.attention.sliding_window', gv.u32(c.contextLength)], ['phi3.rope.scaling.original_context_length', gv.u32(c.contextLength)]);
   return new Map<string, GgufValue>([
     ['general.architecture', gv.str(a)],

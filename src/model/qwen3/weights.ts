@@ -56,7 +56,7 @@ export function expectedShapes(c: Qwen3Config, withOutput: boolean): Map<string,
     attn_q: [q, c.hidden], attn_k: [kv, c.hidden], attn_v: [kv, c.hidden], attn_output: [c.hidden, q],
     attn_qkv: [q + 2 * kv, c.hidden], 'attn_q.bias': [q], 'attn_k.bias': [kv], 'attn_v.bias': [kv],
     ffn_gate: [c.intermediate, c.hidden], ffn_up: [c.options.fusedGateUp ? 2 * c.intermediate : c.intermediate, c.hidden],
-    ffn_down: [c.hidden, c.intermediate],
+    ffn_down: [c.hidden, c.intermediate], post_attention_norm: [c.hidden], post_ffw_norm: [c.hidden],
   };
   const names = architecture(c.arch).layer;
   for (let i = 0; i < c.layers; i++) for (const g of names) m.set(`blk.${i}.${g}`, layer[g]);

@@ -43,6 +43,15 @@ const CASES: readonly { arch: string; file: TinyQwen3Options; controls: readonly
       { what: 'the logit scale dropped', flip: { logitScale: 1 } },
     ],
   },
+  // A sliding window of 6 over the 12 positions, layer 0 local and layer 1 global (tiny.ts).
+  {
+    arch: 'gemma3', file: {},
+    controls: [
+      { what: 'the sliding window dropped (one rope base, no window)', flip: { slidingWindow: undefined } },
+      { what: 'the window\'s mask dropped (local rope base kept)', flip: { slidingWindow: { window: 1000, period: 2, ropeBase: 10_000 } } },
+      { what: 'SwiGLU for GeGLU', flip: { activation: 'silu' } },
+    ],
+  },
 ];
 
 const TYPES = ['F32', 'F16', 'Q8_0', 'Q4_0'] as const satisfies readonly QuantType[];
