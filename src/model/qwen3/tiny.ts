@@ -19,8 +19,12 @@ import type { LayerTensor } from '../arch/types.js';
 export interface TinyQwen3Options {
   /** The architecture (`general.architecture`; default qwen3). */
   readonly arch?: string;
-  /** llama: a llama3-style `rope_freqs.weight` (factors 1 to 8 from the wavelengths, original context 8192). */
+  /** llama: a llama3-style `rope_freqs.weight` (factors 1 to 8 from the wavelengths against `ropeFreqsContext`). */
   readonly ropeFreqs?: boolean;
+  /** The original context llama3's factors are computed against (default 8192, Llama 3.1's; a small one scales the fast frequencies too). */
+  readonly ropeFreqsContext?: number;
+  /** Linear rope scaling by this factor (`<arch>.rope.scaling.type = linear`, `rope.scaling.factor`; default 1, none written). */
+  readonly ropeScaleLinear?: number;
   /** phi3: rope on this many elements of a head (`phi3.rope.dimension_count`; default the head dim, 0 meaning that). */
   readonly ropeDims?: number;
   /** gemma3: the sliding window's positions (default 6). */
@@ -67,7 +71,7 @@ export const QWEN3_0_6B_SHAPE: TinyQwen3Options = {
 /** Fills in defaults: 2 layers, hidden 256, 4 heads of 64 (2 kv heads), ffn 512, vocab 320, Q8_0, tied. */
 export function tinyQwen3Config(o: TinyQwen3Options = {}): TinyQwen3Config {
   return {
-    arch: o.arch ?? 'qwen3', ropeFreqs: o.ropeFreqs ?? false, ropeDims: o.ropeDims ?? 0, slidingWindow: o.slidingWindow ?? 6, biasStd: o.biasStd ?? 0.5,
+    arch: o.arch ?? 'qwen3', ropeFreqs: o.ropeFreqs ?? false, ropeFreqsContext: o.ropeFreqsContext ?? 8192, ropeScaleLinear: o.ropeScaleLinear ?? 1, ropeDims: o.ropeDims ?? 0, slidingWindow: o.slidingWindow ?? 6, biasStd: o.biasStd ?? 0.5,
     type: o.type ?? 'Q8_0', layers: o.layers ?? 2, hidden: o.hidden ?? 256, intermediate: o.intermediate ?? 512,
     heads: o.heads ?? 4, kvHeads: o.kvHeads ?? 2, headDim: o.headDim ?? 64, vocab: o.vocab ?? 320,
     contextLength: o.contextLength ?? 4096, ropeTheta: o.ropeTheta ?? 1_000_000, rmsEps: o.rmsEps ?? 1e-6,
@@ -145,8 +149,8 @@ const ropeDimsOf = (c: TinyQwen3Config): number => (c.ropeDims === 0 ? c.headDim
  * factor 8, low and high frequency factors 1 and 4, original context 8192): 1 for short wavelengths,
  * 8 for long ones, blended between.
  */
-export function llama3FreqFactors(dims: number, theta: number): Float32Array {
-  const [factor, low, high, orig] = [8, 1, 4, 8192];
+export function llama3FreqFactors(dims: number, theta: number, orig = 8192): Float32Array {
+  const [factor, low, high] = [8, 1, 4];
   const out = new Float32Array(dims / 2);
   for (let i = 0; i < out.length; i++) {
     const wavelen = (2 * Math.PI) / theta ** ((-2 * i) / dims) ;
@@ -187,7 +191,7 @@ function otherTensors(c: TinyQwen3Config, matrix: (name: string, dims: [number, 
   const out: TinyTensor[] = [];
   if (c.ropeFreqs) {
     if (!a.ropeFreqs) throw new InvalidInput('/ropeFreqs', `the ${a.name} graph reads no rope_freqs`);
-    out.push({ name: 'rope_freqs.weight', dims: [ropeDimsOf(c) / 2], type: 'F32', values: llama3FreqFactors(ropeDimsOf(c), c.ropeTheta) });
+    out.push({ name: 'rope_freqs.weight', dims: [ropeDimsOf(c) / 2], type: 'F32', values: llama3FreqFactors(ropeDimsOf(c), c.ropeTheta, c.ropeFreqsContext) });
   }
   for (let l = 0; l < c.layers; l++) for (const t of a.layer) out.push(one(`blk.${l}.`, t));
   out.push(norm('output_norm.weight', c.hidden));
@@ -239,6 +243,7 @@ export function tinyQwen3Metadata(opts: TinyQwen3Options = {}): Map<string, Gguf
   const a = c.arch;
   const extra: [string, GgufValue][] = [];
   if (a !== 'qwen3') extra.push([`${a}.rope.dimension_count`, gv.u32(ropeDimsOf(c))]);
+  if (c.ropeScaleLinear !== 1) extra.push([`${a}.rope.scaling.type`, gv.str('linear')], [`${a}.rope.scaling.factor`, gv.f32(c.ropeScaleLinear)]);
   // llama.cpp before it switched Phi-3's sliding window off reads this key; a window past any test's context changes nothing.
   // MiniCPM's scales as its converter writes them (scale_emb 12, scale_depth 1.4; logit_scale is hidden / dim_model_base,
   // here with dim_model_base twice the hidden size, so that the tiny logits spread rather than shrink).

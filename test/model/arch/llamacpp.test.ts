@@ -29,9 +29,15 @@ const MARGIN = 0.2;
 const IDS = [104, 101, 108, 108, 111, 32, 119, 111, 114, 108, 100, 33];
 
 /** Each architecture's tiny file, and the flip its negative control makes. */
-const CASES: readonly { arch: string; file: TinyQwen3Options; controls: readonly { what: string; flip: Partial<GraphOptions> }[] }[] = [
-  // Separate output, llama3 rope frequency factors, Llama 3's rope base.
-  { arch: 'llama', file: { tiedEmbeddings: false, ropeFreqs: true, ropeTheta: 500_000 }, controls: [{ what: 'neox rope for normal', flip: { rope: 'neox' } }] },
+const CASES: readonly { arch: string; name?: string; file: TinyQwen3Options; controls: readonly { what: string; flip: Partial<GraphOptions> }[] }[] = [
+  // Separate output, llama3 rope frequency factors (against an original context of 32, so that they
+  // reach the frequencies 12 positions turn by much), Llama 3's rope base.
+  {
+    arch: 'llama', file: { tiedEmbeddings: false, ropeFreqs: true, ropeFreqsContext: 32, ropeTheta: 500_000 },
+    controls: [{ what: 'neox rope for normal', flip: { rope: 'neox' } }, { what: 'the rope_freqs factors dropped', flip: { ropeFreqs: false } }],
+  },
+  // Linear rope scaling (llama.rope.scaling.type = linear, factor 4).
+  { arch: 'llama', name: 'llama-linear', file: { ropeScaleLinear: 4 }, controls: [{ what: 'the linear rope scaling dropped', flip: { ropeFreqScale: 1 } }] },
   { arch: 'qwen2', file: {}, controls: [{ what: 'the q/k/v biases dropped', flip: { qkvBias: false } }] },
   // Partial rotary, as Phi-4-mini's: rope on half of each head.
   { arch: 'phi3', file: { ropeDims: 32 }, controls: [{ what: 'normal rope for neox', flip: { rope: 'normal' } }] },
@@ -92,8 +98,8 @@ describe('architectures against llama.cpp (node-llama-cpp 3.21.1)', function () 
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const file = (arch: string, type: QuantType, o: TinyQwen3Options): string => {
-    const path = join(dir, `${arch}-${type}.gguf`);
+  const file = (name: string, arch: string, type: QuantType, o: TinyQwen3Options): string => {
+    const path = join(dir, `${name}-${type}.gguf`);
     writeFileSync(path, tinyQwen3Gguf({ arch, type, layers: 2, std: 0.05, seed: 3, ...o }));
     return path;
   };
@@ -123,8 +129,8 @@ describe('architectures against llama.cpp (node-llama-cpp 3.21.1)', function () 
   async function ours(path: string, flip: Partial<GraphOptions> = {}): Promise<{ logits: number[][]; vocab: number }> {
     const source = openModelSource(path);
     const options = { ...source.config.options, ...flip };
-    // A graph without biases takes none as args.
-    const weights = options.qkvBias ? source.weights : new Map([...source.weights].filter(([n]) => !n.endsWith('.bias')));
+    // A graph without biases (or rope_freqs) takes none as args.
+    const weights = new Map([...source.weights].filter(([n]) => (options.qkvBias || !n.endsWith('.bias')) && (options.ropeFreqs || n !== 'rope_freqs')));
     engine ??= createEngine({ cacheDir: join(dir, 'cache'), devices: { host: { matmul: 'q8' } } });
     const model = Qwen3Model.create({ ...source, weights, config: { ...source.config, options } }, { engine, target: 'host', ctx: 32 });
     try {
@@ -157,8 +163,8 @@ describe('architectures against llama.cpp (node-llama-cpp 3.21.1)', function () 
   for (const c of CASES) {
     for (const type of TYPES) {
       const quantized = type === 'Q8_0' || type === 'Q4_0';
-      it(`${c.arch} ${type}: every position's logits at cosine >= ${quantized ? 0.99 : 0.999}, scale within ${quantized ? 5 : 1}%, llama.cpp's clear argmax`, async () => {
-        const f = await compare(file(c.arch, type, c.file));
+      it(`${c.name ?? c.arch} ${type}: every position's logits at cosine >= ${quantized ? 0.99 : 0.999}, scale within ${quantized ? 5 : 1}%, llama.cpp's clear argmax`, async () => {
+        const f = await compare(file(c.name ?? c.arch, c.arch, type, c.file));
         expect(f.minCos, 'least cosine').to.be.at.least(quantized ? 0.99 : 0.999);
         expect(Math.abs(f.worstScale - 1), `scale ${f.worstScale}`).to.be.at.most(quantized ? 0.05 : 0.01);
         expect(f.decisive, 'positions with a clear margin').to.be.at.least(3);
@@ -166,8 +172,8 @@ describe('architectures against llama.cpp (node-llama-cpp 3.21.1)', function () 
       });
     }
     for (const control of c.controls) {
-      it(`${c.arch} negative control: ${control.what} fails the same comparison`, async () => {
-        const f = await compare(join(dir, `${c.arch}-F32.gguf`), control.flip);
+      it(`${c.name ?? c.arch} negative control: ${control.what} fails the same comparison`, async () => {
+        const f = await compare(join(dir, `${c.name ?? c.arch}-F32.gguf`), control.flip);
         // Failing is what the positive cases assert, negated: a cosine or a scale out of bounds (by the quantized bounds, even).
         expect(f.minCos < 0.99 || Math.abs(f.worstScale - 1) > 0.05, `cosine ${f.minCos}, scale ${f.worstScale}`).to.equal(true);
       });
