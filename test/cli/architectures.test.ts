@@ -9,7 +9,7 @@ import { cliHere } from './inProcess.js';
 /** A model small enough for the gate's fp64 reference phases (helpers.ts's TINY shape). */
 const TINY: TinyQwen3Options = { layers: 1, hidden: 64, intermediate: 128, heads: 2, kvHeads: 1, headDim: 32, vocab: 320, contextLength: 256, std: 0.3, type: 'Q8_0' };
 
-describe('cli: generate and gate with llama and qwen2 GGUFs', function () {
+describe('cli: generate and gate with GGUFs of each architecture', function () {
   this.timeout(300_000);
   let dir = '';
   const run = (...args: string[]) => cliHere(args, { env: { NPU_OFFLOAD_CACHE_DIR: join(dir, 'cache') } });
@@ -38,9 +38,12 @@ describe('cli: generate and gate with llama and qwen2 GGUFs', function () {
     expect(doc.ids).to.have.length(4);
   });
 
-  for (const arch of ['llama', 'qwen2']) {
+  // phi3 with rope on half of each head; gemma3 with a sliding window of 6 (shorter than the gate's prompt and steps).
+  const more: Record<string, TinyQwen3Options> = { phi3: { ropeDims: 16 }, minicpm: {}, gemma3: {} };
+  for (const arch of ['llama', 'qwen2', 'phi3', 'minicpm', 'gemma3']) {
     it(`gate: a ${arch} GGUF passes every phase against the fp64 reference`, async () => {
-      const r = await run('gate', join(dir, `${arch}.gguf`), '--ctx', '64');
+      const path = arch in more ? gguf(`${arch}.gguf`, { ...TINY, arch, ...more[arch] }) : join(dir, `${arch}.gguf`);
+      const r = await run('gate', path, '--ctx', '64');
       expect(r.status, r.out + r.err).to.equal(0);
       expect(r.out).to.match(/^gate: PASS$/m);
     });
