@@ -38,7 +38,7 @@ export interface ModelConfig {
 /** The graph options of a descriptor with nothing read from a file (full rotary, no rope scaling). */
 export function defaultOptions(a: ArchDescriptor, headDim: number): GraphOptions {
   return {
-    rope: a.rope, ropeDims: headDim, ropeFreqScale: 1, ropeFreqs: false, qkNorm: a.qkNorm, qkvBias: a.qkvBias,
+    rope: a.rope, ropeDims: headDim, ropeFreqScale: 1, ropeFreqs: false, ropeAttnFactor: 1, qkNorm: a.qkNorm, qkvBias: a.qkvBias,
     fusedQkv: a.fusedQkv, fusedGateUp: a.fusedGateUp, activation: a.activation, postNorms: a.postNorms, embeddingScale: 1, residualScale: 1, logitScale: 1,
   };
 }
@@ -57,8 +57,10 @@ function ropeFreqScale(f: GgufFile, p: string): number {
     if (!(factor > 0)) throw new InvalidInput(`/metadata/${p}rope.scaling.factor`, `a positive number, not ${factor}`);
     return 1 / factor;
   }
-  const linear = metadataNumber(m, `${p}rope.scale_linear`, 1, p.slice(0, -1));
-  if (!(linear > 0)) throw new InvalidInput(`/metadata/${p}rope.scale_linear`, `a positive number, not ${linear}`);
+  // No type: llama.cpp takes it as linear, by rope.scaling.factor or the older rope.scale_linear.
+  const key = m.get(`${p}rope.scaling.factor`) !== undefined ? `${p}rope.scaling.factor` : `${p}rope.scale_linear`;
+  const linear = metadataNumber(m, key, 1, p.slice(0, -1));
+  if (!(linear > 0)) throw new InvalidInput(`/metadata/${key}`, `a positive number, not ${linear}`);
   return 1 / linear;
 }
 
@@ -91,15 +93,19 @@ export function modelConfigFromGguf(f: GgufFile): ModelConfig {
   if (dropped.length > 0) {
     throw new InvalidInput(`/metadata/${dropped[0]}`, `the ${a.name} graph does not honour ${dropped.join(', ')} (it honours ${a.scales.length === 0 ? 'no declared scale' : a.scales.join(', ')}); running it would give wrong logits`);
   }
-  for (const t of ['rope_factors_long.weight', 'rope_factors_short.weight']) {
-    if (f.tensor(t) !== undefined) throw new InvalidInput(`/tensors/${t}`, `LongRoPE factors are not read by the ${a.name} graph`);
-  }
+  const longRope = f.tensor('rope_factors_long.weight') !== undefined || f.tensor('rope_factors_short.weight') !== undefined;
+  if (longRope && a.longRope !== true) throw new InvalidInput('/tensors/rope_factors_long.weight', `LongRoPE factors are not read by the ${a.name} graph`);
   const m = f.metadata;
   const num = (k: string, fallback: number) => metadataNumber(m, k, fallback, a.name);
   const ropeDims = a.partialRotary ? metadataPositive(m, `${p}rope.dimension_count`, d.headDim, a.name) : d.headDim;
   if (ropeDims > d.headDim || ropeDims % 2 !== 0) {
     throw new InvalidInput(`/metadata/${p}rope.dimension_count`, `rope on ${ropeDims} elements of a head of ${d.headDim}: an even count, at most the head dim`);
   }
+  const positiveNumber = (k: string, fallback: number): number => {
+    const v = num(k, fallback);
+    if (!(v > 0) || !Number.isFinite(v)) throw new InvalidInput(`/metadata/${k}`, `a positive number, not ${v}`);
+    return v;
+  };
   const defaults = a.scaleDefaults?.(d) ?? {};
   const scale = (k: ScaleKey): number => {
     // A scale the graph has but no file declares (Gemma's embedding times sqrt(hidden)).
@@ -114,6 +120,8 @@ export function modelConfigFromGguf(f: GgufFile): ModelConfig {
     options: {
       ...defaultOptions(a, d.headDim), ropeDims, ropeFreqScale: ropeFreqScale(f, p),
       ropeFreqs: a.ropeFreqs && f.tensor('rope_freqs.weight') !== undefined,
+      ropeAttnFactor: positiveNumber(`${p}rope.scaling.attn_factor`, 1),
+      ...(longRope ? { longRopeContext: metadataPositive(m, `${p}rope.scaling.original_context_length`, num(`${p}context_length`, a.defaults.contextLength), a.name) } : {}),
       embeddingScale: scale('embedding_scale'), residualScale: scale('residual_scale'), logitScale: scale('logit_scale'),
       ...slidingWindow(f, a, p),
     },

@@ -51,6 +51,12 @@ export interface ArchDescriptor {
   readonly swaPeriod?: number;
   /** Reads llama3-style rope frequency factors from a `rope_freqs.weight` tensor when the file has one. */
   readonly ropeFreqs: boolean;
+  /**
+   * Reads LongRoPE's `rope_factors_long.weight` and `rope_factors_short.weight` when the file has them
+   * (Phi-3.5 and Phi-4-mini): the frequencies divided by the long ones when the context is past
+   * `<arch>.rope.scaling.original_context_length`, else by the short ones, as llama.cpp chooses.
+   */
+  readonly longRope?: boolean;
   /** Reads `<arch>.rope.dimension_count` (rope on the first n of a head's elements). */
   readonly partialRotary: boolean;
   /** The declared scale keys (after the prefix) this architecture's graph honours; the scale guard refuses the others. */
@@ -72,6 +78,10 @@ export interface GraphOptions {
   readonly ropeFreqScale: number;
   /** The weights include `rope_freqs` `[ropeDims / 2]`: each frequency divided by its factor (llama3). */
   readonly ropeFreqs: boolean;
+  /** The weights include `rope_factors_long` and `rope_factors_short`: the long ones divide the frequencies at a context past this, else the short ones. */
+  readonly longRopeContext?: number;
+  /** Rope's cos and sin are multiplied by this (`<arch>.rope.scaling.attn_factor`; 1: neutral). */
+  readonly ropeAttnFactor: number;
   readonly qkNorm: boolean;
   readonly qkvBias: boolean;
   readonly fusedQkv: boolean;

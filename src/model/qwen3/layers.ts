@@ -54,9 +54,10 @@ export function linear(p: ProgramBuilder, x: Value, w: Value, n: number): Value 
 /**
  * The cos and sin of rope's angles `[T, D/2]`: position times `theta^(-2i/D)`, computed in the program.
  * Rope scaling, when a file declares it: the positions times `freqScale` (linear scaling), each
- * frequency divided by its factor in `freqs` `[D/2]` (llama3's rope_freqs), as llama.cpp's rope does.
+ * frequency divided by its factor in `freqs` `[D/2]` (llama3's rope_freqs, LongRoPE's factors), both
+ * tables times `attnFactor` (LongRoPE's), as llama.cpp's rope does.
  */
-export function ropeTables(p: ProgramBuilder, positions: Value, headDim: number, theta: number, scaling: { readonly freqs?: Value; readonly freqScale?: number } = {}): { cos: Value; sin: Value } {
+export function ropeTables(p: ProgramBuilder, positions: Value, headDim: number, theta: number, scaling: { readonly freqs?: Value; readonly freqScale?: number; readonly attnFactor?: number } = {}): { cos: Value; sin: Value } {
   const t = positions.shape[0]!;
   const half = headDim / 2;
   let invFreq = p.exp(p.mul(p.iota([half], 0, 'f32'), (-2 * Math.log(theta)) / headDim));
@@ -64,6 +65,9 @@ export function ropeTables(p: ProgramBuilder, positions: Value, headDim: number,
   let pos = p.broadcast(p.convert(positions, 'f32'), [t, half], [0]);
   if (scaling.freqScale !== undefined && scaling.freqScale !== 1) pos = p.mul(pos, scaling.freqScale);
   const angle = p.mul(pos, p.broadcast(invFreq, [t, half], [1]));
+  // LongRoPE's attention factor scales both (ggml's rope multiplies cos and sin by it).
+  const m = scaling.attnFactor;
+  if (m !== undefined && m !== 1) return { cos: p.mul(p.cos(angle), m), sin: p.mul(p.sin(angle), m) };
   return { cos: p.cos(angle), sin: p.sin(angle) };
 }
 

@@ -135,9 +135,11 @@ export function buildProgram(c: Qwen3Config, weights: ModelWeights, shape: Progr
   if (!CACHE_TYPES.includes(cacheType)) throw new InvalidOptions('cacheType', `f32 or f16, not ${JSON.stringify(cacheType)}`);
   const f = PIECES[form];
   const o = c.options;
-  if (form === 'plain' && o.ropeFreqs) throw new InvalidOptions('form', 'the plain form takes rope tables as inputs, which do not carry rope_freqs factors; run the fused form');
+  if (form === 'plain' && (o.ropeFreqs || o.longRopeContext !== undefined || o.ropeAttnFactor !== 1)) throw new InvalidOptions('form', 'the plain form takes rope tables as inputs, which do not carry rope_freqs factors; run the fused form');
   if (form === 'plain' && o.slidingWindow !== undefined) throw new InvalidOptions('form', 'the plain form takes one rope table and one mask as inputs, not a sliding window\'s second ones; run the fused form');
   const p = program(`${t === 1 ? `${c.arch}-decode` : `${c.arch}-prefill-${t}`}-ctx${ctx}${shape.allLogits === true ? '-all' : ''}${form === 'plain' ? '-plain' : ''}${cacheType === 'f32' ? '' : `-kv${cacheType}`}`);
+  // LongRoPE: the long factors past the original context, else the short ones (both are args, one read).
+  const longRope = o.longRopeContext === undefined ? undefined : ctx > o.longRopeContext ? 'rope_factors_long' : 'rope_factors_short';
   const w = new Map<string, Value>();
   for (const [name, b] of weights) w.set(name, p.weight(name, b.dtype, b.shape));
   const W = (name: string) => w.get(name)!;
@@ -152,7 +154,10 @@ export function buildProgram(c: Qwen3Config, weights: ModelWeights, shape: Progr
   const rd = o.ropeDims;
   const tables = plain
     ? { cos: p.activation('rope.cos', 'f32', [t, rd / 2]), sin: p.activation('rope.sin', 'f32', [t, rd / 2]) }
-    : ropeTables(p, positions, rd, c.ropeTheta, { freqScale: o.ropeFreqScale, ...(o.ropeFreqs ? { freqs: W('rope_freqs') } : {}) });
+    : ropeTables(p, positions, rd, c.ropeTheta, {
+      freqScale: o.ropeFreqScale, attnFactor: o.ropeAttnFactor,
+      ...(o.ropeFreqs ? { freqs: W('rope_freqs') } : longRope !== undefined ? { freqs: W(longRope) } : {}),
+    });
   const turn = o.rope === 'neox' ? rope : ropeNormal;
   const mask = plain ? p.activation('mask', 'f32', [t, ctx]) : causalBias(p, positions, ctx);
   const g = c.heads / c.kvHeads;

@@ -23,6 +23,11 @@ export interface TinyQwen3Options {
   readonly ropeFreqs?: boolean;
   /** The original context llama3's factors are computed against (default 8192, Llama 3.1's; a small one scales the fast frequencies too). */
   readonly ropeFreqsContext?: number;
+  /**
+   * phi3: LongRoPE with this original context (0: none): `rope_factors_long` and `rope_factors_short`
+   * (random factors, 1 to 4 and 1 to 1.5), `phi3.rope.scaling.attn_factor` 1.19 and the original context.
+   */
+  readonly longRope?: number;
   /** Linear rope scaling by this factor (`<arch>.rope.scaling.type = linear`, `rope.scaling.factor`; default 1, none written). */
   readonly ropeScaleLinear?: number;
   /** phi3: rope on this many elements of a head (`phi3.rope.dimension_count`; default the head dim, 0 meaning that). */
@@ -71,7 +76,7 @@ export const QWEN3_0_6B_SHAPE: TinyQwen3Options = {
 /** Fills in defaults: 2 layers, hidden 256, 4 heads of 64 (2 kv heads), ffn 512, vocab 320, Q8_0, tied. */
 export function tinyQwen3Config(o: TinyQwen3Options = {}): TinyQwen3Config {
   return {
-    arch: o.arch ?? 'qwen3', ropeFreqs: o.ropeFreqs ?? false, ropeFreqsContext: o.ropeFreqsContext ?? 8192, ropeScaleLinear: o.ropeScaleLinear ?? 1, ropeDims: o.ropeDims ?? 0, slidingWindow: o.slidingWindow ?? 6, biasStd: o.biasStd ?? 0.5,
+    arch: o.arch ?? 'qwen3', ropeFreqs: o.ropeFreqs ?? false, ropeFreqsContext: o.ropeFreqsContext ?? 8192, ropeScaleLinear: o.ropeScaleLinear ?? 1, longRope: o.longRope ?? 0, ropeDims: o.ropeDims ?? 0, slidingWindow: o.slidingWindow ?? 6, biasStd: o.biasStd ?? 0.5,
     type: o.type ?? 'Q8_0', layers: o.layers ?? 2, hidden: o.hidden ?? 256, intermediate: o.intermediate ?? 512,
     heads: o.heads ?? 4, kvHeads: o.kvHeads ?? 2, headDim: o.headDim ?? 64, vocab: o.vocab ?? 320,
     contextLength: o.contextLength ?? 4096, ropeTheta: o.ropeTheta ?? 1_000_000, rmsEps: o.rmsEps ?? 1e-6,
@@ -87,7 +92,7 @@ function check(c: TinyQwen3Config): void {
   if (!QUANT_TYPES.includes(c.type)) throw new InvalidInput('/type', `unknown type ${String(c.type)}`);
   const block = quantTypeInfo(c.type).blockSize;
   for (const [k, v] of Object.entries(c)) {
-    if (k !== 'seed' && k !== 'ropeDims' && typeof v === 'number' && !(v > 0)) throw new InvalidInput(`/${k}`, `${k} must be positive, got ${v}`);
+    if (k !== 'seed' && k !== 'ropeDims' && k !== 'longRope' && typeof v === 'number' && !(v > 0)) throw new InvalidInput(`/${k}`, `${k} must be positive, got ${v}`);
   }
   for (const [name, t] of Object.entries(c.types)) {
     if (!QUANT_TYPES.includes(t)) throw new InvalidInput(`/types/${name}`, `unknown type ${String(t)}`);
@@ -193,6 +198,11 @@ function otherTensors(c: TinyQwen3Config, matrix: (name: string, dims: [number, 
     if (!a.ropeFreqs) throw new InvalidInput('/ropeFreqs', `the ${a.name} graph reads no rope_freqs`);
     out.push({ name: 'rope_freqs.weight', dims: [ropeDimsOf(c) / 2], type: 'F32', values: llama3FreqFactors(ropeDimsOf(c), c.ropeTheta, c.ropeFreqsContext) });
   }
+  if (c.longRope !== 0) {
+    if (a.longRope !== true) throw new InvalidInput('/longRope', `the ${a.name} graph reads no LongRoPE factors`);
+    const factors = (name: string, top: number): TinyTensor => ({ name, dims: [ropeDimsOf(c) / 2], type: 'F32', values: Float32Array.from({ length: ropeDimsOf(c) / 2 }, () => 1 + rand() * (top - 1)) });
+    out.push(factors('rope_factors_long.weight', 4), factors('rope_factors_short.weight', 1.5));
+  }
   for (let l = 0; l < c.layers; l++) for (const t of a.layer) out.push(one(`blk.${l}.`, t));
   out.push(norm('output_norm.weight', c.hidden));
   if (!c.tiedEmbeddings) out.push(matrix('output.weight', [c.hidden, c.vocab], c.std));
@@ -251,7 +261,10 @@ export function tinyQwen3Metadata(opts: TinyQwen3Options = {}): Map<string, Gguf
   // Gemma 3's sliding window: a window shorter than the tests' positions and a period of 2 (layer 0
   // local, layer 1 global), so that both kinds of layer and the window's mask are exercised.
   if (a === 'gemma3') extra.push(['gemma3.attention.sliding_window', gv.u32(c.slidingWindow)], ['gemma3.attention.sliding_window_pattern', gv.u32(2)], ['gemma3.rope.freq_base_swa', gv.f32(10_000)]);
-  if (a === 'phi3') extra.push(['phi3.attention.sliding_window', gv.u32(c.contextLength)], ['phi3.rope.scaling.original_context_length', gv.u32(c.contextLength)]);
+  if (a === 'phi3') {
+    extra.push(['phi3.attention.sliding_window', gv.u32(c.contextLength)], ['phi3.rope.scaling.original_context_length', gv.u32(c.longRope === 0 ? c.contextLength : c.longRope)]);
+    if (c.longRope !== 0) extra.push(['phi3.rope.scaling.attn_factor', gv.f32(1.19)]);
+  }
   return new Map<string, GgufValue>([
     ['general.architecture', gv.str(a)],
     // Not "phi3" in the name: llama.cpp then sets attributes of SentencePiece tokens (<s>, </s>) this vocabulary has not.

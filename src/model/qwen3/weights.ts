@@ -51,6 +51,10 @@ export function expectedShapes(c: Qwen3Config, withOutput: boolean): Map<string,
   const m = new Map<string, readonly number[]>([['token_embd', [c.vocab, c.hidden]], ['output_norm', [c.hidden]]]);
   if (withOutput) m.set('output', [c.vocab, c.hidden]);
   if (c.options.ropeFreqs) m.set('rope_freqs', [c.options.ropeDims / 2]);
+  if (c.options.longRopeContext !== undefined) {
+    m.set('rope_factors_long', [c.options.ropeDims / 2]);
+    m.set('rope_factors_short', [c.options.ropeDims / 2]);
+  }
   const layer: Record<LayerTensor, readonly number[]> = {
     attn_norm: [c.hidden], ffn_norm: [c.hidden], attn_q_norm: [c.headDim], attn_k_norm: [c.headDim],
     attn_q: [q, c.hidden], attn_k: [kv, c.hidden], attn_v: [kv, c.hidden], attn_output: [c.hidden, q],

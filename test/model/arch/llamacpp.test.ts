@@ -29,7 +29,7 @@ const MARGIN = 0.2;
 const IDS = [104, 101, 108, 108, 111, 32, 119, 111, 114, 108, 100, 33];
 
 /** Each architecture's tiny file, and the flip its negative control makes. */
-const CASES: readonly { arch: string; name?: string; file: TinyQwen3Options; controls: readonly { what: string; flip: Partial<GraphOptions> }[] }[] = [
+const CASES: readonly { arch: string; name?: string; file: TinyQwen3Options; types?: readonly QuantType[]; controls: readonly { what: string; flip: Partial<GraphOptions> }[] }[] = [
   // Separate output, llama3 rope frequency factors (against an original context of 32, so that they
   // reach the frequencies 12 positions turn by much), Llama 3's rope base.
   {
@@ -39,8 +39,17 @@ const CASES: readonly { arch: string; name?: string; file: TinyQwen3Options; con
   // Linear rope scaling (llama.rope.scaling.type = linear, factor 4).
   { arch: 'llama', name: 'llama-linear', file: { ropeScaleLinear: 4 }, controls: [{ what: 'the linear rope scaling dropped', flip: { ropeFreqScale: 1 } }] },
   { arch: 'qwen2', file: {}, controls: [{ what: 'the q/k/v biases dropped', flip: { qkvBias: false } }] },
-  // Partial rotary, as Phi-4-mini's: rope on half of each head.
-  { arch: 'phi3', file: { ropeDims: 32 }, controls: [{ what: 'normal rope for neox', flip: { rope: 'normal' } }] },
+  // Partial rotary, as Phi-4-mini's: rope on half of each head; LongRoPE factors and attention factor,
+  // the short factors at these contexts (the original context is 4096).
+  {
+    arch: 'phi3', file: { ropeDims: 32, longRope: 4096 },
+    controls: [{ what: 'normal rope for neox', flip: { rope: 'normal' } }, { what: 'the LongRoPE attention factor dropped', flip: { ropeAttnFactor: 1 } }],
+  },
+  // The long factors: an original context of 16, which both contexts here (32 ours, 64 llama.cpp's) pass.
+  {
+    arch: 'phi3', name: 'phi3-long', file: { ropeDims: 32, longRope: 16 }, types: ['F32', 'Q4_0'],
+    controls: [{ what: 'the short factors for the long', flip: { longRopeContext: 1_000_000 } }],
+  },
   // The three declared scales; the logit scale alone leaves the cosine be, so the scale check must catch it.
   {
     arch: 'minicpm', file: { tiedEmbeddings: false },
@@ -161,7 +170,7 @@ describe('architectures against llama.cpp (node-llama-cpp 3.21.1)', function () 
   }
 
   for (const c of CASES) {
-    for (const type of TYPES) {
+    for (const type of c.types ?? TYPES) {
       const quantized = type === 'Q8_0' || type === 'Q4_0';
       it(`${c.name ?? c.arch} ${type}: every position's logits at cosine >= ${quantized ? 0.99 : 0.999}, scale within ${quantized ? 5 : 1}%, llama.cpp's clear argmax`, async () => {
         const f = await compare(file(c.name ?? c.arch, c.arch, type, c.file));
