@@ -47,6 +47,9 @@ describe('model/arch: descriptors read from a GGUF', () => {
   it('linear rope scaling is read; YaRN is refused at its key; a bad number names its key', () => {
     const lin = configFromGguf(file({ arch: 'llama' }, (m) => { m.set('llama.rope.scaling.type', gv.str('linear')); m.set('llama.rope.scaling.factor', gv.f32(4)); }));
     expect(lin.options.ropeFreqScale).to.equal(0.25);
+    // No type: linear, as llama.cpp defaults it.
+    expect(configFromGguf(file({ arch: 'llama' }, (m) => m.set('llama.rope.scaling.factor', gv.f32(2)))).options.ropeFreqScale).to.equal(0.5);
+    expect(() => configFromGguf(file({ arch: 'llama' }, (m) => m.set('llama.rope.scaling.attn_factor', gv.f32(-1))))).to.throw(InvalidInput, /llama\.rope\.scaling\.attn_factor: a positive number/);
     expect(() => configFromGguf(file({ arch: 'qwen2' }, (m) => m.set('qwen2.rope.scaling.type', gv.str('yarn'))))).to.throw(InvalidInput, /qwen2\.rope\.scaling\.type: rope scaling "yarn"/);
     expect(() => configFromGguf(file({ arch: 'llama' }, (m) => m.set('llama.rope.freq_base', gv.str('x'))))).to.throw(InvalidInput, /llama\.rope\.freq_base: is a string/);
     expect(() => configFromGguf(file({ arch: 'llama' }, (m) => m.delete('llama.embedding_length')))).to.throw(InvalidInput, /llama\.embedding_length: the llama GGUF does not declare it/);
