@@ -8,7 +8,7 @@ import { basename, join } from 'node:path';
 import { EngineError, InvalidInput, messageOf } from '../errors/index.js';
 import { readRegularFile } from '../io/files.js';
 import { parseJsonFile } from '../ir/jsonText.js';
-import { loadModel, type GenerateRequest, type LoadModelOptions, type Qwen3Model } from '../model/qwen3/model.js';
+import { chatOptionsOf, loadModel, type GenerateRequest, type LoadModelOptions, type Qwen3Model } from '../model/qwen3/model.js';
 import type { FinishReason, GeneratedToken, GenerationResult } from '../model/qwen3/generate.js';
 import { TextStream } from '../model/qwen3/stream.js';
 import { loadTokenizer } from '../model/tokenizer/load.js';
@@ -81,7 +81,7 @@ export async function resolveModel(path: string, load: LoadModelOptions & { read
 /** A request's prompt as ids, its text rendered and encoded in the text worker (off the event loop). */
 async function promptOf(t: TextWorker, r: GenerateRequest): Promise<number[]> {
   if (r.promptIds !== undefined) return [...r.promptIds];
-  if (r.messages !== undefined) return (await t.encodeChat(r.messages, r.enableThinking === undefined ? {} : { enableThinking: r.enableThinking })).ids;
+  if (r.messages !== undefined) return (await t.encodeChat(r.messages, chatOptionsOf(r))).ids;
   return t.encode(r.prompt ?? '');
 }
 

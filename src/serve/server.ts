@@ -10,6 +10,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import PQueue from 'p-queue';
 import type { Engine } from '../jobs/engine.js';
 import type { GeneratedToken, GenerationResult } from '../model/qwen3/generate.js';
+import type { GenerateRequest } from '../model/qwen3/model.js';
 import { ModelHolder, needsReload, type ServedModel } from './model.js';
 import { countStreamFailure, isPage, registerPages } from './pages.js';
 import { ServeCounters } from './status.js';
@@ -29,6 +30,8 @@ export interface ServerOptions {
   readonly log?: (line: string) => void;
   /** The engine the model runs on, for /v1/status (its devices, actors, cache, last errors). */
   readonly engine?: Engine;
+  /** A Jinja chat template used over the model's own (`--chat-template FILE`, already read and checked). */
+  readonly chatTemplate?: string;
 }
 
 /** A running server. */
@@ -93,7 +96,7 @@ export function createServer(o: ServerOptions): Server {
 
   const handle = (kind: Kind) => async (req: FastifyRequest, reply: FastifyReply) => {
     let r: ServeRequest;
-    try { r = parseBody(req.body, kind); } catch (e) { return send(reply, failureOf(e)); }
+    try { r = parseBody(req.body, kind, o.chatTemplate); } catch (e) { return send(reply, failureOf(e)); }
     if (r.model !== o.modelId) return send(reply, failure(404, 'invalid_request_error', 'model_not_found', `no model ${JSON.stringify(r.model)} here (this server serves ${JSON.stringify(o.modelId)})`, 'model'));
     if (closing) return send(reply, failure(503, 'server_error', 'ShuttingDown', 'the server is shutting down'));
     if (holder.state === 'failed') return send(reply, failure(503, 'server_error', 'ModelFailed', `the model failed to load: ${failureOf(holder.error).body.error.message}`));
@@ -139,13 +142,30 @@ export function createServer(o: ServerOptions): Server {
   };
 }
 
-function usage(res: GenerationResult) {
-  return { prompt_tokens: res.promptTokens, completion_tokens: res.ids.length, total_tokens: res.promptTokens + res.ids.length };
+/** Choice j of a prompt: the prompt's request with seed + j (choice 0 is the request as given). */
+function choiceRequest(g: GenerateRequest, j: number): GenerateRequest {
+  return j === 0 ? g : { ...g, seed: (g.seed ?? 0) + j };
+}
+
+/** Every choice of a request in order: prompt p's choice j has index p * n + j. */
+function* choicesOf(r: ServeRequest): Generator<{ index: number; first: boolean; request: GenerateRequest }> {
+  for (const [p, g] of r.prompts.entries()) for (let j = 0; j < r.n; j++) yield { index: p * r.n + j, first: j === 0, request: choiceRequest(g, j) };
+}
+
+/** Usage summed over choices: each prompt's tokens counted once, every choice's generated tokens. */
+class Usage {
+  prompt = 0;
+  completion = 0;
+  add(res: GenerationResult, first: boolean): void {
+    if (first) this.prompt += res.promptTokens;
+    this.completion += res.ids.length;
+  }
+  get wire() { return { prompt_tokens: this.prompt, completion_tokens: this.completion, total_tokens: this.prompt + this.completion }; }
 }
 
 /** Runs a generation to its end, or to the next token after the client left. */
-async function run(m: ServedModel, r: ServeRequest, gone: () => boolean, onToken: (t: GeneratedToken) => void): Promise<GenerationResult | undefined> {
-  const it = m.generate(r.generate);
+async function run(m: ServedModel, g: GenerateRequest, gone: () => boolean, onToken: (t: GeneratedToken) => void): Promise<GenerationResult | undefined> {
+  const it = m.generate(g);
   for (;;) {
     const n = await it.next();
     if (n.done === true) return n.value;
@@ -155,50 +175,65 @@ async function run(m: ServedModel, r: ServeRequest, gone: () => boolean, onToken
 }
 
 async function whole(kind: Kind, r: ServeRequest, m: ServedModel, reply: FastifyReply, gone: () => boolean): Promise<void> {
-  const res = await run(m, r, gone, () => undefined);
-  if (res === undefined) return;
+  const usage = new Usage();
+  const choices: Record<string, unknown>[] = [];
+  for (const c of choicesOf(r)) {
+    const res = await run(m, c.request, gone, () => undefined);
+    if (res === undefined) return;
+    usage.add(res, c.first);
+    const finish_reason = finishOf(res.finishReason);
+    choices.push(kind === 'chat'
+      ? { index: c.index, message: { role: 'assistant', content: res.text }, finish_reason, logprobs: null }
+      : { index: c.index, text: res.text, finish_reason, logprobs: null });
+  }
   const id = `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-${randomUUID()}`;
   const created = Math.floor(Date.now() / 1000);
-  const finish_reason = finishOf(res.finishReason);
-  const choice = kind === 'chat'
-    ? { index: 0, message: { role: 'assistant', content: res.text }, finish_reason, logprobs: null }
-    : { index: 0, text: res.text, finish_reason, logprobs: null };
-  await reply.send({ id, object: kind === 'chat' ? 'chat.completion' : 'text_completion', created, model: r.model, choices: [choice], usage: usage(res) });
+  await reply.send({ id, object: kind === 'chat' ? 'chat.completion' : 'text_completion', created, model: r.model, choices, usage: usage.wire });
 }
 
 async function streamed(kind: Kind, r: ServeRequest, m: ServedModel, reply: FastifyReply, gone: () => boolean): Promise<void> {
   const id = `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-${randomUUID()}`;
   const created = Math.floor(Date.now() / 1000);
   const object = kind === 'chat' ? 'chat.completion.chunk' : 'text_completion';
-  const chunk = (choice: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
-    `data: ${JSON.stringify({ id, object, created, model: r.model, choices: [{ index: 0, ...choice }], ...extra })}\n\n`;
-  const it = m.generate(r.generate);
-  // The first step (the prefill) runs before the headers go, so a prompt past the context still gets its 400.
-  const first = await it.next();
-  reply.hijack();
-  const out = reply.raw;
-  out.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-  if (kind === 'chat') out.write(chunk({ delta: { role: 'assistant', content: '' }, finish_reason: null }));
-  const piece = (text: string) => out.write(kind === 'chat' ? chunk({ delta: { content: text }, finish_reason: null }) : chunk({ text, finish_reason: null }));
-  let n = first;
-  let sent = '';
-  try {
-    while (n.done !== true) {
-      if (gone()) { await it.return(undefined as never); return; }
-      if (n.value.text !== '') { piece(n.value.text); sent += n.value.text; }
-      n = await it.next();
+  const usage = new Usage();
+  let out: FastifyReply['raw'] | undefined;
+  for (const c of choicesOf(r)) {
+    const chunk = (choice: Record<string, unknown>) =>
+      `data: ${JSON.stringify({ id, object, created, model: r.model, choices: [{ index: c.index, ...choice }] })}\n\n`;
+    const it = m.generate(c.request);
+    // The first step (the prefill) runs before the headers go, so a prompt past the context still gets its 400.
+    let n = await it.next();
+    if (out === undefined) {
+      // Headers set by the hooks (CORS) go with the stream's own.
+      const headers = Object.fromEntries(Object.entries(reply.getHeaders()).filter((e): e is [string, string | number | string[]] => e[1] !== undefined));
+      reply.hijack();
+      out = reply.raw;
+      out.writeHead(200, { ...headers, 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
     }
-  } catch (e) {
-    out.write(`data: ${JSON.stringify(failureOf(e).body)}\n\n`);
-    out.end();
-    throw e;
+    const o = out;
+    if (kind === 'chat') o.write(chunk({ delta: { role: 'assistant', content: '' }, finish_reason: null }));
+    const piece = (text: string) => o.write(kind === 'chat' ? chunk({ delta: { content: text }, finish_reason: null }) : chunk({ text, finish_reason: null }));
+    let sent = '';
+    try {
+      while (n.done !== true) {
+        if (gone()) { await it.return(undefined as never); return; }
+        if (n.value.text !== '') { piece(n.value.text); sent += n.value.text; }
+        n = await it.next();
+      }
+    } catch (e) {
+      o.write(`data: ${JSON.stringify(failureOf(e).body)}\n\n`);
+      o.end();
+      throw e;
+    }
+    const res = n.value;
+    usage.add(res, c.first);
+    const finish_reason = finishOf(res.finishReason);
+    // Text held back while it might have begun a stop string comes with the end.
+    if (res.text.length > sent.length) piece(res.text.slice(sent.length));
+    o.write(kind === 'chat' ? chunk({ delta: {}, finish_reason }) : chunk({ text: '', finish_reason }));
   }
-  const res = n.value;
-  const finish_reason = finishOf(res.finishReason);
-  // Text held back while it might have begun a stop string comes with the end.
-  if (res.text.length > sent.length) piece(res.text.slice(sent.length));
-  out.write(kind === 'chat' ? chunk({ delta: {}, finish_reason }) : chunk({ text: '', finish_reason }));
-  if (r.includeUsage) out.write(`data: ${JSON.stringify({ id, object, created, model: r.model, choices: [], usage: usage(res) })}\n\n`);
+  if (out === undefined) return;
+  if (r.includeUsage) out.write(`data: ${JSON.stringify({ id, object, created, model: r.model, choices: [], usage: usage.wire })}\n\n`);
   out.write('data: [DONE]\n\n');
   out.end();
 }

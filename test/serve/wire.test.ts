@@ -29,11 +29,12 @@ describe('serve: the OpenAI parameters it does not implement, wire names, health
 
   const chat: [string, Record<string, unknown>][] = [
     ['n', { n: 2 }], ['logprobs', { logprobs: true }], ['top_logprobs', { top_logprobs: 2 }],
-    ['tools', { tools: [{ type: 'function', function: { name: 'f', parameters: {} } }] }], ['tool_choice', { tool_choice: 'required' }],
-    ['functions', { functions: [{ name: 'f' }] }], ['function_call', { function_call: 'auto' }],
+    ['tool_choice', { tool_choice: 'required' }], ['tool_choice', { tool_choice: { type: 'function', function: { name: 'f' } } }],
+    ['functions', { functions: [{ name: 'f' }] }], ['function_call', { function_call: { name: 'f' } }],
+    ['response_format', { response_format: { type: 'json_schema', json_schema: { name: 's', schema: {} } } }],
     ['response_format', { response_format: { type: 'json_object' } }], ['frequency_penalty', { frequency_penalty: 5 }],
     ['presence_penalty', { presence_penalty: -1 }], ['logit_bias', { logit_bias: { 42: 100 } }],
-    ['messages/0/role', { messages: [{ role: 'wizard', content: 'hi' }] }], ['messages/1/role', { messages: [...HI, { role: 'tool', content: '1', tool_call_id: 'x' }] }],
+    ['messages/0/role', { messages: [{ role: 'wizard', content: 'hi' }] }], ['messages/1/role', { messages: [...HI, { role: 'function', content: '1', name: 'x' }] }],
   ];
   for (const [param, body] of chat) {
     it(`chat: ${JSON.stringify(body)} is a 400 naming ${param}`, async () => {

@@ -17,18 +17,30 @@ export interface ChatSpec {
 }
 
 const compiled = new WeakMap<ChatSpec, Template>();
+/** The last template given in place of a model's own (a server gives the same one every time). */
+let given: { readonly text: string; readonly template: Template } | undefined;
+
+/** A Jinja chat template compiled; TokenizerError naming `source` when it does not parse. */
+export function compileChatTemplate(text: string, source: string): Template {
+  try {
+    return new Template(text);
+  } catch (e) {
+    throw new TokenizerError(source, `the chat template does not parse: ${messageOf(e)}`);
+  }
+}
 
 function templateOf(spec: ChatSpec & { template: string }, source: string): Template {
   let t = compiled.get(spec);
   if (t === undefined) {
-    try {
-      t = new Template(spec.template);
-    } catch (e) {
-      throw new TokenizerError(source, `the chat template does not parse: ${messageOf(e)}`);
-    }
+    t = compileChatTemplate(spec.template, source);
     compiled.set(spec, t);
   }
   return t;
+}
+
+function givenTemplate(text: string, source: string): Template {
+  if (given?.text !== text) given = { text, template: compileChatTemplate(text, `${source} (the given chat template)`) };
+  return given.template;
 }
 
 /** Throws InvalidInput unless `messages` is an array of { role, content } with string fields. */
@@ -55,8 +67,8 @@ function chatml(messages: readonly ChatMessage[], addGenerationPrompt: boolean):
 export function renderChat(spec: ChatSpec, source: string, messages: readonly ChatMessage[], options: ChatOptions): string {
   checkMessages(messages);
   const addGenerationPrompt = options.addGenerationPrompt ?? true;
-  if (spec.template === null) return chatml(messages, addGenerationPrompt);
-  const template = templateOf(spec as ChatSpec & { template: string }, source);
+  if (options.template === undefined && spec.template === null) return chatml(messages, addGenerationPrompt);
+  const template = options.template !== undefined ? givenTemplate(options.template, source) : templateOf(spec as ChatSpec & { template: string }, source);
   const vars: Record<string, unknown> = { ...spec.tokens, ...options.variables, messages, add_generation_prompt: addGenerationPrompt };
   if (options.tools !== undefined) vars['tools'] = options.tools;
   if (options.enableThinking !== undefined) vars['enable_thinking'] = options.enableThinking;
