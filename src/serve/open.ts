@@ -11,6 +11,7 @@ import { parseJsonFile } from '../ir/jsonText.js';
 import { chatOptionsOf, loadModel, type GenerateRequest, type LoadModelOptions, type Qwen3Model } from '../model/qwen3/model.js';
 import type { FinishReason, GeneratedToken, GenerationResult } from '../model/qwen3/generate.js';
 import { TextStream } from '../model/qwen3/stream.js';
+import { compileChatTemplate } from '../model/tokenizer/chat.js';
 import { loadTokenizer } from '../model/tokenizer/load.js';
 import { TextWorker } from '../model/tokenizer/textWorker.js';
 import type { Registry, RouteOptions, RouteSession, ServeRoute } from './addons.js';
@@ -76,6 +77,16 @@ export async function resolveModel(path: string, load: LoadModelOptions & { read
     return { id, route: 'repack', open: () => warmed(() => loadModel(repacked(path, log, load.cacheDir === undefined ? undefined : join(load.cacheDir, 'q4nx')), opts)) };
   }
   return { id, route: 'built-in', open: () => warmed(() => loadModel(path, opts)) };
+}
+
+/**
+ * A chat template file (`serve --chat-template FILE`): its text, once it parses as Jinja; a template that
+ * does not parse is a TokenizerError naming the file, a file that cannot be read its typed error.
+ */
+export function readChatTemplate(path: string): string {
+  const text = readRegularFile(path, { what: 'chat template' }).toString('utf8');
+  compileChatTemplate(text, path);
+  return text;
 }
 
 /** A request's prompt as ids, its text rendered and encoded in the text worker (off the event loop). */

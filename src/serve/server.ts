@@ -13,6 +13,7 @@ import type { GeneratedToken, GenerationResult } from '../model/qwen3/generate.j
 import type { GenerateRequest } from '../model/qwen3/model.js';
 import { ModelHolder, needsReload, type ServedModel } from './model.js';
 import { countStreamFailure, isPage, registerPages } from './pages.js';
+import { ReasoningSplitter, splitReasoning, type Parted } from './reasoning.js';
 import { ServeCounters } from './status.js';
 import { failure, failureOf, finishOf, parseBody, type ServeRequest, type WireFailure } from './wire.js';
 
@@ -142,6 +143,12 @@ export function createServer(o: ServerOptions): Server {
   };
 }
 
+/** A chat answer's message: a leading <think> block as `reasoning_content`, the rest `content`. */
+function messageOf(text: string): Record<string, unknown> {
+  const p = splitReasoning(text);
+  return { role: 'assistant', content: p.content, ...(p.reasoning !== '' ? { reasoning_content: p.reasoning } : {}) };
+}
+
 /** Choice j of a prompt: the prompt's request with seed + j (choice 0 is the request as given). */
 function choiceRequest(g: GenerateRequest, j: number): GenerateRequest {
   return j === 0 ? g : { ...g, seed: (g.seed ?? 0) + j };
@@ -183,7 +190,7 @@ async function whole(kind: Kind, r: ServeRequest, m: ServedModel, reply: Fastify
     usage.add(res, c.first);
     const finish_reason = finishOf(res.finishReason);
     choices.push(kind === 'chat'
-      ? { index: c.index, message: { role: 'assistant', content: res.text }, finish_reason, logprobs: null }
+      ? { index: c.index, message: messageOf(res.text), finish_reason, logprobs: null }
       : { index: c.index, text: res.text, finish_reason, logprobs: null });
   }
   const id = `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-${randomUUID()}`;
@@ -212,7 +219,12 @@ async function streamed(kind: Kind, r: ServeRequest, m: ServedModel, reply: Fast
     }
     const o = out;
     if (kind === 'chat') o.write(chunk({ delta: { role: 'assistant', content: '' }, finish_reason: null }));
-    const piece = (text: string) => o.write(kind === 'chat' ? chunk({ delta: { content: text }, finish_reason: null }) : chunk({ text, finish_reason: null }));
+    const thinking = new ReasoningSplitter();
+    const write = (p: Parted) => {
+      if (p.reasoning !== '') o.write(chunk({ delta: { reasoning_content: p.reasoning }, finish_reason: null }));
+      if (p.content !== '') o.write(chunk({ delta: { content: p.content }, finish_reason: null }));
+    };
+    const piece = (text: string) => (kind === 'chat' ? write(thinking.push(text)) : o.write(chunk({ text, finish_reason: null })));
     let sent = '';
     try {
       while (n.done !== true) {
@@ -230,6 +242,7 @@ async function streamed(kind: Kind, r: ServeRequest, m: ServedModel, reply: Fast
     const finish_reason = finishOf(res.finishReason);
     // Text held back while it might have begun a stop string comes with the end.
     if (res.text.length > sent.length) piece(res.text.slice(sent.length));
+    if (kind === 'chat') write(thinking.end());
     o.write(kind === 'chat' ? chunk({ delta: {}, finish_reason }) : chunk({ text: '', finish_reason }));
   }
   if (out === undefined) return;

@@ -158,6 +158,16 @@ function toolsOf(v: unknown): unknown[] | undefined {
   return v.length === 0 ? undefined : v;
 }
 
+/** `chat_template_kwargs`: variables the chat template reads; `enable_thinking` is Qwen3's switch (a boolean). */
+function templateKwargsOf(v: unknown): Pick<GenerateRequest, 'enableThinking' | 'chatVariables'> {
+  if (absent(v)) return {};
+  if (!isObject(v)) throw new InvalidOptions('chat_template_kwargs', `an object of template variables, not ${shown(v)}`);
+  const t = v['enable_thinking'];
+  if (t !== undefined && typeof t !== 'boolean') throw new InvalidOptions('chat_template_kwargs/enable_thinking', `true or false, not ${shown(t)}`);
+  for (const k of ['messages', 'tools', 'add_generation_prompt']) if (k in v) throw new InvalidOptions(`chat_template_kwargs/${k}`, `${k} is the request's own (give it as the request's field)`);
+  return { ...(t !== undefined ? { enableThinking: t } : {}), chatVariables: { ...v } };
+}
+
 /** A completions `prompt`: a string, an array of strings, token ids, or an array of arrays of token ids. */
 function promptsOf(p: unknown): Pick<GenerateRequest, 'prompt' | 'promptIds'>[] {
   const ids = (v: unknown, at: string): number[] => {
@@ -187,7 +197,7 @@ export function parseBody(body: unknown, kind: 'chat' | 'completions', chatTempl
   let prompts: Partial<GenerateRequest>[];
   if (kind === 'chat') {
     const tools = toolsOf(b['tools']);
-    prompts = [{ messages: messagesOf(b['messages']), ...(tools !== undefined && b['tool_choice'] !== 'none' ? { tools } : {}), ...(chatTemplate !== undefined ? { chatTemplate } : {}) }];
+    prompts = [{ messages: messagesOf(b['messages']), ...templateKwargsOf(b['chat_template_kwargs']), ...(tools !== undefined && b['tool_choice'] !== 'none' ? { tools } : {}), ...(chatTemplate !== undefined ? { chatTemplate } : {}) }];
   } else {
     prompts = promptsOf(b['prompt']);
   }

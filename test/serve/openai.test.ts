@@ -10,7 +10,12 @@ import OpenAI from 'openai';
 import { qwen3TokenizerDir } from '../../src/serve/demo.js';
 import { loadTokenizer } from '../../src/model/tokenizer/load.js';
 import type { ChatMessage } from '../../src/model/tokenizer/types.js';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { EngineError, TokenizerError } from '../../src/errors/index.js';
+import type { GeneratedToken, GenerationResult } from '../../src/model/qwen3/generate.js';
+import type { ServedModel } from '../../src/serve/model.js';
+import { readChatTemplate } from '../../src/serve/open.js';
+import { createServer } from '../../src/serve/server.js';
 import { tmpdir } from 'node:os';
 import { writeTinyQwen3 } from '../../src/model/qwen3/tiny.js';
 import { startServer } from './helpers.js';
@@ -110,5 +115,83 @@ describe('serve: messages and prompts as real clients send them (issue 26, item 
     expect(bad.json.error!.param).to.equal('prompt/2');
     const mixed = await post(s.url, 'completions', { prompt: ['abc', 7] });
     expect(mixed.json.error!.param).to.equal('prompt/1');
+  });
+});
+
+/** A served model that writes `pieces` (one token each), whatever it is asked. */
+function scripted(pieces: readonly string[]): ServedModel {
+  return {
+    async *generate(): AsyncGenerator<GeneratedToken, GenerationResult, void> {
+      for (const [id, text] of pieces.entries()) yield { id, text };
+      const text = pieces.join('');
+      return { ids: pieces.map((_, i) => i), text, promptTokens: 1, finishReason: 'eos', timings: { prefillMs: 0, decodeMs: 0, prefillTokS: 0, decodeTokS: 0, decodeSteps: 0 }, ranOn: [] };
+    },
+    close: async () => undefined,
+  };
+}
+
+describe('serve: Qwen3 thinking (issue 26, item 5 / task item 2)', function () {
+  this.timeout(120_000);
+
+  async function answers(pieces: readonly string[]): Promise<{ whole: { content: string | null; reasoning?: string }; streamed: { content: string; reasoning: string } }> {
+    const server = createServer({ modelId: 'tiny', open: async () => scripted(pieces) });
+    try {
+      const url = await server.listen(0, '127.0.0.1');
+      await server.loaded;
+      const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'x', maxRetries: 0 });
+      const w = await client.chat.completions.create({ model: 'tiny', messages: [{ role: 'user', content: 'q' }] });
+      const m = w.choices[0]!.message as { content: string | null; reasoning_content?: string };
+      const streamed = { content: '', reasoning: '' };
+      for await (const ch of await client.chat.completions.create({ model: 'tiny', messages: [{ role: 'user', content: 'q' }], stream: true })) {
+        const d = ch.choices[0]?.delta as { content?: string; reasoning_content?: string } | undefined;
+        streamed.content += d?.content ?? '';
+        streamed.reasoning += d?.reasoning_content ?? '';
+      }
+      return { whole: { content: m.content, ...(m.reasoning_content !== undefined ? { reasoning: m.reasoning_content } : {}) }, streamed };
+    } finally { await server.close(); }
+  }
+
+  it('a leading <think> block is reasoning_content (streamed as its deltas, tags split across tokens), the rest content', async () => {
+    const a = await answers(['<th', 'ink>\n', 'Let me', ' think.\n', '</th', 'ink', '>\n\n', 'Hello', ' <b>!']);
+    expect(a.whole).to.deep.equal({ content: 'Hello <b>!', reasoning: 'Let me think.' });
+    expect(a.streamed).to.deep.equal({ content: 'Hello <b>!', reasoning: 'Let me think.' });
+    // Negative controls: no think block is all content; a <think> later in the text is content too.
+    const plain = await answers(['Hi ', '<think>x</think>', ' there']);
+    expect(plain.whole).to.deep.equal({ content: 'Hi <think>x</think> there' });
+    expect(plain.streamed).to.deep.equal({ content: 'Hi <think>x</think> there', reasoning: '' });
+    // An unfinished block (max_tokens ran out) is all reasoning.
+    const cut = await answers(['<think>', 'still going']);
+    expect(cut.whole).to.deep.equal({ content: '', reasoning: 'still going' });
+  });
+
+  it('chat_template_kwargs enable_thinking false reaches the template (its empty think block is in the prompt); a bad value is a 400', async () => {
+    const model = tinyModel();
+    const s = await startServer(model.path, { chatTemplate: qwen3Template(), load: { ctx: 1024 } });
+    try {
+      const messages = [{ role: 'user' as const, content: 'hi' }];
+      const base = await s.client.chat.completions.create({ ...GREEDY, messages });
+      const off = await s.client.chat.completions.create({ ...GREEDY, messages, chat_template_kwargs: { enable_thinking: false } } as never) as OpenAI.ChatCompletion;
+      const on = await s.client.chat.completions.create({ ...GREEDY, messages, chat_template_kwargs: { enable_thinking: true } } as never) as OpenAI.ChatCompletion;
+      const tok = loadTokenizer(model.path);
+      expect(off.usage!.prompt_tokens).to.equal(base.usage!.prompt_tokens + tok.encode('<think>\n\n</think>\n\n', { addSpecial: false }).length);
+      // Negative control: true asks for nothing more than the default.
+      expect(on.usage!.prompt_tokens).to.equal(base.usage!.prompt_tokens);
+      const bad = await post(s.url, 'chat/completions', { messages, chat_template_kwargs: { enable_thinking: 'no' } });
+      expect(bad.status).to.equal(400);
+      expect(bad.json.error!.param).to.equal('chat_template_kwargs/enable_thinking');
+    } finally { await s.server.close(); model.remove(); }
+  });
+
+  it('--chat-template FILE: the file is read and checked; one that does not parse is a TokenizerError naming it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'npu-template-'));
+    try {
+      const good = join(dir, 'good.jinja');
+      writeFileSync(good, qwen3Template());
+      expect(readChatTemplate(good)).to.equal(qwen3Template());
+      const bad = join(dir, 'bad.jinja');
+      writeFileSync(bad, '{% for m in messages %}{{ m.content }');
+      expect(() => readChatTemplate(bad)).to.throw(TokenizerError).with.property('message').that.contains(bad);
+      expect(() => readChatTemplate(join(dir, 'missing.jinja'))).to.throw(EngineError).with.property('message').that.contains('missing.jinja');
+    } finally { rmSync(dir, { recursive: true, force: true }); }
   });
 });

@@ -82,6 +82,8 @@ export interface GenerateRequest extends Omit<DecodeRequest, 'promptIds'> {
   readonly tools?: readonly unknown[];
   /** A Jinja chat template used over the model's own for `messages`. */
   readonly chatTemplate?: string;
+  /** Further variables the chat template reads (a server's `chat_template_kwargs`). */
+  readonly chatVariables?: Readonly<Record<string, unknown>>;
 }
 
 /** The chat options of a request's `messages`: its thinking switch, tools and template. */
@@ -90,6 +92,7 @@ export function chatOptionsOf(r: GenerateRequest): ChatOptions {
     ...(r.enableThinking !== undefined ? { enableThinking: r.enableThinking } : {}),
     ...(r.tools !== undefined ? { tools: r.tools } : {}),
     ...(r.chatTemplate !== undefined ? { template: r.chatTemplate } : {}),
+    ...(r.chatVariables !== undefined ? { variables: r.chatVariables } : {}),
   };
 }
 
