@@ -31,6 +31,11 @@ export interface ServerOptions {
   readonly log?: (line: string) => void;
   /** The engine the model runs on, for /v1/status (its devices, actors, cache, last errors). */
   readonly engine?: Engine;
+  /**
+   * Origins a browser page may call from (`--cors ORIGIN...`; `*` any): their requests' answers carry
+   * Access-Control-Allow-Origin and their preflights are answered. None by default.
+   */
+  readonly cors?: readonly string[];
   /** A Jinja chat template used over the model's own (`--chat-template FILE`, already read and checked). */
   readonly chatTemplate?: string;
 }
@@ -75,6 +80,22 @@ export function createServer(o: ServerOptions): Server {
     return send(reply, failureOf(e));
   });
   app.setNotFoundHandler((req, reply) => send(reply, failure(404, 'invalid_request_error', 'NotFound', `no route ${req.method} ${req.url}`)));
+
+  const cors = o.cors ?? [];
+  app.addHook('onRequest', async (req, reply) => {
+    const origin = req.headers.origin;
+    const allowed = origin !== undefined && (cors.includes(origin) || cors.includes('*'));
+    if (allowed) reply.header('access-control-allow-origin', origin).header('vary', 'Origin');
+    if (req.method !== 'OPTIONS') return;
+    // A preflight: answered for the listed origins only, before the key is asked for (a browser sends none).
+    if (!allowed) return send(reply, failure(403, 'invalid_request_error', 'CorsRefused', `the origin ${JSON.stringify(origin ?? null)} is not one this server answers (--cors)`));
+    const asked = req.headers['access-control-request-headers'];
+    return reply.code(204)
+      .header('access-control-allow-methods', 'GET, POST, OPTIONS')
+      .header('access-control-allow-headers', typeof asked === 'string' && asked !== '' ? asked : 'authorization, content-type')
+      .header('access-control-max-age', '600')
+      .send();
+  });
 
   app.addHook('onRequest', async (req, reply) => {
     if (o.apiKey === undefined || req.url === '/v1/health' || isPage(req.url)) return;

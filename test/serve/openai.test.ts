@@ -195,3 +195,54 @@ describe('serve: Qwen3 thinking (issue 26, item 5 / task item 2)', function () {
     } finally { rmSync(dir, { recursive: true, force: true }); }
   });
 });
+
+describe('serve: CORS (--cors ORIGIN...)', function () {
+  this.timeout(120_000);
+  const APP = 'http://app.example';
+  let model: ReturnType<typeof tinyModel>;
+  let s: Awaited<ReturnType<typeof startServer>>;
+  let plain: Awaited<ReturnType<typeof startServer>>;
+  before(async () => {
+    model = tinyModel();
+    s = await startServer(model.path, { cors: [APP, 'http://other.example'], apiKey: 'k' });
+    plain = await startServer(model.path);
+  });
+  after(async () => { await s.server.close(); await plain.server.close(); model.remove(); });
+
+  const chat = JSON.stringify({ model: 'tiny', messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 });
+
+  it('a listed origin gets Access-Control-Allow-Origin on answers, streamed ones and refusals too; another origin none', async () => {
+    const ok = await fetch(`${s.url}/v1/models`, { headers: { origin: APP, authorization: 'Bearer k' } });
+    expect(ok.status).to.equal(200);
+    expect(ok.headers.get('access-control-allow-origin')).to.equal(APP);
+    expect(ok.headers.get('vary')).to.contain('Origin');
+    const streamed = await fetch(`${s.url}/v1/chat/completions`, { method: 'POST', headers: { origin: APP, authorization: 'Bearer k', 'content-type': 'application/json' }, body: chat.replace('"max_tokens":2', '"max_tokens":2,"stream":true') });
+    expect(streamed.headers.get('content-type')).to.contain('text/event-stream');
+    expect(streamed.headers.get('access-control-allow-origin')).to.equal(APP);
+    expect(await streamed.text()).to.contain('[DONE]');
+    const noKey = await fetch(`${s.url}/v1/models`, { headers: { origin: APP } });
+    expect(noKey.status).to.equal(401);
+    expect(noKey.headers.get('access-control-allow-origin')).to.equal(APP);
+    // Negative controls: an origin not listed, and a server without --cors.
+    const other = await fetch(`${s.url}/v1/models`, { headers: { origin: 'http://evil.example', authorization: 'Bearer k' } });
+    expect(other.status).to.equal(200);
+    expect(other.headers.get('access-control-allow-origin')).to.equal(null);
+    const none = await fetch(`${plain.url}/v1/models`, { headers: { origin: APP } });
+    expect(none.headers.get('access-control-allow-origin')).to.equal(null);
+  });
+
+  it('a preflight is answered (204, methods, the asked headers) for a listed origin only, without the key', async () => {
+    const pre = (url: string, origin: string) => fetch(`${url}/v1/chat/completions`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type, x-stainless-os' } });
+    const ok = await pre(s.url, APP);
+    expect(ok.status).to.equal(204);
+    expect(ok.headers.get('access-control-allow-origin')).to.equal(APP);
+    expect(ok.headers.get('access-control-allow-methods')).to.contain('POST');
+    expect(ok.headers.get('access-control-allow-headers')).to.equal('authorization, content-type, x-stainless-os');
+    const refused = await pre(s.url, 'http://evil.example');
+    expect(refused.status).to.equal(403);
+    expect(refused.headers.get('access-control-allow-origin')).to.equal(null);
+    const none = await pre(plain.url, APP);
+    expect(none.status).to.equal(403);
+    expect(none.headers.get('access-control-allow-origin')).to.equal(null);
+  });
+});
