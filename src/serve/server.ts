@@ -14,6 +14,7 @@ import type { GenerateRequest } from '../model/qwen3/model.js';
 import { ModelHolder, needsReload, type ServedModel } from './model.js';
 import { countStreamFailure, isPage, registerPages } from './pages.js';
 import { ReasoningSplitter, splitReasoning, type Parted } from './reasoning.js';
+import { Metrics } from './metrics.js';
 import { ServeCounters } from './status.js';
 import { failure, failureOf, finishOf, parseBody, type ServeRequest, type WireFailure } from './wire.js';
 
@@ -102,6 +103,17 @@ export function createServer(o: ServerOptions): Server {
     if (req.headers.authorization !== `Bearer ${o.apiKey}`) return send(reply, failure(401, 'invalid_request_error', 'invalid_api_key', 'a wrong or missing API key (Authorization: Bearer KEY)'));
   });
 
+  const metrics = new Metrics();
+  const live: Live = { metrics, kv: 0 };
+  app.addHook('onResponse', async (req, reply) => { metrics.request(req.routeOptions.url ?? 'unmatched', reply.statusCode); });
+  app.get('/metrics', async (_req, reply) => {
+    const m = holder.model as { ctx?: unknown } | undefined;
+    const kvSize = typeof m?.ctx === 'number' ? m.ctx : undefined;
+    return reply.type('text/plain; version=0.0.4; charset=utf-8').send(metrics.text({
+      waiting: queue.size, running: queue.pending, slots: 1, ready: holder.state === 'ready', kvUsed: live.kv, ...(kvSize !== undefined ? { kvSize } : {}),
+    }));
+  });
+
   const counters = new ServeCounters();
   registerPages(app, { modelId: o.modelId, holder, maxQueue, counters, queue: () => ({ running: queue.pending, waiting: queue.size }), ...(o.engine !== undefined ? { engine: o.engine } : {}) });
 
@@ -136,7 +148,7 @@ export function createServer(o: ServerOptions): Server {
       const m = holder.model;
       if (m === undefined) { send(reply, failure(503, 'server_error', 'ModelLoading', 'the model is loading; try again when /v1/health answers 200')); return true; }
       try {
-        await (r.stream ? streamed(kind, r, m, reply, () => gone) : whole(kind, r, m, reply, () => gone));
+        await (r.stream ? streamed(kind, r, m, live, reply, () => gone) : whole(kind, r, m, live, reply, () => gone));
       } catch (e) {
         if (needsReload(e)) { log(`a generation failed (${failureOf(e).body.error.code}); reloading the model`); void holder.load(); }
         if (!reply.sent && !reply.raw.headersSent) send(reply, failureOf(e));
@@ -184,16 +196,49 @@ function* choicesOf(r: ServeRequest): Generator<{ index: number; first: boolean;
 class Usage {
   prompt = 0;
   completion = 0;
+  constructor(private readonly metrics: Metrics) {}
   add(res: GenerationResult, first: boolean): void {
-    if (first) this.prompt += res.promptTokens;
+    const prompt = first ? res.promptTokens : 0;
+    this.prompt += prompt;
     this.completion += res.ids.length;
+    this.metrics.promptTokens += prompt;
+    this.metrics.generatedTokens += res.ids.length;
   }
   get wire() { return { prompt_tokens: this.prompt, completion_tokens: this.completion, total_tokens: this.prompt + this.completion }; }
 }
 
-/** Runs a generation to its end, or to the next token after the client left. */
-async function run(m: ServedModel, g: GenerateRequest, gone: () => boolean, onToken: (t: GeneratedToken) => void): Promise<GenerationResult | undefined> {
+/** What the metrics see of the running generation. */
+interface Live {
+  readonly metrics: Metrics;
+  /** KV cache positions the running generation holds. */
+  kv: number;
+}
+
+/** A generation whose token times (the first, then between tokens) and cache positions are observed. */
+async function* observed(m: ServedModel, g: GenerateRequest, live: Live): AsyncGenerator<GeneratedToken, GenerationResult, void> {
   const it = m.generate(g);
+  let last = performance.now();
+  let first = true;
+  try {
+    for (;;) {
+      const n = await it.next();
+      if (n.done === true) return n.value;
+      const now = performance.now();
+      (first ? live.metrics.ttft : live.metrics.perToken).observe((now - last) / 1000);
+      first = false;
+      last = now;
+      if (n.value.position !== undefined) live.kv = n.value.position + 1;
+      yield n.value;
+    }
+  } finally {
+    live.kv = 0;
+    await it.return(undefined as never);
+  }
+}
+
+/** Runs a generation to its end, or to the next token after the client left. */
+async function run(m: ServedModel, g: GenerateRequest, live: Live, gone: () => boolean, onToken: (t: GeneratedToken) => void): Promise<GenerationResult | undefined> {
+  const it = observed(m, g, live);
   for (;;) {
     const n = await it.next();
     if (n.done === true) return n.value;
@@ -202,11 +247,11 @@ async function run(m: ServedModel, g: GenerateRequest, gone: () => boolean, onTo
   }
 }
 
-async function whole(kind: Kind, r: ServeRequest, m: ServedModel, reply: FastifyReply, gone: () => boolean): Promise<void> {
-  const usage = new Usage();
+async function whole(kind: Kind, r: ServeRequest, m: ServedModel, live: Live, reply: FastifyReply, gone: () => boolean): Promise<void> {
+  const usage = new Usage(live.metrics);
   const choices: Record<string, unknown>[] = [];
   for (const c of choicesOf(r)) {
-    const res = await run(m, c.request, gone, () => undefined);
+    const res = await run(m, c.request, live, gone, () => undefined);
     if (res === undefined) return;
     usage.add(res, c.first);
     const finish_reason = finishOf(res.finishReason);
@@ -219,16 +264,16 @@ async function whole(kind: Kind, r: ServeRequest, m: ServedModel, reply: Fastify
   await reply.send({ id, object: kind === 'chat' ? 'chat.completion' : 'text_completion', created, model: r.model, choices, usage: usage.wire });
 }
 
-async function streamed(kind: Kind, r: ServeRequest, m: ServedModel, reply: FastifyReply, gone: () => boolean): Promise<void> {
+async function streamed(kind: Kind, r: ServeRequest, m: ServedModel, live: Live, reply: FastifyReply, gone: () => boolean): Promise<void> {
   const id = `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-${randomUUID()}`;
   const created = Math.floor(Date.now() / 1000);
   const object = kind === 'chat' ? 'chat.completion.chunk' : 'text_completion';
-  const usage = new Usage();
+  const usage = new Usage(live.metrics);
   let out: FastifyReply['raw'] | undefined;
   for (const c of choicesOf(r)) {
     const chunk = (choice: Record<string, unknown>) =>
       `data: ${JSON.stringify({ id, object, created, model: r.model, choices: [{ index: c.index, ...choice }] })}\n\n`;
-    const it = m.generate(c.request);
+    const it = observed(m, c.request, live);
     // The first step (the prefill) runs before the headers go, so a prompt past the context still gets its 400.
     let n = await it.next();
     if (out === undefined) {

@@ -16,6 +16,7 @@ import type { GeneratedToken, GenerationResult } from '../../src/model/qwen3/gen
 import type { ServedModel } from '../../src/serve/model.js';
 import { readChatTemplate } from '../../src/serve/open.js';
 import { createServer } from '../../src/serve/server.js';
+import { loadModel } from '../../src/model/qwen3/model.js';
 import { tmpdir } from 'node:os';
 import { writeTinyQwen3 } from '../../src/model/qwen3/tiny.js';
 import { startServer } from './helpers.js';
@@ -244,5 +245,101 @@ describe('serve: CORS (--cors ORIGIN...)', function () {
     const none = await pre(plain.url, APP);
     expect(none.status).to.equal(403);
     expect(none.headers.get('access-control-allow-origin')).to.equal(null);
+  });
+});
+
+/** The samples of a Prometheus text page: `name{labels}` to value. */
+function samples(text: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (line === '' || line.startsWith('#')) continue;
+    const at = line.lastIndexOf(' ');
+    out.set(line.slice(0, at), Number(line.slice(at + 1)));
+  }
+  return out;
+}
+
+describe('serve: /metrics in Prometheus text format', function () {
+  this.timeout(120_000);
+  let model: ReturnType<typeof tinyModel>;
+  let s: Awaited<ReturnType<typeof startServer>>;
+  before(async () => { model = tinyModel(); s = await startServer(model.path, { load: { ctx: 128 } }); });
+  after(async () => { await s.server.close(); model.remove(); });
+
+  const scrape = async () => {
+    const r = await fetch(`${s.url}/metrics`);
+    expect(r.status).to.equal(200);
+    expect(r.headers.get('content-type')).to.contain('text/plain');
+    return samples(await r.text());
+  };
+
+  it('counts exactly the tokens the answers report, requests by route and status, one time per token', async () => {
+    const before = await scrape();
+    expect(before.get('npu_offload_generated_tokens_total')).to.equal(0);
+    let prompt = 0;
+    let generated = 0;
+    const count = (u: { prompt_tokens: number; completion_tokens: number } | undefined) => { prompt += u!.prompt_tokens; generated += u!.completion_tokens; };
+    count((await s.client.chat.completions.create({ model: 'tiny', messages: [{ role: 'user', content: 'hello' }], max_tokens: 7 })).usage);
+    count((await s.client.completions.create({ model: 'tiny', prompt: ['abc', 'de'], max_tokens: 5, temperature: 1, seed: 3 })).usage);
+    for await (const ch of await s.client.completions.create({ model: 'tiny', prompt: 'xyz', max_tokens: 9, stream: true, stream_options: { include_usage: true } })) if (ch.usage) count(ch.usage);
+    // Negative control: a refused request makes no tokens, and is counted under its status.
+    const bad = await post(s.url, 'completions', { prompt: 'abc', temperature: 9 });
+    expect(bad.status).to.equal(400);
+    const m = await scrape();
+    expect(generated).to.be.greaterThan(0);
+    expect(m.get('npu_offload_generated_tokens_total')).to.equal(generated);
+    expect(m.get('npu_offload_prompt_tokens_total')).to.equal(prompt);
+    // Every token is timed once: the first of each generation to first token, the others per token.
+    expect(m.get('npu_offload_time_to_first_token_seconds_count')! + m.get('npu_offload_time_per_output_token_seconds_count')!).to.equal(generated);
+    expect(m.get('npu_offload_time_to_first_token_seconds_bucket{le="+Inf"}')).to.equal(m.get('npu_offload_time_to_first_token_seconds_count'));
+    expect(m.get('npu_offload_requests_total{route="/v1/chat/completions",status="200"}')).to.equal(1);
+    expect(m.get('npu_offload_requests_total{route="/v1/completions",status="200"}')).to.equal(2);
+    expect(m.get('npu_offload_requests_total{route="/v1/completions",status="400"}')).to.equal(1);
+    expect(m.get('npu_offload_requests_total{route="/metrics",status="200"}')).to.equal(1);
+    expect(m.get('npu_offload_queue_depth')).to.equal(0);
+    expect(m.get('npu_offload_busy_slots')).to.equal(0);
+    expect(m.get('npu_offload_kv_cache_used_positions')).to.equal(0);
+    expect(m.get('npu_offload_kv_cache_positions')).to.equal(128);
+    expect(m.get('npu_offload_model_ready')).to.equal(1);
+  });
+
+  it('shows the running generation: a busy slot and the KV positions it holds', async () => {
+    // The generation waits after its third token until the scrape is done.
+    let release!: () => void;
+    const scraped = new Promise<void>((r) => { release = r; });
+    let third!: () => void;
+    const atThird = new Promise<void>((r) => { third = r; });
+    const inner = await loadModel(model.path, { target: 'host', ctx: 128 });
+    const server = createServer({
+      modelId: 'tiny',
+      open: async (): Promise<ServedModel> => ({
+        async *generate(r) {
+          const it = inner.generate({ ...r, ignoreEos: true });
+          for (let k = 1; ; k++) {
+            const n = await it.next();
+            if (n.done === true) return n.value;
+            yield n.value;
+            if (k === 3) { third(); await scraped; }
+          }
+        },
+        close: () => inner.close(),
+      }),
+    });
+    try {
+      const url = await server.listen(0, '127.0.0.1');
+      await server.loaded;
+      const answer = fetch(`${url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'tiny', prompt: 'abcdef', max_tokens: 6 }) });
+      await atThird;
+      const during = samples(await (await fetch(`${url}/metrics`)).text());
+      release();
+      const body = (await (await answer).json()) as { usage: { prompt_tokens: number; completion_tokens: number } };
+      expect(body.usage.completion_tokens).to.equal(6);
+      expect(during.get('npu_offload_busy_slots')).to.equal(1);
+      // Three tokens made: the prompt's positions and theirs.
+      expect(during.get('npu_offload_kv_cache_used_positions')).to.equal(body.usage.prompt_tokens + 3);
+      const after = samples(await (await fetch(`${url}/metrics`)).text());
+      expect(after.get('npu_offload_busy_slots')).to.equal(0);
+      expect(after.get('npu_offload_kv_cache_used_positions')).to.equal(0);
+    } finally { await server.close(); }
   });
 });

@@ -51,6 +51,8 @@ export interface GeneratedToken {
   readonly text: string;
   /** The logits it was chosen from (with `logits: true`). */
   readonly logits?: Tensor;
+  /** Its position in the context (the prompt's tokens come first). */
+  readonly position?: number;
 }
 
 /**
@@ -172,7 +174,8 @@ async function* decodeWith(g: GenerationContext, r: DecodeRequest, cache: Aborta
     if (r.logits) kept.push(logits);
     const piece = stream.push(id);
     text += piece;
-    yield r.logits ? { id, text: piece, logits } : { id, text: piece };
+    const position = prompt.length + generated.length - 1;
+    yield r.logits ? { id, text: piece, logits, position } : { id, text: piece, position };
     if (stream.stopped) { finish = 'stop'; break; }
     if (generated.length >= max) break;
     const pos = prompt.length + generated.length - 1;
