@@ -5,7 +5,7 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { EngineError, InvalidInput, messageOf } from '../errors/index.js';
+import { EngineError, InvalidInput, InvalidOptions, messageOf } from '../errors/index.js';
 import { readRegularFile } from '../io/files.js';
 import { parseJsonFile } from '../ir/jsonText.js';
 import { chatOptionsOf, loadModel, type GenerateRequest, type LoadModelOptions, type Qwen3Model } from '../model/qwen3/model.js';
@@ -51,7 +51,7 @@ export async function resolveModel(path: string, load: LoadModelOptions & { read
       const answer = await route.canServe(path);
       if (answer === true) {
         const options: RouteOptions = { target: load.target ?? 'host', npuOpts: load.npuOpts ?? {}, ...(load.ctx !== undefined ? { ctx: load.ctx } : {}), ...(load.threads !== undefined ? { threads: load.threads } : {}) };
-        return { id, route: type, open: async () => routeModel(path, await route.open(path, options)) };
+        return { id, route: type, open: async () => routeModel(path, await route.open(path, options), type) };
       }
       if (route.optional !== true) throw new InvalidInput(join(path, 'config.json'), `the ${type} route cannot serve this directory: ${answer.unavailable}`);
       log(`the optional ${type} route declined ${path}: ${answer.unavailable}; the built-in path serves it`);
@@ -97,11 +97,15 @@ async function promptOf(t: TextWorker, r: GenerateRequest): Promise<number[]> {
 }
 
 /** A route's session as a served model: the directory's tokenizer, its end ids, stop strings and counts. */
-export function routeModel(dir: string, session: RouteSession): ServedModel {
+export function routeModel(dir: string, session: RouteSession, route = 'add-on'): ServedModel {
   const tokenizer = loadTokenizer(dir);
   const worker = new TextWorker(dir);
   return {
     async *generate(r: GenerateRequest): AsyncGenerator<GeneratedToken, GenerationResult, void> {
+      // A route's session takes temperature, top_p, seed and the repetition penalty only: the rest is refused, not ignored.
+      for (const f of ['logprobs', 'logitBias', 'topK', 'minP', 'presencePenalty', 'frequencyPenalty'] as const) {
+        if (r[f] !== undefined) throw new InvalidOptions(f, `the ${route} add-on route does not take ${f} (only temperature, top_p, seed and repetition_penalty)`);
+      }
       const promptIds = await promptOf(worker, r);
       const max = r.maxTokens ?? 128;
       const stream = new TextStream(tokenizer, r.stop ?? []);

@@ -182,6 +182,41 @@ function messageOf(text: string): Record<string, unknown> {
   return { role: 'assistant', content: p.content, ...(p.reasoning !== '' ? { reasoning_content: p.reasoning } : {}) };
 }
 
+/** Completions' top tokens as `{ token: logprob }`; two tokens of the same text (pieces of a character) keep the likelier. */
+function topObject(top: readonly { token: string; logprob: number }[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const y of top) if (!Object.hasOwn(out, y.token)) out[y.token] = y.logprob;
+  return out;
+}
+
+/** The log probabilities of a choice's tokens in OpenAI's shapes: chat's `content` entries, completions' parallel arrays. */
+class Logprobs {
+  readonly #tokens: NonNullable<GeneratedToken['logprobs']>[] = [];
+  #offset = 0;
+  #offsets: number[] = [];
+  constructor(private readonly kind: Kind) {}
+  add(t: GeneratedToken): void {
+    if (t.logprobs === undefined) return;
+    this.#tokens.push(t.logprobs);
+    this.#offsets.push(this.#offset);
+    this.#offset += t.logprobs.token.length;
+  }
+  clear(): void { this.#tokens.length = 0; this.#offsets = []; }
+  get wire(): Record<string, unknown> {
+    const t = this.#tokens;
+    if (this.kind === 'chat') {
+      return {
+        content: t.map((x) => ({ token: x.token, logprob: x.logprob, bytes: x.bytes, top_logprobs: x.top.map((y) => ({ token: y.token, logprob: y.logprob, bytes: y.bytes })) })),
+        refusal: null,
+      };
+    }
+    return {
+      tokens: t.map((x) => x.token), token_logprobs: t.map((x) => x.logprob),
+      top_logprobs: t.map((x) => topObject(x.top)), text_offset: [...this.#offsets],
+    };
+  }
+}
+
 /** Choice j of a prompt: the prompt's request with seed + j (choice 0 is the request as given). */
 function choiceRequest(g: GenerateRequest, j: number): GenerateRequest {
   return j === 0 ? g : { ...g, seed: (g.seed ?? 0) + j };
@@ -251,13 +286,15 @@ async function whole(kind: Kind, r: ServeRequest, m: ServedModel, live: Live, re
   const usage = new Usage(live.metrics);
   const choices: Record<string, unknown>[] = [];
   for (const c of choicesOf(r)) {
-    const res = await run(m, c.request, live, gone, () => undefined);
+    const lps = new Logprobs(kind);
+    const res = await run(m, c.request, live, gone, (t) => lps.add(t));
     if (res === undefined) return;
     usage.add(res, c.first);
     const finish_reason = finishOf(res.finishReason);
+    const logprobs = c.request.logprobs !== undefined ? lps.wire : null;
     choices.push(kind === 'chat'
-      ? { index: c.index, message: messageOf(res.text), finish_reason, logprobs: null }
-      : { index: c.index, text: res.text, finish_reason, logprobs: null });
+      ? { index: c.index, message: messageOf(res.text), finish_reason, logprobs }
+      : { index: c.index, text: res.text, finish_reason, logprobs });
   }
   const id = `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-${randomUUID()}`;
   const created = Math.floor(Date.now() / 1000);
@@ -291,11 +328,22 @@ async function streamed(kind: Kind, r: ServeRequest, m: ServedModel, live: Live,
       if (p.content !== '') o.write(chunk({ delta: { content: p.content }, finish_reason: null }));
     };
     const piece = (text: string) => (kind === 'chat' ? write(thinking.push(text)) : o.write(chunk({ text, finish_reason: null })));
+    // With logprobs, one chunk a token, with that token's log probabilities and the text it made certain.
+    const withLogprobs = c.request.logprobs !== undefined;
+    const lps = new Logprobs(kind);
+    const token = (t: GeneratedToken) => {
+      lps.clear();
+      lps.add(t);
+      if (kind === 'chat') {
+        const p = thinking.push(t.text);
+        o.write(chunk({ delta: { content: p.content, ...(p.reasoning !== '' ? { reasoning_content: p.reasoning } : {}) }, logprobs: lps.wire, finish_reason: null }));
+      } else o.write(chunk({ text: t.text, logprobs: lps.wire, finish_reason: null }));
+    };
     let sent = '';
     try {
       while (n.done !== true) {
         if (gone()) { await it.return(undefined as never); return; }
-        if (n.value.text !== '') { piece(n.value.text); sent += n.value.text; }
+        if (withLogprobs) { token(n.value); sent += n.value.text; } else if (n.value.text !== '') { piece(n.value.text); sent += n.value.text; }
         n = await it.next();
       }
     } catch (e) {

@@ -59,11 +59,7 @@ const isObject = (v: unknown): v is Body => typeof v === 'object' && v !== null 
  * defaults): any other value is refused, so that a client never gets silently less than it asked for.
  */
 const REFUSED: readonly { readonly param: string; readonly kinds: readonly ('chat' | 'completions')[]; readonly accepts: (v: unknown) => boolean; readonly what: string }[] = [
-  { param: 'n', kinds: ['chat', 'completions'], accepts: (v) => absent(v) || v === 1, what: 'one choice per request (n: 1)' },
-  { param: 'best_of', kinds: ['completions'], accepts: (v) => absent(v) || v === 1, what: 'best_of: 1' },
-  { param: 'logprobs', kinds: ['chat'], accepts: (v) => absent(v) || v === false, what: 'no log probabilities (logprobs: false)' },
-  { param: 'logprobs', kinds: ['completions'], accepts: absent, what: 'no log probabilities (logprobs: null)' },
-  { param: 'top_logprobs', kinds: ['chat'], accepts: absent, what: 'no log probabilities' },
+  { param: 'best_of', kinds: ['completions'], accepts: (v) => absent(v) || v === 1, what: 'best_of: 1 (choose among n with n)' },
   { param: 'echo', kinds: ['completions'], accepts: (v) => absent(v) || v === false, what: 'echo: false' },
   { param: 'suffix', kinds: ['completions'], accepts: (v) => absent(v) || v === '', what: 'no suffix' },
   // Tools are rendered by the chat template; a call the model writes comes back as text, and forcing one
@@ -73,9 +69,6 @@ const REFUSED: readonly { readonly param: string; readonly kinds: readonly ('cha
   { param: 'functions', kinds: ['chat'], accepts: (v) => absent(v) || (Array.isArray(v) && v.length === 0), what: 'no functions (the deprecated form; give tools)' },
   { param: 'function_call', kinds: ['chat'], accepts: (v) => absent(v) || v === 'none' || v === 'auto', what: 'function_call "none" or "auto"' },
   { param: 'response_format', kinds: ['chat'], accepts: (v) => absent(v) || (typeof v === 'object' && (v as Body)['type'] === 'text' && Object.keys(v as object).length === 1), what: 'plain text ({ "type": "text" }; json_object and json_schema need grammar-constrained sampling, not implemented)' },
-  { param: 'frequency_penalty', kinds: ['chat', 'completions'], accepts: (v) => absent(v) || v === 0, what: 'no frequency penalty (0); repetition_penalty is this server\'s penalty' },
-  { param: 'presence_penalty', kinds: ['chat', 'completions'], accepts: (v) => absent(v) || v === 0, what: 'no presence penalty (0); repetition_penalty is this server\'s penalty' },
-  { param: 'logit_bias', kinds: ['chat', 'completions'], accepts: empty, what: 'no logit bias ({})' },
   { param: 'audio', kinds: ['chat'], accepts: absent, what: 'no audio' },
   { param: 'modalities', kinds: ['chat'], accepts: (v) => absent(v) || (Array.isArray(v) && v.every((m) => m === 'text')), what: 'text only (["text"])' },
   { param: 'prediction', kinds: ['chat'], accepts: absent, what: 'no predicted output' },
@@ -168,6 +161,32 @@ function templateKwargsOf(v: unknown): Pick<GenerateRequest, 'enableThinking' | 
   return { ...(t !== undefined ? { enableThinking: t } : {}), chatVariables: { ...v } };
 }
 
+/** The most choices a request may ask for (`n`), one generation after another. */
+export const MAX_N = 16;
+
+/** `logit_bias`: `{ "token id": bias from -100 to 100 }`. */
+function logitBiasOf(v: unknown): Record<number, number> | undefined {
+  if (absent(v)) return undefined;
+  if (!isObject(v)) throw new InvalidOptions('logit_bias', `an object of token id to bias, not ${shown(v)}`);
+  const out: Record<number, number> = {};
+  for (const [k, x] of Object.entries(v)) {
+    if (!/^(0|[1-9][0-9]{0,9})$/.test(k)) throw new InvalidOptions(`logit_bias/${k}`, 'a key is a token id (a whole number)');
+    if (typeof x !== 'number' || !(x >= -100 && x <= 100)) throw new InvalidOptions(`logit_bias/${k}`, `a bias from -100 to 100, not ${shown(x)}`);
+    out[Number(k)] = x;
+  }
+  return Object.keys(out).length === 0 ? undefined : out;
+}
+
+/** How many top tokens each token's log probabilities come with; undefined when none are asked for. */
+function logprobsOf(b: Body, kind: 'chat' | 'completions'): number | undefined {
+  if (kind === 'completions') return int(b, 'logprobs', 0, 20);
+  const on = b['logprobs'];
+  if (!absent(on) && typeof on !== 'boolean') throw new InvalidOptions('logprobs', `true or false, not ${shown(on)}`);
+  const top = int(b, 'top_logprobs', 0, 20);
+  if (top !== undefined && on !== true) throw new InvalidOptions('top_logprobs', 'top_logprobs needs logprobs: true');
+  return on === true ? top ?? 0 : undefined;
+}
+
 /** A completions `prompt`: a string, an array of strings, token ids, or an array of arrays of token ids. */
 function promptsOf(p: unknown): Pick<GenerateRequest, 'prompt' | 'promptIds'>[] {
   const ids = (v: unknown, at: string): number[] => {
@@ -207,7 +226,20 @@ export function parseBody(body: unknown, kind: 'chat' | 'completions', chatTempl
   const seed = int(b, 'seed', 0);
   const repetitionPenalty = num(b, 'repetition_penalty', 0, Infinity, true);
   const stop = stopOf(b);
+  const n = int(b, 'n', 1, MAX_N) ?? 1;
+  const topK = int(b, 'top_k', 0);
+  const minP = num(b, 'min_p', 0, 1);
+  const presencePenalty = num(b, 'presence_penalty', -2, 2);
+  const frequencyPenalty = num(b, 'frequency_penalty', -2, 2);
+  const logitBias = logitBiasOf(b['logit_bias']);
+  const logprobs = logprobsOf(b, kind);
   const decode = {
+    ...(topK !== undefined && topK > 0 ? { topK } : {}),
+    ...(minP !== undefined && minP > 0 ? { minP } : {}),
+    ...(presencePenalty !== undefined && presencePenalty !== 0 ? { presencePenalty } : {}),
+    ...(frequencyPenalty !== undefined && frequencyPenalty !== 0 ? { frequencyPenalty } : {}),
+    ...(logitBias !== undefined ? { logitBias } : {}),
+    ...(logprobs !== undefined ? { logprobs } : {}),
     ...(maxTokens !== undefined ? { maxTokens } : {}),
     ...(temperature !== undefined ? { temperature } : {}),
     ...(topP !== undefined ? { topP } : {}),
@@ -216,7 +248,7 @@ export function parseBody(body: unknown, kind: 'chat' | 'completions', chatTempl
     ...(stop !== undefined ? { stop } : {}),
   };
   const all = prompts.map((p) => ({ ...p, ...decode }) as GenerateRequest);
-  return { model: b['model'], stream, includeUsage, generate: all[0]!, prompts: all, n: 1 };
+  return { model: b['model'], stream, includeUsage, generate: all[0]!, prompts: all, n };
 }
 
 /** OpenAI's finish reasons: an end-of-sequence id or a stop string is `stop`; a count or the context `length`. */

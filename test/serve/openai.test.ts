@@ -343,3 +343,108 @@ describe('serve: /metrics in Prometheus text format', function () {
     } finally { await server.close(); }
   });
 });
+
+describe('serve: sampling on the wire (logprobs, n, logit_bias, penalties, top_k, min_p, seed)', function () {
+  this.timeout(120_000);
+  let model: ReturnType<typeof tinyModel>;
+  let s: Awaited<ReturnType<typeof startServer>>;
+  before(async () => { model = tinyModel(); s = await startServer(model.path, { load: { ctx: 128 } }); });
+  after(async () => { await s.server.close(); model.remove(); });
+  const messages = [{ role: 'user' as const, content: 'hello there' }];
+  const utf8 = new TextDecoder();
+
+  it('chat logprobs: one entry per token, the greedy token on top, bytes that join to the text; streamed the same', async () => {
+    const r = await s.client.chat.completions.create({ model: 'tiny', messages, max_tokens: 10, temperature: 0, logprobs: true, top_logprobs: 3 });
+    const c = r.choices[0]!;
+    const entries = c.logprobs!.content!;
+    expect(entries).to.have.length(r.usage!.completion_tokens);
+    for (const e of entries) {
+      expect(e.top_logprobs).to.have.length(3);
+      expect(e.top_logprobs[0]!.token).to.equal(e.token);
+      expect(e.top_logprobs[0]!.logprob).to.equal(e.logprob);
+      expect(e.logprob).to.be.at.most(0);
+      expect(e.top_logprobs[1]!.logprob).to.be.at.most(e.top_logprobs[0]!.logprob);
+    }
+    expect(utf8.decode(Uint8Array.from(entries.flatMap((e) => e.bytes!)))).to.equal(c.message.content);
+    let streamed: typeof entries = [];
+    for await (const ch of await s.client.chat.completions.create({ model: 'tiny', messages, max_tokens: 10, temperature: 0, logprobs: true, top_logprobs: 3, stream: true })) {
+      streamed = [...streamed, ...(ch.choices[0]?.logprobs?.content ?? [])];
+    }
+    expect(streamed).to.deep.equal(entries);
+    // Negative controls: without logprobs there are none; sampled hot, the drawn token is not always the top one.
+    expect((await s.client.chat.completions.create({ model: 'tiny', messages, max_tokens: 2 })).choices[0]!.logprobs).to.equal(null);
+    const hot = await s.client.chat.completions.create({ model: 'tiny', messages, max_tokens: 24, temperature: 2, seed: 1, logprobs: true, top_logprobs: 1 });
+    expect(hot.choices[0]!.logprobs!.content!.some((e) => e.top_logprobs[0]!.token !== e.token)).to.equal(true);
+  });
+
+  it('completions logprobs: N: tokens, their log probabilities and the top N, one per token', async () => {
+    const r = await s.client.completions.create({ model: 'tiny', prompt: 'abc', max_tokens: 6, temperature: 0, logprobs: 2 });
+    const lp = r.choices[0]!.logprobs!;
+    expect(lp.tokens).to.have.length(r.usage!.completion_tokens);
+    expect(lp.token_logprobs).to.have.length(lp.tokens!.length);
+    lp.tokens!.forEach((t, i) => {
+      const top = lp.top_logprobs![i]!;
+      expect(Object.keys(top)).to.have.length.within(1, 2);
+      expect(Math.max(...Object.values(top))).to.equal(lp.token_logprobs![i]);
+      expect(top[t]).to.equal(lp.token_logprobs![i]);
+    });
+    expect(lp.text_offset![0]).to.equal(0);
+  });
+
+  it('n choices, repeatable with a seed; another seed gives others', async () => {
+    const ask = { model: 'tiny', prompt: 'abc', max_tokens: 8, temperature: 1, seed: 5, n: 3 };
+    const a = await s.client.completions.create(ask);
+    const b = await s.client.completions.create(ask);
+    expect(a.choices.map((c) => c.index)).to.deep.equal([0, 1, 2]);
+    expect(b.choices.map((c) => c.text)).to.deep.equal(a.choices.map((c) => c.text));
+    expect(new Set(a.choices.map((c) => c.text)).size).to.be.greaterThan(1);
+    // Choice 0 is the request with n 1; another seed, other choices.
+    const one = await s.client.completions.create({ ...ask, n: 1 });
+    expect(one.choices[0]!.text).to.equal(a.choices[0]!.text);
+    // The prompt is counted once, whatever n.
+    expect(a.usage!.prompt_tokens).to.equal(one.usage!.prompt_tokens);
+    const other = await s.client.completions.create({ ...ask, seed: 6 });
+    expect(other.choices.map((c) => c.text)).to.not.deep.equal(a.choices.map((c) => c.text));
+    const chat = await s.client.chat.completions.create({ model: 'tiny', messages, max_tokens: 4, temperature: 1, seed: 5, n: 2 });
+    expect(chat.choices.map((c) => c.index)).to.deep.equal([0, 1]);
+    const streamed = ['', ''];
+    for await (const ch of await s.client.chat.completions.create({ model: 'tiny', messages, max_tokens: 4, temperature: 1, seed: 5, n: 2, stream: true })) for (const c of ch.choices) streamed[c.index] += c.delta.content ?? '';
+    expect(streamed).to.deep.equal(chat.choices.map((c) => c.message.content));
+  });
+
+  it('logit_bias +100 forces a token, -100 forbids the greedy one', async () => {
+    const greedy = await s.client.completions.create({ model: 'tiny', prompt: 'abc', max_tokens: 6, temperature: 0, logprobs: 1 });
+    const first = greedy.choices[0]!.logprobs!.tokens![0]!;
+    const tok = loadTokenizer(model.path);
+    const forced = tok.encode('q')[0]!;
+    const r = await s.client.completions.create({ model: 'tiny', prompt: 'abc', max_tokens: 6, temperature: 0.8, seed: 2, logit_bias: { [forced]: 100 } });
+    expect(r.choices[0]!.text).to.equal('qqqqqq');
+    const banned = tok.encode(first);
+    expect(banned).to.have.length(1);
+    const without = await s.client.completions.create({ model: 'tiny', prompt: 'abc', max_tokens: 6, temperature: 0, logprobs: 1, logit_bias: { [banned[0]!]: -100 } });
+    expect(without.choices[0]!.logprobs!.tokens).to.not.include(first);
+    // Negative control: a bias of 0 changes nothing.
+    const zero = await s.client.completions.create({ model: 'tiny', prompt: 'abc', max_tokens: 6, temperature: 0, logit_bias: { [forced]: 0 } });
+    expect(zero.choices[0]!.text).to.equal(greedy.choices[0]!.text);
+  });
+
+  it('presence and frequency penalties, top_k and min_p reach the sampler', async () => {
+    const base = { model: 'tiny', prompt: 'abc', max_tokens: 12, temperature: 0, repetition_penalty: 1 };
+    const greedy = await s.client.completions.create(base);
+    const tok = loadTokenizer(model.path);
+    const ids = (t: string) => tok.encode(t);
+    // Greedy without penalties repeats; a frequency penalty of 2 allows no token more often than the plain run had it.
+    const penalized = await s.client.completions.create({ ...base, frequency_penalty: 2 });
+    const most = (t: string) => Math.max(...[...ids(t).reduce((m, id) => m.set(id, (m.get(id) ?? 0) + 1), new Map<number, number>()).values()]);
+    expect(most(penalized.choices[0]!.text)).to.be.at.most(most(greedy.choices[0]!.text));
+    expect(penalized.choices[0]!.text).to.not.equal(greedy.choices[0]!.text);
+    // top_k 1 and min_p 1 are greedy at any temperature and seed.
+    for (const extra of [{ top_k: 1 }, { min_p: 1 }]) {
+      const r = await s.client.completions.create({ ...base, temperature: 1.5, seed: 9, ...extra } as never) as OpenAI.Completion;
+      expect(r.choices[0]!.text).to.equal(greedy.choices[0]!.text);
+    }
+    // Negative control: the same hot request without them is not greedy.
+    const hot = await s.client.completions.create({ ...base, temperature: 1.5, seed: 9 });
+    expect(hot.choices[0]!.text).to.not.equal(greedy.choices[0]!.text);
+  });
+});
