@@ -73,6 +73,8 @@ const REFUSED: readonly { readonly param: string; readonly kinds: readonly ('cha
   { param: 'modalities', kinds: ['chat'], accepts: (v) => absent(v) || (Array.isArray(v) && v.every((m) => m === 'text')), what: 'text only (["text"])' },
   { param: 'prediction', kinds: ['chat'], accepts: absent, what: 'no predicted output' },
   { param: 'web_search_options', kinds: ['chat'], accepts: absent, what: 'no web search' },
+  { param: 'reasoning_effort', kinds: ['chat'], accepts: absent, what: 'no reasoning effort (Qwen3\'s switch is chat_template_kwargs.enable_thinking)' },
+  { param: 'verbosity', kinds: ['chat'], accepts: absent, what: 'no verbosity setting' },
 ];
 
 /** Refuses the first parameter of REFUSED given a value this server would not honour. */

@@ -353,6 +353,19 @@ describe('serve: sampling on the wire (logprobs, n, logit_bias, penalties, top_k
   const messages = [{ role: 'user' as const, content: 'hello there' }];
   const utf8 = new TextDecoder();
 
+  it('a model without a chat template (ChatML in its place) refuses tools and tool calls rather than dropping them', async () => {
+    const tools = [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }];
+    const t = await post(s.url, 'chat/completions', { messages, tools });
+    expect(t.status).to.equal(400);
+    expect(t.json.error!.param).to.equal('tools');
+    const calls = await post(s.url, 'chat/completions', { messages: [...messages, { role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } }] }] });
+    expect(calls.status).to.equal(400);
+    expect(calls.json.error!.param).to.equal('messages/1/tool_calls');
+    // Negative control: content parts and a tool result are plain text to ChatML.
+    const ok = await post(s.url, 'chat/completions', { messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }, { role: 'tool', tool_call_id: 'c', content: '1' }] });
+    expect(ok.status).to.equal(200);
+  });
+
   it('chat logprobs: one entry per token, the greedy token on top, bytes that join to the text; streamed the same', async () => {
     const r = await s.client.chat.completions.create({ model: 'tiny', messages, max_tokens: 10, temperature: 0, logprobs: true, top_logprobs: 3 });
     const c = r.choices[0]!;

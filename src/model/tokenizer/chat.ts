@@ -6,7 +6,7 @@
  * @internal
  */
 import { Template } from '@huggingface/jinja';
-import { InvalidInput, messageOf, TokenizerError } from '../../errors/index.js';
+import { InvalidInput, InvalidOptions, messageOf, TokenizerError } from '../../errors/index.js';
 import { checkText } from './text.js';
 import type { ChatMessage, ChatOptions } from './types.js';
 
@@ -67,7 +67,13 @@ function chatml(messages: readonly ChatMessage[], addGenerationPrompt: boolean):
 export function renderChat(spec: ChatSpec, source: string, messages: readonly ChatMessage[], options: ChatOptions): string {
   checkMessages(messages);
   const addGenerationPrompt = options.addGenerationPrompt ?? true;
-  if (options.template === undefined && spec.template === null) return chatml(messages, addGenerationPrompt);
+  if (options.template === undefined && spec.template === null) {
+    // ChatML has no place for tools or tool calls: refused rather than dropped.
+    if (options.tools !== undefined && options.tools.length > 0) throw new InvalidOptions('tools', 'this model has no chat template, and ChatML (used in its place) cannot render tools: give a template (serve --chat-template FILE)');
+    const i = messages.findIndex((m) => Array.isArray(m['tool_calls']) && m['tool_calls'].length > 0);
+    if (i >= 0) throw new InvalidOptions(`messages/${i}/tool_calls`, 'this model has no chat template, and ChatML (used in its place) cannot render tool calls: give a template (serve --chat-template FILE)');
+    return chatml(messages, addGenerationPrompt);
+  }
   const template = options.template !== undefined ? givenTemplate(options.template, source) : templateOf(spec as ChatSpec & { template: string }, source);
   const vars: Record<string, unknown> = { ...spec.tokens, ...options.variables, messages, add_generation_prompt: addGenerationPrompt };
   if (options.tools !== undefined) vars['tools'] = options.tools;
