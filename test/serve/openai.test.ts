@@ -10,11 +10,13 @@ import OpenAI from 'openai';
 import { qwen3TokenizerDir } from '../../src/serve/demo.js';
 import { loadTokenizer } from '../../src/model/tokenizer/load.js';
 import type { ChatMessage } from '../../src/model/tokenizer/types.js';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { loadAddon, Registry } from '../../src/serve/addons.js';
 import { EngineError, TokenizerError } from '../../src/errors/index.js';
 import type { GeneratedToken, GenerationResult } from '../../src/model/qwen3/generate.js';
 import type { ServedModel } from '../../src/serve/model.js';
-import { readChatTemplate } from '../../src/serve/open.js';
+import { readChatTemplate, resolveModel } from '../../src/serve/open.js';
 import { createServer } from '../../src/serve/server.js';
 import { loadModel } from '../../src/model/qwen3/model.js';
 import { tmpdir } from 'node:os';
@@ -459,5 +461,30 @@ describe('serve: sampling on the wire (logprobs, n, logit_bias, penalties, top_k
     // Negative control: the same hot request without them is not greedy.
     const hot = await s.client.completions.create({ ...base, temperature: 1.5, seed: 9 });
     expect(hot.choices[0]!.text).to.not.equal(greedy.choices[0]!.text);
+  });
+});
+
+describe('serve: an add-on route refuses the sampling options its session cannot take', function () {
+  this.timeout(120_000);
+  it('logit_bias, logprobs, top_k, min_p and the OpenAI penalties are a 400 naming them; the plain request is served', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'npu-openai-route-'));
+    try {
+      const registry = new Registry();
+      await loadAddon(fileURLToPath(new URL('./fixtures/addon.js', import.meta.url)), registry);
+      writeFileSync(join(dir, 'config.json'), JSON.stringify({ model_type: 'echo' }));
+      copyFileSync(join(qwen3TokenizerDir(), 'tokenizer.json'), join(dir, 'tokenizer.json'));
+      const r = await resolveModel(dir, { target: 'host' }, registry, () => undefined);
+      const server = createServer({ modelId: 'tiny', open: r.open });
+      try {
+        const url = await server.listen(0, '127.0.0.1');
+        await server.loaded;
+        for (const [param, extra] of [['logit_bias', { logit_bias: { 5: 100 } }], ['logprobs', { logprobs: 1 }], ['top_k', { top_k: 3 }], ['min_p', { min_p: 0.1 }], ['presence_penalty', { presence_penalty: 1 }], ['frequency_penalty', { frequency_penalty: 1 }]] as const) {
+          const e = await post(url, 'completions', { prompt: ' hi', ...extra });
+          expect(e.status, param).to.equal(400);
+          expect(e.json.error!.param).to.equal(param);
+        }
+        expect((await post(url, 'completions', { prompt: ' hi' })).status).to.equal(200);
+      } finally { await server.close(); }
+    } finally { rmSync(dir, { recursive: true, force: true }); }
   });
 });
