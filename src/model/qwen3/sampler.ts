@@ -110,32 +110,106 @@ export class Sampler {
     for (const [id, b] of this.#bias) if (id < l.length) l[id]! += b;
     this.last = l;
     if (o.temperature === 0) return argmax(l);
-    // Candidates by logit, highest first (lower id first among equals, so the order is total).
-    let ids = Array.from(l.keys()).sort((a, b) => l[b]! - l[a]! || a - b);
-    if (o.topK > 0) ids = ids.slice(0, o.topK);
-    const top = l[ids[0]!]!;
-    const w = ids.map((i) => Math.exp((l[i]! - top) / o.temperature));
-    const total = w.reduce((s, x) => s + x, 0);
+    return draw(l, o, this.#rand());
+  }
+}
+
+/** The largest logit, in one pass. */
+function maxOf(l: Float64Array): number {
+  let top = -Infinity;
+  for (let i = 0; i < l.length; i++) if (l[i]! > top) top = l[i]!;
+  return top;
+}
+
+/** Highest logit first, the lower id first among equals: a total order. */
+const byLogit = (l: Float64Array) => (a: number, b: number): number => l[b]! - l[a]! || a - b;
+
+/**
+ * The `m` ids of largest logit in byLogit's order, without sorting the vocabulary: the m-th largest
+ * logit found by selection (O(n)), then only the ids at or above it sorted.
+ */
+export function topIds(l: Float64Array, m: number): number[] {
+  const n = l.length;
+  if (m >= n) return Array.from(l.keys()).sort(byLogit(l));
+  // Quickselect the (m-1)-th largest of a copy (descending).
+  const v = Float64Array.from(l);
+  let lo = 0;
+  let hi = n - 1;
+  const k = m - 1;
+  while (lo < hi) {
+    const pivot = v[(lo + hi) >>> 1]!;
+    let i = lo;
+    let j = hi;
+    while (i <= j) {
+      while (v[i]! > pivot) i++;
+      while (v[j]! < pivot) j--;
+      if (i <= j) { const t = v[i]!; v[i] = v[j]!; v[j] = t; i++; j--; }
+    }
+    if (k <= j) hi = j;
+    else if (k >= i) lo = i;
+    else break;
+  }
+  const cut = v[k]!;
+  const ids: number[] = [];
+  for (let i = 0; i < n; i++) if (l[i]! > cut) ids.push(i);
+  // Ties at the cut: the lower ids, as byLogit orders them.
+  for (let i = 0; i < n && ids.length < m; i++) if (l[i] === cut) ids.push(i);
+  return ids.sort(byLogit(l));
+}
+
+/**
+ * A token drawn from `l` at `u` in [0, 1). Without top_k, top_p or min_p every id is a candidate, in id
+ * order (no sort). With them, the candidates are the most likely ids in byLogit's order, found by
+ * selection and grown (64, then 8 times as many) only until top_p's mass or min_p's floor is reached:
+ * top_k keeps the k most likely; top_p the fewest of those whose weights reach p of their total (the
+ * whole vocabulary's without top_k); min_p those at least min_p as likely as the most likely one.
+ */
+function draw(l: Float64Array, o: Resolved, u: number): number {
+  const top = maxOf(l);
+  // Every id's weight, once, where the whole vocabulary's total is needed.
+  const all = o.topK === 0 && (o.topP < 1 || o.minP === 0) ? new Float64Array(l.length) : undefined;
+  let total = 0;
+  if (all !== undefined) {
+    for (let i = 0; i < l.length; i++) total += all[i] = Math.exp((l[i]! - top) / o.temperature);
+  }
+  const weight = all !== undefined ? (i: number): number => all[i]! : (i: number): number => Math.exp((l[i]! - top) / o.temperature);
+  if (all !== undefined && o.topP === 1 && o.minP === 0) {
+    let r = u * total;
+    for (let i = 0; i < all.length; i++) {
+      r -= all[i]!;
+      if (r < 0) return i;
+    }
+    return argmax(l);
+  }
+  let m = o.topK > 0 ? Math.min(o.topK, l.length) : Math.min(64, l.length);
+  for (;;) {
+    const ids = topIds(l, m);
+    const w = ids.map(weight);
+    if (o.topK > 0) total = w.reduce((s, x) => s + x, 0);
+    let keep = ids.length;
     if (o.topP < 1) {
       let acc = 0;
-      let keep = 0;
+      keep = 0;
       while (keep < ids.length && acc < o.topP * total) acc += w[keep++]!;
-      ids = ids.slice(0, Math.max(1, keep));
-      w.length = ids.length;
+      // Not reached within these m: take more (the whole vocabulary at worst).
+      if (acc < o.topP * total && o.topK === 0 && m < l.length) { m = Math.min(l.length, m * 8); continue; }
+      keep = Math.max(1, keep);
     }
     if (o.minP > 0) {
       // w[0] is the most likely id's weight (1): keep those at least minP as likely.
-      let keep = 1;
-      while (keep < ids.length && w[keep]! >= o.minP * w[0]!) keep++;
-      ids = ids.slice(0, keep);
-      w.length = keep;
+      let k = 1;
+      while (k < keep && w[k]! >= o.minP * w[0]!) k++;
+      // Every one of these m passes: there may be more past them.
+      if (k === keep && keep === ids.length && o.topK === 0 && o.topP === 1 && m < l.length) { m = Math.min(l.length, m * 8); continue; }
+      keep = k;
     }
-    const kept = w.reduce((s, x) => s + x, 0);
-    let u = this.#rand() * kept;
-    for (let k = 0; k < ids.length; k++) {
-      u -= w[k]!;
-      if (u < 0) return ids[k]!;
+    let kept = 0;
+    for (let k = 0; k < keep; k++) kept += w[k]!;
+    let r = u * kept;
+    for (let k = 0; k < keep; k++) {
+      r -= w[k]!;
+      if (r < 0) return ids[k]!;
     }
-    return ids[ids.length - 1]!;
+    return ids[keep - 1]!;
   }
 }
