@@ -93,6 +93,7 @@ export { loadModel, Qwen3Model } from './model/qwen3/model.js';
 export type { GenerateRequest, LoadModelOptions } from './model/qwen3/model.js';
 export type { GeneratedToken, GenerationResult, FinishReason, GenerateOptions } from './model/qwen3/generate.js';
 export type { SamplingOptions } from './model/qwen3/sampler.js';
+export type { ScoreResult, TextScoreResult } from './model/qwen3/score.js';
 export * as qwen3 from './model/qwen3/index.js';
 export { runPartitioned } from './jobs/partitioned.js';
 export type { PartitionedResult, PartitionedSpec, RecordedTransfer } from './jobs/partitioned.js';

@@ -15,6 +15,7 @@ import { farm } from './farm.js';
 import { farmWorker } from './farmWorker.js';
 import { gate } from './gate.js';
 import { generate } from './generate.js';
+import { score } from './score.js';
 import { gguf } from './gguf.js';
 import { matrix } from './matrix.js';
 import { plan } from './plan.js';
@@ -27,7 +28,7 @@ import { validate } from './validate.js';
 import { EXIT, processIo, reportError, type Io } from './output.js';
 
 /** Every command, in the order `--help` lists them; a new command is one file and one entry here. */
-const COMMANDS: readonly CliCommand[] = [validate, run, plan, matrix, contracts, farm, farmWorker, cache, gguf, q4nx, seal, tokenize, generate, gate, serve, addon, demo];
+const COMMANDS: readonly CliCommand[] = [validate, run, plan, matrix, contracts, farm, farmWorker, cache, gguf, q4nx, seal, tokenize, generate, score, gate, serve, addon, demo];
 
 function version(): string {
   const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
+import { writeFileSync } from 'node:fs';
 import { tinyModel } from '../serve/helpers.js';
 
 const BIN = fileURLToPath(new URL('../../src/cli/bin.js', import.meta.url));
@@ -74,6 +75,39 @@ describe('cli: serve', function () {
     expect(texts).to.have.length(3);
     expect(texts[0]).to.equal(texts[2]);
     expect(texts[1]).to.equal(texts[2]);
+  });
+
+  it('--cors ORIGIN... and --chat-template FILE reach the server; a template that does not parse exits 1 naming the file', async () => {
+    const tpl = join(model.dir, 'chat.jinja');
+    writeFileSync(tpl, '{% for m in messages %}[{{ m.role }}] {{ m.content }}\n{% endfor %}[assistant] ');
+    let prompt = 0;
+    let plain = 0;
+    const r = await serveOnce([model.path, '--ctx', '64', '--chat-template', tpl, '--cors', 'http://a.example', 'http://b.example'], async (url) => {
+      const res = await fetch(`${url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', origin: 'http://b.example' }, body: JSON.stringify({ model: 'tiny', messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 }) });
+      expect(res.headers.get('access-control-allow-origin')).to.equal('http://b.example');
+      prompt = ((await res.json()) as { usage: { prompt_tokens: number } }).usage.prompt_tokens;
+      const other = await fetch(`${url}/v1/models`, { headers: { origin: 'http://c.example' } });
+      expect(other.headers.get('access-control-allow-origin')).to.equal(null);
+    });
+    expect(r.code, r.stderr).to.equal(0);
+    // The template's prompt "[user] hi\n[assistant] " is a byte a token on the tiny vocabulary, ChatML's longer.
+    await serveOnce([model.path, '--ctx', '64'], async (url) => {
+      const res = await fetch(`${url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'tiny', messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 }) });
+      plain = ((await res.json()) as { usage: { prompt_tokens: number } }).usage.prompt_tokens;
+    });
+    expect(prompt).to.be.greaterThan(0);
+    expect(prompt).to.not.equal(plain);
+    const bad = join(model.dir, 'bad.jinja');
+    writeFileSync(bad, '{% for m in messages %}');
+    const refused = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const p = spawn(process.execPath, [BIN, 'serve', '--port', '0', model.path, '--chat-template', bad], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let stderr = '';
+      p.stderr.on('data', (b: Buffer) => { stderr += b.toString(); });
+      p.stdout.resume();
+      p.on('close', (code) => resolve({ code, stderr }));
+    });
+    expect(refused.code).to.equal(1);
+    expect(refused.stderr).to.include(bad).and.include('TokenizerError');
   });
 
   it('--demo serves the demo model with Qwen3\'s tokenizer and says its weights are random', async () => {

@@ -8,8 +8,8 @@
 import { CapabilityMissing } from '../../errors/index.js';
 import type { CheckedEqn, CheckedProgram } from '../../ir/checked.js';
 import { isLiteral, isQuantized, numel, storageBytes } from '../../ir/types.js';
-import type { AnyType } from '../../ir/ops.js';
-import { BINARY_OPS, UNARY_OPS, type BinaryOp, type UnaryOp } from '../../ops/elementwise.js';
+import type { AnyType, OpName } from '../../ir/ops.js';
+import type { BinaryOp, UnaryOp } from '../../ops/elementwise.js';
 import { rmsnormOf } from '../../targets/host/rmsnorm.js';
 import { rowBodyOf } from '../../targets/host/rowBody.js';
 import { lowerRowBody, type RowBodySlots } from './rowKernel.js';
@@ -56,6 +56,8 @@ export function lowerHost(checked: CheckedProgram, options: { readonly fuse?: bo
       slots[a.name] = place(storageBytes(a.dtype, a.shape));
     }
   }
+  const q8 = (options.matmul ?? 'exact') === 'q8';
+  const matmulOp = (w: number): 'matmul_w' | 'matmul_wq' => (q8 && (HOST_Q8_WEIGHTS as readonly string[]).includes(weights[w]!.type) ? 'matmul_wq' : 'matmul_w');
   const calls: KernelCall[] = [];
   const inPlace = inPlaceUpdates(checked);
   // Rewrites first (rewrite.ts): an absorbed equation reads nothing and gets no slot, a fused record reads its own operands.
@@ -113,7 +115,7 @@ export function lowerHost(checked: CheckedProgram, options: { readonly fuse?: bo
       calls.push({ op: 'iota', eqn: e.index, y: pos, i32: true, n: T, dim: Math.max(1, T), stride: 1 });
       calls.push({ op: 'rope', eqn: e.index, x: slots[fused.x]!, y: slots[outs[0]!]!, T, H, D, rd: D, pos, cos: slots[fused.cos]!, sin: slots[fused.sin]!, maxPos: Math.max(1, T) });
     } else if (!alias(e)) {
-      calls.push(...lowerEqn(e, io, weight, (w) => ((options.matmul ?? 'exact') === 'q8' && (HOST_Q8_WEIGHTS as readonly string[]).includes(weights[w]!.type) ? 'matmul_wq' : 'matmul_w')));
+      calls.push(...LOWERINGS[e.op](e, { io, weight, matmulOp }));
     }
     // Freed only now, so an equation's output never shares bytes with its own inputs or scratch.
     for (const at of scratch) arena.release(at);
@@ -161,90 +163,121 @@ function refused(e: CheckedEqn, what: string = e.op): never {
 
 const n = (t: AnyType): number => numel(t.shape);
 
-function lowerEqn(e: CheckedEqn, io: RowBodySlots, weight: (k: number) => number | undefined, matmulOp: (w: number) => 'matmul_w' | 'matmul_wq'): KernelCall[] {
-  const { at, place: scratch } = io;
-  const y = io.out(0);
-  const eqn = e.index;
-  const op = e.op;
-  if ((BINARY_OPS as readonly string[]).includes(op)) {
-    const [a, b] = e.ins as [AnyType, AnyType];
-    const aScalar = n(a) === 1 && n(e.outs[0]!) !== 1;
-    const bScalar = n(b) === 1 && n(e.outs[0]!) !== 1;
-    if ((!aScalar && n(a) !== n(e.outs[0]!)) || (!bScalar && n(b) !== n(e.outs[0]!))) refused(e, `${op}.shape`);
-    const fn = op as BinaryOp;
-    const args = { eqn, fn, a: at(0), b: at(1), y, n: n(e.outs[0]!), aScalar, bScalar };
-    if (a.dtype === 'f32') return [{ op: 'binary', ...args }];
-    if (a.dtype === 'i32') return [{ op: 'binary_i32', ...args }];
-    if (a.dtype === 'f16' || a.dtype === 'bf16') return [{ op: 'binary_t', dtype: a.dtype, ...args }];
-    return refused(e, `${op}.${a.dtype}`);
-  }
-  if ((UNARY_OPS as readonly string[]).includes(op)) {
-    const d = e.ins[0]!.dtype;
-    if (d === 'f32') return [{ op: 'unary', eqn, fn: op as UnaryOp, x: at(0), y, n: n(e.outs[0]!) }];
-    if (d === 'f16' || d === 'bf16' || (d === 'i32' && (op === 'neg' || op === 'abs'))) return [{ op: 'unary_t', eqn, fn: op as UnaryOp, dtype: d, x: at(0), y, n: n(e.outs[0]!) }];
-    return refused(e, `${op}.${d}`);
-  }
-  if (op === 'iota') {
-    const out = e.outs[0]!;
-    const d = (e.eqn.attrs as { dimension: number }).dimension;
-    const stride = numel(out.shape.slice(d + 1));
-    const iota = (to: number, i32: boolean): KernelCall => ({ op: 'iota', eqn, y: to, i32, n: n(out), dim: Math.max(1, out.shape[d] ?? 1), stride: Math.max(1, stride) });
-    if (out.dtype === 'f32' || out.dtype === 'i32') return [iota(y, out.dtype === 'i32')];
-    if (out.dtype !== 'f16' && out.dtype !== 'bf16') return refused(e, `iota.${out.dtype}`);
-    // The exact f32 indices rounded once to the dtype, as the oracle rounds each index.
-    const wide = scratch(4 * n(out));
-    return [iota(wide, false), { op: 'convert', eqn, from: 'f32', to: out.dtype, x: wide, y, n: n(out) }];
-  }
+/** What one equation's lowering is given: its slots, its weights and the matmul class. */
+interface LowerCtx {
+  readonly io: RowBodySlots;
+  /** The weight-table index of input `k` when it is a quantized weight. */
+  readonly weight: (k: number) => number | undefined;
+  readonly matmulOp: (w: number) => 'matmul_w' | 'matmul_wq';
+}
+
+/** How one op is lowered: the kernels of an equation, or a CapabilityMissing refusal naming what is missing. */
+type Lowering = (e: CheckedEqn, c: LowerCtx) => KernelCall[];
+
+function binary(e: CheckedEqn, { io }: LowerCtx): KernelCall[] {
+  const [a, b] = e.ins as [AnyType, AnyType];
+  const aScalar = n(a) === 1 && n(e.outs[0]!) !== 1;
+  const bScalar = n(b) === 1 && n(e.outs[0]!) !== 1;
+  if ((!aScalar && n(a) !== n(e.outs[0]!)) || (!bScalar && n(b) !== n(e.outs[0]!))) refused(e, `${e.op}.shape`);
+  const args = { eqn: e.index, fn: e.op as BinaryOp, a: io.at(0), b: io.at(1), y: io.out(0), n: n(e.outs[0]!), aScalar, bScalar };
+  if (a.dtype === 'f32') return [{ op: 'binary', ...args }];
+  if (a.dtype === 'i32') return [{ op: 'binary_i32', ...args }];
+  if (a.dtype === 'f16' || a.dtype === 'bf16') return [{ op: 'binary_t', dtype: a.dtype, ...args }];
+  return refused(e, `${e.op}.${a.dtype}`);
+}
+
+function unary(e: CheckedEqn, { io }: LowerCtx): KernelCall[] {
+  const d = e.ins[0]!.dtype;
+  const args = { eqn: e.index, fn: e.op as UnaryOp, x: io.at(0), y: io.out(0), n: n(e.outs[0]!) };
+  if (d === 'f32') return [{ op: 'unary', ...args }];
+  if (d === 'f16' || d === 'bf16' || (d === 'i32' && (e.op === 'neg' || e.op === 'abs'))) return [{ op: 'unary_t', dtype: d, ...args }];
+  return refused(e, `${e.op}.${d}`);
+}
+
+function iota(e: CheckedEqn, { io }: LowerCtx): KernelCall[] {
+  const out = e.outs[0]!;
+  const d = (e.eqn.attrs as { dimension: number }).dimension;
+  const stride = numel(out.shape.slice(d + 1));
+  const call = (to: number, i32: boolean): KernelCall => ({ op: 'iota', eqn: e.index, y: to, i32, n: n(out), dim: Math.max(1, out.shape[d] ?? 1), stride: Math.max(1, stride) });
+  if (out.dtype === 'f32' || out.dtype === 'i32') return [call(io.out(0), out.dtype === 'i32')];
+  if (out.dtype !== 'f16' && out.dtype !== 'bf16') return refused(e, `iota.${out.dtype}`);
+  // The exact f32 indices rounded once to the dtype, as the oracle rounds each index.
+  const wide = io.place(4 * n(out));
+  return [call(wide, false), { op: 'convert', eqn: e.index, from: 'f32', to: out.dtype, x: wide, y: io.out(0), n: n(out) }];
+}
+
+function matmul(e: CheckedEqn, { io, weight, matmulOp }: LowerCtx): KernelCall[] {
   const x = e.ins[0]!;
-  const C = x.shape[x.shape.length - 1] ?? 1;
+  const w = weight(1);
+  if (w !== undefined) return [{ op: matmulOp(w), eqn: e.index, x: io.at(0), y: io.out(0), T: x.shape[0]!, w }];
+  const b = e.ins[1]!;
+  const r = x.shape.length;
+  const dims = { batch: numel(x.shape.slice(0, r - 2)), M: x.shape[r - 2]!, K: x.shape[r - 1]!, N: b.shape[r - 1]! };
+  const args = { eqn: e.index, a: io.at(0), b: io.at(1), y: io.out(0), ...dims };
+  if (x.dtype === 'f32') return [{ op: 'matmul', ...args }];
+  if (x.dtype === 'f16' || x.dtype === 'bf16' || x.dtype === 'i32') return [{ op: 'matmul_t', dtype: x.dtype, ...args }];
+  return refused(e, `matmul.${x.dtype}`);
+}
+
+function convert(e: CheckedEqn, { io, weight }: LowerCtx): KernelCall[] {
+  const x = e.ins[0]!;
+  const w = weight(0);
+  if (w !== undefined) return [{ op: 'dequant', eqn: e.index, w, row0: 0, rows: x.shape[0]!, y: io.out(0) }];
+  if (isQuantized(x.dtype)) return refused(e);
+  return [{ op: 'convert', eqn: e.index, from: x.dtype, to: e.outs[0]!.dtype, x: io.at(0), y: io.out(0), n: n(x) }];
+}
+
+function gather(e: CheckedEqn, { io, weight }: LowerCtx): KernelCall[] {
+  const w = weight(0);
+  if (w !== undefined) return [{ op: 'gather', eqn: e.index, w, idx: io.at(1), y: io.out(0), count: n(e.ins[1]!) }];
+  // A table in the arena (an f32, f16 or bf16 weight, or a computed value): rows copied by index.
+  return lowerGather(e, io.at(0), io.at(1), io.out(0), io.place);
+}
+
+function rowKernel(e: CheckedEqn, { io }: LowerCtx): KernelCall[] {
+  const x = e.ins[0]!;
+  // The RMSNorm kernel is f32; a body of other rows runs step by step on the typed kernels.
+  const r = x.dtype === 'f32' ? rmsnormOf(e) : null;
   // Rows from the leading dims, so a row of zero elements still counts its rows.
   const rows = numel(x.shape.slice(0, -1));
-  switch (op) {
-    case 'matmul': {
-      const w = weight(1);
-      if (w !== undefined) return [{ op: matmulOp(w), eqn, x: at(0), y, T: x.shape[0]!, w }];
-      const b = e.ins[1]!;
-      const r = x.shape.length;
-      const dims = { batch: numel(x.shape.slice(0, r - 2)), M: x.shape[r - 2]!, K: x.shape[r - 1]!, N: b.shape[r - 1]! };
-      if (x.dtype === 'f32') return [{ op: 'matmul', eqn, a: at(0), b: at(1), y, ...dims }];
-      if (x.dtype === 'f16' || x.dtype === 'bf16' || x.dtype === 'i32') return [{ op: 'matmul_t', eqn, dtype: x.dtype, a: at(0), b: at(1), y, ...dims }];
-      return refused(e, `matmul.${x.dtype}`);
-    }
-    case 'reduce_sum': case 'reduce_max': return lowerReduce(e, at(0), y, scratch);
-    case 'reshape': return [{ op: 'copy', eqn, x: at(0), y, bytes: storageBytes(e.outs[0]!.dtype, e.outs[0]!.shape) }];
-    case 'convert': {
-      const w = weight(0);
-      if (w !== undefined) return [{ op: 'dequant', eqn, w, row0: 0, rows: x.shape[0]!, y }];
-      if (isQuantized(x.dtype)) return refused(e);
-      return [{ op: 'convert', eqn, from: x.dtype, to: e.outs[0]!.dtype, x: at(0), y, n: n(x) }];
-    }
-    case 'gather': {
-      const w = weight(0);
-      if (w !== undefined) return [{ op: 'gather', eqn, w, idx: at(1), y, count: n(e.ins[1]!) }];
-      // A table in the arena (an f32, f16 or bf16 weight, or a computed value): rows copied by index.
-      return lowerGather(e, at(0), at(1), y, scratch);
-    }
-    case 'row_kernel': {
-      // The RMSNorm kernel is f32; a body of other rows runs step by step on the typed kernels.
-      const r = x.dtype === 'f32' ? rmsnormOf(e) : null;
-      if (r !== null) return [{ op: 'rmsnorm', eqn, x: at(r.x), g: at(r.g), y, rows, C, eps: r.eps }];
-      const plan = rowBodyOf(e);
-      if (plan === null) return refused(e, 'row_kernel.body');
-      return lowerRowBody(e, plan, io);
-    }
-    case 'dynamic_update_slice': {
-      const bytes = storageBytes(x.dtype, x.shape);
-      const u = e.ins[1]!;
-      if (x.shape.length === 0) return [{ op: 'copy', eqn, x: at(1), y, bytes }];
-      // The kernel updates in place and reads its starts as one i32 array: copy both into place first.
-      const starts = scratch(4 * x.shape.length);
-      // An update in place (inPlaceUpdates) finds its operand already in its slot.
-      const calls: KernelCall[] = at(0) === y ? [] : [{ op: 'copy', eqn, x: at(0), y, bytes }];
-      x.shape.forEach((_, k) => calls.push({ op: 'copy', eqn, x: at(2 + k), y: starts + 4 * k, bytes: 4 }));
-      calls.push({ op: 'update', eqn, dst: y, upd: at(1), starts, elem: storageBytes(x.dtype, [1]), dims: [...x.shape], update: [...u.shape] });
-      return calls;
-    }
-    case 'transpose': case 'broadcast': case 'slice': case 'concat': return lowerMovement(e, at, y);
-    default: return refused(e);
-  }
+  const C = x.shape[x.shape.length - 1] ?? 1;
+  if (r !== null) return [{ op: 'rmsnorm', eqn: e.index, x: io.at(r.x), g: io.at(r.g), y: io.out(0), rows, C, eps: r.eps }];
+  const plan = rowBodyOf(e);
+  if (plan === null) return refused(e, 'row_kernel.body');
+  return lowerRowBody(e, plan, io);
 }
+
+function update(e: CheckedEqn, { io }: LowerCtx): KernelCall[] {
+  const x = e.ins[0]!;
+  const y = io.out(0);
+  const bytes = storageBytes(x.dtype, x.shape);
+  const u = e.ins[1]!;
+  if (x.shape.length === 0) return [{ op: 'copy', eqn: e.index, x: io.at(1), y, bytes }];
+  // The kernel updates in place and reads its starts as one i32 array: copy both into place first.
+  const starts = io.place(4 * x.shape.length);
+  // An update in place (inPlaceUpdates) finds its operand already in its slot.
+  const calls: KernelCall[] = io.at(0) === y ? [] : [{ op: 'copy', eqn: e.index, x: io.at(0), y, bytes }];
+  x.shape.forEach((_, k) => calls.push({ op: 'copy', eqn: e.index, x: io.at(2 + k), y: starts + 4 * k, bytes: 4 }));
+  calls.push({ op: 'update', eqn: e.index, dst: y, upd: io.at(1), starts, elem: storageBytes(x.dtype, [1]), dims: [...x.shape], update: [...u.shape] });
+  return calls;
+}
+
+const movement: Lowering = (e, { io }) => lowerMovement(e, io.at, io.out(0));
+const reduce: Lowering = (e, { io }) => lowerReduce(e, io.at(0), io.out(0), io.place);
+/** A reshape that is not an alias (aliased): its bytes copied into its own slot. */
+const reshape: Lowering = (e, { io }) => [{ op: 'copy', eqn: e.index, x: io.at(0), y: io.out(0), bytes: storageBytes(e.outs[0]!.dtype, e.outs[0]!.shape) }];
+/** An op the host has no kernel for: refused, naming it. */
+const none: Lowering = (e) => refused(e);
+
+/**
+ * Every op's lowering. The mapped type over OpName makes a new op refuse to compile until it has a row
+ * here: a kernel, or `none`, the refusal a planner reads as `host.<op>`.
+ */
+const LOWERINGS: { readonly [P in OpName]: Lowering } = {
+  add: binary, sub: binary, mul: binary, div: binary, max: binary, min: binary, ge: binary,
+  neg: unary, recip: unary, exp: unary, log: unary, tanh: unary, erf: unary, sqrt: unary, rsqrt: unary, abs: unary,
+  logistic: unary, sin: unary, cos: unary,
+  convert, reduce_sum: reduce, reduce_max: reduce, matmul, gather, reshape,
+  transpose: movement, broadcast: movement, slice: movement, concat: movement,
+  iota, dynamic_update_slice: update, row_kernel: rowKernel, all_reduce: none,
+};

@@ -13,3 +13,4 @@ export type { DecodeRequest, FinishReason, GeneratedToken, GenerationResult } fr
 export { loadModel, Qwen3Model, checkModelTarget, type GenerateRequest, type LoadModelOptions } from './model.js';
 export { openModelSource, type ModelSource } from './source.js';
 export { runGate, type GateOptions, type GatePhase, type GateReport } from './gate.js';
+export { scoreIds, scoreText, logProbability, type ScoreResult, type TextScoreResult } from './score.js';

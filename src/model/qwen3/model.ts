@@ -9,7 +9,7 @@ import { createEngine, type Engine } from '../../jobs/engine.js';
 import type { Program } from '../../ir/types.js';
 import { DEFAULT_LIMITS, resolveLimits, type Limits } from '../../ir/limits.js';
 import { isTargetName, TARGET_NAMES } from '../../targets/target.js';
-import type { ChatMessage } from '../tokenizer/types.js';
+import type { ChatMessage, ChatOptions } from '../tokenizer/types.js';
 import type { Tokenizer } from '../tokenizer/types.js';
 import type { Qwen3Config } from './config.js';
 import { generateIds, type DecodeRequest, type GenerateOptions, type GeneratedToken, type GenerationContext, type GenerationResult } from './generate.js';
@@ -17,6 +17,7 @@ import { buildProgram, CACHE_TYPES, type CacheType } from './program.js';
 import { programFor, type PlacedProgram } from './forms.js';
 import { EngineRunner, ReferenceRunner, type StepRunner } from './runner.js';
 import { openModelSource, type ModelSource } from './source.js';
+import { scoreIds, type ScoreResult } from './score.js';
 import { loadTokenizer } from '../tokenizer/load.js';
 import { TextWorker, type TextLimits } from '../tokenizer/textWorker.js';
 
@@ -78,6 +79,22 @@ export interface GenerateRequest extends Omit<DecodeRequest, 'promptIds'> {
   readonly messages?: readonly ChatMessage[];
   /** Qwen3's thinking switch for `messages` (unset leaves it to the template). */
   readonly enableThinking?: boolean;
+  /** Tool definitions the chat template renders with `messages`. */
+  readonly tools?: readonly unknown[];
+  /** A Jinja chat template used over the model's own for `messages`. */
+  readonly chatTemplate?: string;
+  /** Further variables the chat template reads (a server's `chat_template_kwargs`). */
+  readonly chatVariables?: Readonly<Record<string, unknown>>;
+}
+
+/** The chat options of a request's `messages`: its thinking switch, tools and template. */
+export function chatOptionsOf(r: GenerateRequest): ChatOptions {
+  return {
+    ...(r.enableThinking !== undefined ? { enableThinking: r.enableThinking } : {}),
+    ...(r.tools !== undefined ? { tools: r.tools } : {}),
+    ...(r.chatTemplate !== undefined ? { template: r.chatTemplate } : {}),
+    ...(r.chatVariables !== undefined ? { variables: r.chatVariables } : {}),
+  };
 }
 
 function positiveInt(v: unknown, field: string): void {
@@ -264,7 +281,7 @@ export class Qwen3Model {
       if (typeof r.prompt !== 'string') throw new InvalidOptions('prompt', `a string, not ${typeof r.prompt}`);
       return this.#tokenizerFor('prompt').encode(r.prompt);
     }
-    return this.#tokenizerFor('messages').encodeChat(r.messages!, r.enableThinking === undefined ? {} : { enableThinking: r.enableThinking }).ids;
+    return this.#tokenizerFor('messages').encodeChat(r.messages!, chatOptionsOf(r)).ids;
   }
 
   /**
@@ -279,8 +296,7 @@ export class Qwen3Model {
       if (typeof r.prompt !== 'string') throw new InvalidOptions('prompt', `a string, not ${typeof r.prompt}`);
       return this.#textWorker('prompt').encode(r.prompt, {}, this.ctx);
     }
-    const options = r.enableThinking === undefined ? {} : { enableThinking: r.enableThinking };
-    return (await this.#textWorker('messages').encodeChat(r.messages!, options, this.ctx)).ids;
+    return (await this.#textWorker('messages').encodeChat(r.messages!, chatOptionsOf(r), this.ctx)).ids;
   }
 
   #textWorker(field: string): TextWorker {
@@ -311,6 +327,14 @@ export class Qwen3Model {
       const n = await it.next();
       if (n.done === true) return n.value;
     }
+  }
+
+  /**
+   * Teacher-forced scoring of `ids` (at least 2, at most ctx): every position's next-token logits, each
+   * next id's log-probability and the perplexity (score.ts).
+   */
+  score(ids: readonly number[]): Promise<ScoreResult> {
+    return scoreIds(this, ids);
   }
 
   /** Closes the engine this model made (an engine given to loadModel stays open). */

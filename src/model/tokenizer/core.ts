@@ -8,6 +8,7 @@ import { InvalidInput, TokenizerError } from '../../errors/index.js';
 import { AddedMatcher, type AddedToken } from './added.js';
 import { bpeIds, type BpeModel } from './bpe.js';
 import { renderChat, type ChatSpec } from './chat.js';
+import { spmIds, type SpmModel } from './spm.js';
 import type { PreTokenizer } from './pretokenize.js';
 import { checkIds, checkText } from './text.js';
 import type { ChatMessage, ChatOptions, DecodeOptions, EncodeOptions, Tokenizer, TokenizerKind } from './types.js';
@@ -16,7 +17,13 @@ import type { ChatMessage, ChatOptions, DecodeOptions, EncodeOptions, Tokenizer,
 export interface TokenizerSpec {
   readonly source: string;
   readonly kind: TokenizerKind;
-  readonly model: BpeModel;
+  /** Byte-level BPE (merges by rank), or SentencePiece-style (joins by score, with byte fallback). */
+  readonly model: BpeModel | SpmModel;
+  /**
+   * SentencePiece's add_space_prefix as llama.cpp applies it: a space before the text at the start and
+   * after each special token found in it.
+   */
+  readonly spacePrefix?: boolean;
   readonly added: readonly AddedToken[];
   readonly normalize: ((s: string) => string) | null;
   readonly preTokenize: PreTokenizer;
@@ -69,9 +76,13 @@ class SpecTokenizer implements Tokenizer {
   private piece(p: string, out: number[]): void {
     const hit = this.cache.get(p);
     if (hit !== undefined) { for (const id of hit) out.push(id); return; }
-    const ids = bpeIds(this.spec.model, p);
-    // The loader checked that every byte has a token, so a missing character is a defect.
-    if (ids.includes(-1)) throw new TokenizerError(this.source, `a character of ${JSON.stringify(p)} has no token`);
+    const m = this.spec.model;
+    const ids = 'type' in m ? spmIds(m, p) : bpeIds(m, p);
+    // A byte-level loader checked that every byte has a token; a SentencePiece file may lack some.
+    if (ids.includes(-1)) {
+      throw new TokenizerError(this.source, 'type' in m ? `tokenizer.ggml.tokens: a byte of ${JSON.stringify(p)} has no <0xNN> token to fall back to`
+        : `a character of ${JSON.stringify(p)} has no token`);
+    }
     if (p.length <= CACHE_PIECE_CHARS) {
       if (this.cache.size >= CACHE_ENTRIES) this.cache.clear();
       this.cache.set(p, ids);
@@ -93,9 +104,12 @@ class SpecTokenizer implements Tokenizer {
     const parseSpecial = options.parseSpecial ?? true;
     const out: number[] = [];
     if (options.addSpecial ?? true) out.push(...this.spec.prefix);
+    let afterSpecial = true;
     for (const part of this.raw.split(text, parseSpecial)) {
-      if ('id' in part) out.push(part.id);
-      else this.plain(part.text, parseSpecial, out);
+      if ('id' in part) { out.push(part.id); afterSpecial = true; continue; }
+      if (part.text === '') continue;
+      this.plain(this.spec.spacePrefix === true && afterSpecial ? ` ${part.text}` : part.text, parseSpecial, out);
+      afterSpecial = false;
     }
     if (options.addSpecial ?? true) out.push(...this.spec.suffix);
     return out;

@@ -174,3 +174,29 @@ export function translatePattern(p: string): string {
  * tokenizer.json pattern with its `(?i:...)` contractions spelled out as classes.
  */
 export const QWEN2_PATTERN = String.raw`(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`;
+
+/** The contractions of the Llama 3 family's patterns, case-insensitive, spelled out as classes. */
+const CONTRACTIONS = String.raw`(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])`;
+
+/** llama.cpp's LLAMA3 pre-tokenizer (`llama-bpe`, `llama3`, `dbrx`, `smaug-bpe`): Qwen2's with digits in runs of up to three. */
+export const LLAMA3_PATTERN = String.raw`${CONTRACTIONS}|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`;
+
+/** GPT-2's split, llama.cpp's GPT2 pre-tokenizer (`gpt-2`, `phi-2`) and the second step of its DEFAULT one. */
+export const GPT2_SPLIT_PATTERN = String.raw`'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`;
+
+/**
+ * llama.cpp's DEFAULT pre-tokenizer (`default`, or no `tokenizer.ggml.pre`): four splits one after the
+ * other, each keeping the text between its matches as pieces too.
+ */
+export const DEFAULT_PATTERNS: readonly string[] = [
+  String.raw`[\p{P}\$\+<=>\^~\|]+`, GPT2_SPLIT_PATTERN, String.raw`\p{N}+`, '[0-9][0-9][0-9]',
+];
+
+/**
+ * llama.cpp's GPT4O pre-tokenizer (`gpt-4o`, `llama4`; Phi-4-mini's files): o200k's pattern as llama.cpp
+ * runs it, where "an upper-case-like letter" is any letter but a-z and "a lower-case-like one" any letter
+ * but A-Z (so a non-ASCII letter is both, and a combining mark is neither).
+ */
+const UPPERISH = String.raw`[^\P{L}a-z]`;
+const LOWERISH = String.raw`[^\P{L}A-Z]`;
+export const GPT4O_PATTERN = String.raw`[^\r\n\p{L}\p{N}]?${UPPERISH}*${LOWERISH}+${CONTRACTIONS}?|[^\r\n\p{L}\p{N}]?${UPPERISH}+${LOWERISH}*${CONTRACTIONS}?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`;

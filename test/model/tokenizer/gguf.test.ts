@@ -81,12 +81,19 @@ describe('tokenizer: the one a GGUF carries (Qwen3\'s real vocabulary and merges
   it('a GGUF without tokenizer metadata, or with a kind it cannot read, is a TokenizerError naming the key', () => {
     const none = readGguf(qwen3Gguf(new Map()));
     expect(() => tokenizerFromGguf(none, 'x.gguf')).to.throw(TokenizerError, /x\.gguf: tokenizer\.ggml\.model: missing: the GGUF carries no tokenizer/);
-    const spm = tinyTokenizerMetadata();
-    spm.set('tokenizer.ggml.model', gv.str('llama'));
-    expect(() => tokenizerFromGguf(readGguf(qwen3Gguf(spm)))).to.throw(TokenizerError, /"llama" is not supported/);
+    const kind = tinyTokenizerMetadata();
+    kind.set('tokenizer.ggml.model', gv.str('t5'));
+    expect(() => tokenizerFromGguf(readGguf(qwen3Gguf(kind)))).to.throw(TokenizerError, /tokenizer\.ggml\.model: "t5" is not supported/);
     const pre = tinyTokenizerMetadata();
-    pre.set('tokenizer.ggml.pre', gv.str('llama-bpe'));
-    expect(() => tokenizerFromGguf(readGguf(qwen3Gguf(pre)))).to.throw(TokenizerError, /tokenizer\.ggml\.pre: "llama-bpe" is not supported/);
+    pre.set('tokenizer.ggml.pre', gv.str('chatglm-bpe'));
+    expect(() => tokenizerFromGguf(readGguf(qwen3Gguf(pre)))).to.throw(TokenizerError, /tokenizer\.ggml\.pre: "chatglm-bpe" is not supported/);
+    const scores = tinyTokenizerMetadata();
+    scores.set('tokenizer.ggml.model', gv.str('llama'));
+    scores.set('tokenizer.ggml.scores', gv.numbers('f32', [1, 2]));
+    expect(() => tokenizerFromGguf(readGguf(qwen3Gguf(scores)))).to.throw(TokenizerError, /tokenizer\.ggml\.scores: must be a float array of one score per token/);
+    const flag = tinyTokenizerMetadata();
+    flag.set('tokenizer.ggml.add_bos_token', gv.u32(1));
+    expect(() => tokenizerFromGguf(readGguf(qwen3Gguf(flag)))).to.throw(TokenizerError, /tokenizer\.ggml\.add_bos_token: must be a bool/);
   });
 
   it('a merge that names no token, or token types of the wrong length, are refused at load', () => {
