@@ -49,6 +49,19 @@ describe('cli: generate and gate with GGUFs of each architecture', function () {
     });
   }
 
+  it('score: a llama and a gemma3 GGUF by ids on host, a row of logits per position and a finite perplexity', async () => {
+    const ids = [104, 101, 108, 108, 111, 32, 119, 111];
+    for (const arch of ['llama', 'gemma3']) {
+      const r = await run('score', join(dir, `${arch}.gguf`), '--ids', ids.join(','), '--ctx', '32', '--target', 'host', '--json');
+      expect(r.status, `${arch}: ${r.err}`).to.equal(0);
+      const doc = JSON.parse(r.out) as { logits: number[][]; logprobs: number[]; perplexity: number };
+      expect(doc.logits, arch).to.have.length(ids.length);
+      expect(doc.logits.every((row) => row.length === 320)).to.equal(true);
+      expect(doc.logprobs).to.have.length(ids.length - 1);
+      expect(Number.isFinite(doc.perplexity) && doc.perplexity > 1).to.equal(true);
+    }
+  });
+
   it('a GGUF of an architecture that does not run is refused (exit 1), naming those that do', async () => {
     const path = gguf('m.gguf', TINY);
     const bytes = Buffer.from(tinyQwen3Gguf(TINY));
