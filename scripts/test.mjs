@@ -1,0 +1,64 @@
+#!/usr/bin/env node
+/**
+ * `npm test`'s runner (after the build): mocha over every compiled test file, two files at a time
+ * (--parallel --jobs 2), the slowest files first.
+ *
+ * Mocha's parallel mode hands files to its workers in the order it is given them; by name, the slowest
+ * files came late and a worker ran the last of them alone while the other sat idle. Starting the slowest
+ * ones first (longest first, the rest by name) lets the many short files fill in around them, so both
+ * workers finish together. SLOWEST is ordered by CPU seconds measured per file alone; a file missing
+ * from it runs among the rest, and a name in it that is no test file is an error (keep it current).
+ *
+ * Only files compiled from a test/**\/*.test.ts that still exists run: a test renamed or removed leaves
+ * its old output in dist/ (tsc does not delete it), which must not run with the suite.
+ *
+ * Arguments are passed on to mocha (`npm test -- --grep TEXT`).
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** Test files (under test/, without .test.ts), slowest first: CPU seconds of each alone, 2026-12-03. */
+const SLOWEST = [
+  'hostile/hostile', // ~55 s, and two child cases at a time
+  'cli/generate', // ~24
+  'cli/serve', // ~19
+  'model/tokenizer/limits', // ~18
+  'package/consumer', // ~18
+  'contracts/exhaustive', // ~17
+  'farm/farm', // ~17
+  'model/qwen3/programs', // ~16
+  'native/sweep', // ~15
+  'model/qwen3/npu4', // ~15
+  'cli/tokenize', // ~13
+  'farm/remoteCache', // ~12
+  'serve/text', // ~11
+  'jobs/deviceSession', // ~11
+  'contracts/report', // ~10
+  'jobs/close', // ~9
+  'jobs/npuTargets', // ~9
+  'contracts/npu4', // ~8
+  'serve/addons', // ~8
+  'serve/supervision', // ~7
+  'jobs/engine', // ~7
+];
+
+const tests = readdirSync(join(ROOT, 'test'), { recursive: true })
+  .map((f) => String(f).replaceAll('\\', '/'))
+  .filter((f) => f.endsWith('.test.ts'))
+  .map((f) => f.slice(0, -'.test.ts'.length))
+  .sort();
+for (const name of SLOWEST) {
+  if (!tests.includes(name)) throw new Error(`scripts/test.mjs: SLOWEST names test/${name}.test.ts, which does not exist`);
+}
+const order = [...SLOWEST, ...tests.filter((t) => !SLOWEST.includes(t))];
+const files = order.map((t) => join('dist/test', `${t}.test.js`));
+const missing = files.filter((f) => !existsSync(join(ROOT, f)));
+if (missing.length > 0) throw new Error(`scripts/test.mjs: not built (run npm run build): ${missing.join(', ')}`);
+
+const mocha = join(ROOT, 'node_modules/mocha/bin/mocha.js');
+const child = spawn(process.execPath, [mocha, '--parallel', '--jobs', '2', ...process.argv.slice(2), ...files], { cwd: ROOT, stdio: 'inherit' });
+child.on('exit', (code, signal) => { process.exitCode = code ?? (signal !== null ? 1 : 0); });
