@@ -3,9 +3,9 @@
  * 1024, 16 query and 8 KV heads of 128, FFN 3072, vocab 151936, tied) in Q4_0 and Q8_0, run by the
  * engine on a target and by llama.cpp (node-llama-cpp 3.21.1) on the same file, 2 threads: a prompt of
  * 256 tokens (prefill tok/s), then 128 decoded tokens (decode tok/s), in a KV cache of `--ctx` positions
- * (1024, as users run it), the ratio to llama.cpp for each, each run's load time (the engine's with its
- * decode session opened, as `serve` does before it answers; the prefill of the first prompt then also
- * compiles or reads its prefill program, so a second prompt's prefill is printed beside it) and peak RSS beside the
+ * (1024, as users run it), the ratio to llama.cpp for each, each run's load time (the engine's with
+ * `warm({ promptTokens })`: its decode and its prompt's prefill sessions opened and the weights read in;
+ * a second prompt's prefill is printed beside the first's) and peak RSS beside the
  * file size, and (on host) a decode step's time by kernel, from the addon's per-step profile
  * (NPU_OFFLOAD_HOST_PROFILE, src/native/host/list.cc). Every run is a child process of its own, so a
  * peak is that run's alone.
@@ -55,8 +55,9 @@ async function runEngine(path: string, target: string, threads: number, ctx: num
   const t0 = performance.now();
   const model = await loadModel(path, { target, threads, ctx, ...(process.argv.includes('--exact-matmul') ? { exactMatmul: true } : {}) });
   // As a server does while it says it is loading (and as llama.cpp warms its context up): the decode
-  // program compiled (or taken from the cache) and its session opened.
-  await model.warm();
+  // program and the prefill program of a prompt this long compiled (or taken from the cache), their
+  // sessions opened and the weights read in; all of it counted in the load time.
+  await model.warm({ promptTokens: prompt.length });
   const loadMs = performance.now() - t0;
   try {
     const r = await model.complete({ promptIds: prompt, maxTokens: decode, ignoreEos: true, repetitionPenalty: 1 });
