@@ -3,16 +3,17 @@
  * 1024, 16 query and 8 KV heads of 128, FFN 3072, vocab 151936, tied) in Q4_0 and Q8_0, run by the
  * engine on a target and by llama.cpp (node-llama-cpp 3.21.1) on the same file, 2 threads: a prompt of
  * 256 tokens (prefill tok/s), then 128 decoded tokens (decode tok/s), in a KV cache of `--ctx` positions
- * (1024, as users run it), the ratio to llama.cpp for each, each run's load time (the engine's with its
- * decode session opened, as `serve` does before it answers; the prefill of the first prompt then also
- * compiles or reads its prefill program, so a second prompt's prefill is printed beside it) and peak RSS beside the
+ * (1024, as users run it), the ratio to llama.cpp for each, each run's load time (the engine's with
+ * `warm({ promptTokens })`: its decode and its prompt's prefill sessions opened and the weights read in;
+ * a second prompt's prefill is printed beside the first's) and peak RSS beside the
  * file size, and (on host) a decode step's time by kernel, from the addon's per-step profile
  * (NPU_OFFLOAD_HOST_PROFILE, src/native/host/list.cc). Every run is a child process of its own, so a
  * peak is that run's alone.
  *
  * Flags: --target (default host, the fast one), --types Q4_0,Q8_0, --threads 2, --ctx 1024, --prompt 256,
  * --decode 128, --layers N and --vocab N (a smaller model of the same widths), --exact-matmul (host: the exact matmul
- * class rather than the default q8 activations, docs/HOST.md). The cpu target is the oracle (f64,
+ * class rather than the default q8 activations, docs/HOST.md), --cache-type f32|f16 (the engine's KV cache: f32, the
+ * default and the exact class, or f16 as llama.cpp's; docs/MODELS.md). The cpu target is the oracle (f64,
  * one thread): the full model would take hours there, so on cpu the default is 1 layer and a vocab of
  * 8192, and the output says so. Never part of `npm test`.
  */
@@ -53,10 +54,13 @@ function promptIds(n: number, vocab: number): number[] {
 
 async function runEngine(path: string, target: string, threads: number, ctx: number, prompt: number[], decode: number): Promise<Run> {
   const t0 = performance.now();
-  const model = await loadModel(path, { target, threads, ctx, ...(process.argv.includes('--exact-matmul') ? { exactMatmul: true } : {}) });
+  const cacheType = arg('cache-type', 'f32');
+  if (cacheType !== 'f32' && cacheType !== 'f16') throw new Error(`--cache-type is f32 or f16, not ${cacheType}`);
+  const model = await loadModel(path, { target, threads, ctx, cacheType, ...(process.argv.includes('--exact-matmul') ? { exactMatmul: true } : {}) });
   // As a server does while it says it is loading (and as llama.cpp warms its context up): the decode
-  // program compiled (or taken from the cache) and its session opened.
-  await model.warm();
+  // program and the prefill program of a prompt this long compiled (or taken from the cache), their
+  // sessions opened and the weights read in; all of it counted in the load time.
+  await model.warm({ promptTokens: prompt.length });
   const loadMs = performance.now() - t0;
   try {
     const r = await model.complete({ promptIds: prompt, maxTokens: decode, ignoreEos: true, repetitionPenalty: 1 });
@@ -74,6 +78,7 @@ async function runLlama(path: string, threads: number, ctxSize: number, prompt: 
   const llama = await getLlama({ gpu: false, build: 'never', progressLogs: false, logLevel: 'error' as never });
   const l0 = performance.now();
   const model = await llama.loadModel({ modelPath: path });
+  // llama.cpp's KV cache is f16 (its default) whatever --cache-type says.
   const ctx = await model.createContext({ contextSize: ctxSize, threads, batchSize: prompt.length });
   const loadMs = performance.now() - l0;
   const t0 = performance.now();
@@ -143,7 +148,7 @@ async function main(): Promise<void> {
   const types = arg('types', 'Q4_0,Q8_0').split(',') as QuantType[];
   console.log(`machine: ${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`);
   const full = layers === 28 && vocab === 151936;
-  console.log(`model: Qwen3-0.6B widths (hidden 1024, 16/8 heads of 128, ffn 3072, tied), ${layers} layers, vocab ${vocab}${full ? '' : ' (a SMALLER model than Qwen3-0.6B: the figures are not the 0.6B comparison)'}; target ${target}; ctx ${arg('ctx', '1024')}, prompt ${arg('prompt', '256')}, decode ${arg('decode', '128')}, threads ${arg('threads', '2')}`);
+  console.log(`model: Qwen3-0.6B widths (hidden 1024, 16/8 heads of 128, ffn 3072, tied), ${layers} layers, vocab ${vocab}${full ? '' : ' (a SMALLER model than Qwen3-0.6B: the figures are not the 0.6B comparison)'}; target ${target}; ctx ${arg('ctx', '1024')}, prompt ${arg('prompt', '256')}, decode ${arg('decode', '128')}, threads ${arg('threads', '2')}, engine KV cache ${arg('cache-type', 'f32')}`);
   if (reduced) console.log('  the cpu target is the f64 oracle on one thread: its figures measure the harness, not a fast path (the host target is the one to compare)');
   const dir = mkdtempSync(join(tmpdir(), 'npuo-bench-gen-'));
   try {

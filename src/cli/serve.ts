@@ -9,7 +9,7 @@ import { messageOf, UsageError } from '../errors/index.js';
 import { createEngine } from '../jobs/engine.js';
 import { Registry, loadAddon } from '../serve/addons.js';
 import { demoModel } from '../serve/demo.js';
-import { resolveModel } from '../serve/open.js';
+import { readChatTemplate, resolveModel } from '../serve/open.js';
 import { createServer } from '../serve/server.js';
 import { untilDevicesSettle } from '../serve/status.js';
 import { TARGET_NAMES } from '../targets/target.js';
@@ -38,6 +38,8 @@ export interface ServeFlags {
   readonly addon?: string[];
   readonly npuOpt?: Record<string, string>;
   readonly cacheDir?: string;
+  readonly chatTemplate?: string;
+  readonly cors?: string[];
 }
 
 function portArg(v: string): number {
@@ -56,6 +58,8 @@ function npuOptArg(v: string, prev: Record<string, string> = {}): Record<string,
 export async function serveCommand(path: string | undefined, f: ServeFlags, io: Io, stop?: Promise<void>): Promise<number> {
   const given = f.model ?? path;
   if (given === undefined && f.demo !== true) throw new UsageError('serve needs a MODEL (a GGUF file or a model directory), --model PATH, or --demo');
+  // Read and checked before anything loads: a template that does not parse refuses the server.
+  const chatTemplate = f.chatTemplate !== undefined ? readChatTemplate(f.chatTemplate) : undefined;
   const registry = new Registry();
   for (const a of f.addon ?? []) await loadAddon(a, registry);
   const demo = given === undefined ? demoModel(f.cacheDir) : undefined;
@@ -82,7 +86,7 @@ export async function serveCommand(path: string | undefined, f: ServeFlags, io: 
   };
   const resolved = await resolveModel(given ?? demo!.path, load, registry, io.err).catch(async (e: unknown) => { await engine.close(); throw e; });
   const id = demo !== undefined ? 'qwen3-demo' : resolved.id;
-  const server = createServer({ modelId: id, open: async () => { await untilDevicesSettle(engine); return resolved.open(); }, engine, maxQueue: f.maxQueue, ...(f.apiKey !== undefined ? { apiKey: f.apiKey } : {}), log: io.err });
+  const server = createServer({ modelId: id, open: async () => { await untilDevicesSettle(engine); return resolved.open(); }, engine, maxQueue: f.maxQueue, ...(chatTemplate !== undefined ? { chatTemplate } : {}), ...(f.cors !== undefined ? { cors: f.cors } : {}), ...(f.apiKey !== undefined ? { apiKey: f.apiKey } : {}), log: io.err });
   const url = await server.listen(f.port, f.host).catch(async (e: unknown) => {
     await server.close();
     await engine.close();
@@ -152,6 +156,8 @@ export const serve: CliCommand = {
       .addOption(new Option('--api-key <key>', 'require Authorization: Bearer KEY'))
       .addOption(new Option('--addon <pkg...>', 'load an add-on (package name or path) that adds routes'))
       .addOption(new Option('--npu-opt <key=value>', 'an option for an add-on route (repeatable)').argParser(npuOptArg))
+      .addOption(new Option('--cors <origin...>', 'origins a browser page may call from (* any); none by default'))
+      .addOption(new Option('--chat-template <file>', 'a Jinja chat template used over the model\'s own'))
       .addOption(new Option('--cache-dir <dir>', 'blob cache directory (and where the demo model is written)'))
       .action(action((path: string | undefined, f: ServeFlags) => serveCommand(path, f, io)));
   },

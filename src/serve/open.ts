@@ -5,12 +5,13 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { EngineError, InvalidInput, messageOf } from '../errors/index.js';
+import { EngineError, InvalidInput, InvalidOptions, messageOf } from '../errors/index.js';
 import { readRegularFile } from '../io/files.js';
 import { parseJsonFile } from '../ir/jsonText.js';
-import { loadModel, type GenerateRequest, type LoadModelOptions, type Qwen3Model } from '../model/qwen3/model.js';
+import { chatOptionsOf, loadModel, type GenerateRequest, type LoadModelOptions, type Qwen3Model } from '../model/qwen3/model.js';
 import type { FinishReason, GeneratedToken, GenerationResult } from '../model/qwen3/generate.js';
 import { TextStream } from '../model/qwen3/stream.js';
+import { compileChatTemplate } from '../model/tokenizer/chat.js';
 import { loadTokenizer } from '../model/tokenizer/load.js';
 import { TextWorker } from '../model/tokenizer/textWorker.js';
 import type { Registry, RouteOptions, RouteSession, ServeRoute } from './addons.js';
@@ -50,7 +51,7 @@ export async function resolveModel(path: string, load: LoadModelOptions & { read
       const answer = await route.canServe(path);
       if (answer === true) {
         const options: RouteOptions = { target: load.target ?? 'host', npuOpts: load.npuOpts ?? {}, ...(load.ctx !== undefined ? { ctx: load.ctx } : {}), ...(load.threads !== undefined ? { threads: load.threads } : {}) };
-        return { id, route: type, open: async () => routeModel(path, await route.open(path, options)) };
+        return { id, route: type, open: async () => routeModel(path, await route.open(path, options), type) };
       }
       if (route.optional !== true) throw new InvalidInput(join(path, 'config.json'), `the ${type} route cannot serve this directory: ${answer.unavailable}`);
       log(`the optional ${type} route declined ${path}: ${answer.unavailable}; the built-in path serves it`);
@@ -78,19 +79,33 @@ export async function resolveModel(path: string, load: LoadModelOptions & { read
   return { id, route: 'built-in', open: () => warmed(() => loadModel(path, opts)) };
 }
 
+/**
+ * A chat template file (`serve --chat-template FILE`): its text, once it parses as Jinja; a template that
+ * does not parse is a TokenizerError naming the file, a file that cannot be read its typed error.
+ */
+export function readChatTemplate(path: string): string {
+  const text = readRegularFile(path, { what: 'chat template' }).toString('utf8');
+  compileChatTemplate(text, path);
+  return text;
+}
+
 /** A request's prompt as ids, its text rendered and encoded in the text worker (off the event loop). */
 async function promptOf(t: TextWorker, r: GenerateRequest): Promise<number[]> {
   if (r.promptIds !== undefined) return [...r.promptIds];
-  if (r.messages !== undefined) return (await t.encodeChat(r.messages, r.enableThinking === undefined ? {} : { enableThinking: r.enableThinking })).ids;
+  if (r.messages !== undefined) return (await t.encodeChat(r.messages, chatOptionsOf(r))).ids;
   return t.encode(r.prompt ?? '');
 }
 
 /** A route's session as a served model: the directory's tokenizer, its end ids, stop strings and counts. */
-export function routeModel(dir: string, session: RouteSession): ServedModel {
+export function routeModel(dir: string, session: RouteSession, route = 'add-on'): ServedModel {
   const tokenizer = loadTokenizer(dir);
   const worker = new TextWorker(dir);
   return {
     async *generate(r: GenerateRequest): AsyncGenerator<GeneratedToken, GenerationResult, void> {
+      // A route's session takes temperature, top_p, seed and the repetition penalty only: the rest is refused, not ignored.
+      for (const f of ['logprobs', 'logitBias', 'topK', 'minP', 'presencePenalty', 'frequencyPenalty'] as const) {
+        if (r[f] !== undefined) throw new InvalidOptions(f, `the ${route} add-on route does not take ${f} (only temperature, top_p, seed and repetition_penalty)`);
+      }
       const promptIds = await promptOf(worker, r);
       const max = r.maxTokens ?? 128;
       const stream = new TextStream(tokenizer, r.stop ?? []);

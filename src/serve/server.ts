@@ -10,8 +10,11 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import PQueue from 'p-queue';
 import type { Engine } from '../jobs/engine.js';
 import type { GeneratedToken, GenerationResult } from '../model/qwen3/generate.js';
+import type { GenerateRequest } from '../model/qwen3/model.js';
 import { ModelHolder, needsReload, type ServedModel } from './model.js';
 import { countStreamFailure, isPage, registerPages } from './pages.js';
+import { ReasoningSplitter, splitReasoning, type Parted } from './reasoning.js';
+import { Metrics } from './metrics.js';
 import { ServeCounters } from './status.js';
 import { failure, failureOf, finishOf, parseBody, type ServeRequest, type WireFailure } from './wire.js';
 
@@ -29,6 +32,13 @@ export interface ServerOptions {
   readonly log?: (line: string) => void;
   /** The engine the model runs on, for /v1/status (its devices, actors, cache, last errors). */
   readonly engine?: Engine;
+  /**
+   * Origins a browser page may call from (`--cors ORIGIN...`; `*` any): their requests' answers carry
+   * Access-Control-Allow-Origin and their preflights are answered. None by default.
+   */
+  readonly cors?: readonly string[];
+  /** A Jinja chat template used over the model's own (`--chat-template FILE`, already read and checked). */
+  readonly chatTemplate?: string;
 }
 
 /** A running server. */
@@ -72,9 +82,36 @@ export function createServer(o: ServerOptions): Server {
   });
   app.setNotFoundHandler((req, reply) => send(reply, failure(404, 'invalid_request_error', 'NotFound', `no route ${req.method} ${req.url}`)));
 
+  const cors = o.cors ?? [];
+  app.addHook('onRequest', async (req, reply) => {
+    const origin = req.headers.origin;
+    const allowed = origin !== undefined && (cors.includes(origin) || cors.includes('*'));
+    if (allowed) reply.header('access-control-allow-origin', origin).header('vary', 'Origin');
+    if (req.method !== 'OPTIONS') return;
+    // A preflight: answered for the listed origins only, before the key is asked for (a browser sends none).
+    if (!allowed) return send(reply, failure(403, 'invalid_request_error', 'CorsRefused', `the origin ${JSON.stringify(origin ?? null)} is not one this server answers (--cors)`));
+    const asked = req.headers['access-control-request-headers'];
+    return reply.code(204)
+      .header('access-control-allow-methods', 'GET, POST, OPTIONS')
+      .header('access-control-allow-headers', typeof asked === 'string' && asked !== '' ? asked : 'authorization, content-type')
+      .header('access-control-max-age', '600')
+      .send();
+  });
+
   app.addHook('onRequest', async (req, reply) => {
     if (o.apiKey === undefined || req.url === '/v1/health' || isPage(req.url)) return;
     if (req.headers.authorization !== `Bearer ${o.apiKey}`) return send(reply, failure(401, 'invalid_request_error', 'invalid_api_key', 'a wrong or missing API key (Authorization: Bearer KEY)'));
+  });
+
+  const metrics = new Metrics();
+  const live: Live = { metrics, kv: 0 };
+  app.addHook('onResponse', async (req, reply) => { metrics.request(req.routeOptions.url ?? 'unmatched', reply.statusCode); });
+  app.get('/metrics', async (_req, reply) => {
+    const m = holder.model as { ctx?: unknown } | undefined;
+    const kvSize = typeof m?.ctx === 'number' ? m.ctx : undefined;
+    return reply.type('text/plain; version=0.0.4; charset=utf-8').send(metrics.text({
+      waiting: queue.size, running: queue.pending, slots: 1, ready: holder.state === 'ready', kvUsed: live.kv, ...(kvSize !== undefined ? { kvSize } : {}),
+    }));
   });
 
   const counters = new ServeCounters();
@@ -93,7 +130,7 @@ export function createServer(o: ServerOptions): Server {
 
   const handle = (kind: Kind) => async (req: FastifyRequest, reply: FastifyReply) => {
     let r: ServeRequest;
-    try { r = parseBody(req.body, kind); } catch (e) { return send(reply, failureOf(e)); }
+    try { r = parseBody(req.body, kind, o.chatTemplate); } catch (e) { return send(reply, failureOf(e)); }
     if (r.model !== o.modelId) return send(reply, failure(404, 'invalid_request_error', 'model_not_found', `no model ${JSON.stringify(r.model)} here (this server serves ${JSON.stringify(o.modelId)})`, 'model'));
     if (closing) return send(reply, failure(503, 'server_error', 'ShuttingDown', 'the server is shutting down'));
     if (holder.state === 'failed') return send(reply, failure(503, 'server_error', 'ModelFailed', `the model failed to load: ${failureOf(holder.error).body.error.message}`));
@@ -111,7 +148,7 @@ export function createServer(o: ServerOptions): Server {
       const m = holder.model;
       if (m === undefined) { send(reply, failure(503, 'server_error', 'ModelLoading', 'the model is loading; try again when /v1/health answers 200')); return true; }
       try {
-        await (r.stream ? streamed(kind, r, m, reply, () => gone) : whole(kind, r, m, reply, () => gone));
+        await (r.stream ? streamed(kind, r, m, live, reply, () => gone) : whole(kind, r, m, live, reply, () => gone));
       } catch (e) {
         if (needsReload(e)) { log(`a generation failed (${failureOf(e).body.error.code}); reloading the model`); void holder.load(); }
         if (!reply.sent && !reply.raw.headersSent) send(reply, failureOf(e));
@@ -139,13 +176,104 @@ export function createServer(o: ServerOptions): Server {
   };
 }
 
-function usage(res: GenerationResult) {
-  return { prompt_tokens: res.promptTokens, completion_tokens: res.ids.length, total_tokens: res.promptTokens + res.ids.length };
+/** A chat answer's message: a leading <think> block as `reasoning_content`, the rest `content`. */
+function messageOf(text: string): Record<string, unknown> {
+  const p = splitReasoning(text);
+  return { role: 'assistant', content: p.content, ...(p.reasoning !== '' ? { reasoning_content: p.reasoning } : {}) };
+}
+
+/** Completions' top tokens as `{ token: logprob }`; two tokens of the same text (pieces of a character) keep the likelier. */
+function topObject(top: readonly { token: string; logprob: number }[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const y of top) if (!Object.hasOwn(out, y.token)) out[y.token] = y.logprob;
+  return out;
+}
+
+/** The log probabilities of a choice's tokens in OpenAI's shapes: chat's `content` entries, completions' parallel arrays. */
+class Logprobs {
+  readonly #tokens: NonNullable<GeneratedToken['logprobs']>[] = [];
+  #offset = 0;
+  #offsets: number[] = [];
+  constructor(private readonly kind: Kind) {}
+  add(t: GeneratedToken): void {
+    if (t.logprobs === undefined) return;
+    this.#tokens.push(t.logprobs);
+    this.#offsets.push(this.#offset);
+    this.#offset += t.logprobs.token.length;
+  }
+  clear(): void { this.#tokens.length = 0; this.#offsets = []; }
+  get wire(): Record<string, unknown> {
+    const t = this.#tokens;
+    if (this.kind === 'chat') {
+      return {
+        content: t.map((x) => ({ token: x.token, logprob: x.logprob, bytes: x.bytes, top_logprobs: x.top.map((y) => ({ token: y.token, logprob: y.logprob, bytes: y.bytes })) })),
+        refusal: null,
+      };
+    }
+    return {
+      tokens: t.map((x) => x.token), token_logprobs: t.map((x) => x.logprob),
+      top_logprobs: t.map((x) => topObject(x.top)), text_offset: [...this.#offsets],
+    };
+  }
+}
+
+/** Choice j of a prompt: the prompt's request with seed + j (choice 0 is the request as given). */
+function choiceRequest(g: GenerateRequest, j: number): GenerateRequest {
+  return j === 0 ? g : { ...g, seed: (g.seed ?? 0) + j };
+}
+
+/** Every choice of a request in order: prompt p's choice j has index p * n + j. */
+function* choicesOf(r: ServeRequest): Generator<{ index: number; first: boolean; request: GenerateRequest }> {
+  for (const [p, g] of r.prompts.entries()) for (let j = 0; j < r.n; j++) yield { index: p * r.n + j, first: j === 0, request: choiceRequest(g, j) };
+}
+
+/** Usage summed over choices: each prompt's tokens counted once, every choice's generated tokens. */
+class Usage {
+  prompt = 0;
+  completion = 0;
+  constructor(private readonly metrics: Metrics) {}
+  add(res: GenerationResult, first: boolean): void {
+    const prompt = first ? res.promptTokens : 0;
+    this.prompt += prompt;
+    this.completion += res.ids.length;
+    this.metrics.promptTokens += prompt;
+    this.metrics.generatedTokens += res.ids.length;
+  }
+  get wire() { return { prompt_tokens: this.prompt, completion_tokens: this.completion, total_tokens: this.prompt + this.completion }; }
+}
+
+/** What the metrics see of the running generation. */
+interface Live {
+  readonly metrics: Metrics;
+  /** KV cache positions the running generation holds. */
+  kv: number;
+}
+
+/** A generation whose token times (the first, then between tokens) and cache positions are observed. */
+async function* observed(m: ServedModel, g: GenerateRequest, live: Live): AsyncGenerator<GeneratedToken, GenerationResult, void> {
+  const it = m.generate(g);
+  let last = performance.now();
+  let first = true;
+  try {
+    for (;;) {
+      const n = await it.next();
+      if (n.done === true) return n.value;
+      const now = performance.now();
+      (first ? live.metrics.ttft : live.metrics.perToken).observe((now - last) / 1000);
+      first = false;
+      last = now;
+      if (n.value.position !== undefined) live.kv = n.value.position + 1;
+      yield n.value;
+    }
+  } finally {
+    live.kv = 0;
+    await it.return(undefined as never);
+  }
 }
 
 /** Runs a generation to its end, or to the next token after the client left. */
-async function run(m: ServedModel, r: ServeRequest, gone: () => boolean, onToken: (t: GeneratedToken) => void): Promise<GenerationResult | undefined> {
-  const it = m.generate(r.generate);
+async function run(m: ServedModel, g: GenerateRequest, live: Live, gone: () => boolean, onToken: (t: GeneratedToken) => void): Promise<GenerationResult | undefined> {
+  const it = observed(m, g, live);
   for (;;) {
     const n = await it.next();
     if (n.done === true) return n.value;
@@ -154,51 +282,85 @@ async function run(m: ServedModel, r: ServeRequest, gone: () => boolean, onToken
   }
 }
 
-async function whole(kind: Kind, r: ServeRequest, m: ServedModel, reply: FastifyReply, gone: () => boolean): Promise<void> {
-  const res = await run(m, r, gone, () => undefined);
-  if (res === undefined) return;
+async function whole(kind: Kind, r: ServeRequest, m: ServedModel, live: Live, reply: FastifyReply, gone: () => boolean): Promise<void> {
+  const usage = new Usage(live.metrics);
+  const choices: Record<string, unknown>[] = [];
+  for (const c of choicesOf(r)) {
+    const lps = new Logprobs(kind);
+    const res = await run(m, c.request, live, gone, (t) => lps.add(t));
+    if (res === undefined) return;
+    usage.add(res, c.first);
+    const finish_reason = finishOf(res.finishReason);
+    const logprobs = c.request.logprobs !== undefined ? lps.wire : null;
+    choices.push(kind === 'chat'
+      ? { index: c.index, message: messageOf(res.text), finish_reason, logprobs }
+      : { index: c.index, text: res.text, finish_reason, logprobs });
+  }
   const id = `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-${randomUUID()}`;
   const created = Math.floor(Date.now() / 1000);
-  const finish_reason = finishOf(res.finishReason);
-  const choice = kind === 'chat'
-    ? { index: 0, message: { role: 'assistant', content: res.text }, finish_reason, logprobs: null }
-    : { index: 0, text: res.text, finish_reason, logprobs: null };
-  await reply.send({ id, object: kind === 'chat' ? 'chat.completion' : 'text_completion', created, model: r.model, choices: [choice], usage: usage(res) });
+  await reply.send({ id, object: kind === 'chat' ? 'chat.completion' : 'text_completion', created, model: r.model, choices, usage: usage.wire });
 }
 
-async function streamed(kind: Kind, r: ServeRequest, m: ServedModel, reply: FastifyReply, gone: () => boolean): Promise<void> {
+async function streamed(kind: Kind, r: ServeRequest, m: ServedModel, live: Live, reply: FastifyReply, gone: () => boolean): Promise<void> {
   const id = `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-${randomUUID()}`;
   const created = Math.floor(Date.now() / 1000);
   const object = kind === 'chat' ? 'chat.completion.chunk' : 'text_completion';
-  const chunk = (choice: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
-    `data: ${JSON.stringify({ id, object, created, model: r.model, choices: [{ index: 0, ...choice }], ...extra })}\n\n`;
-  const it = m.generate(r.generate);
-  // The first step (the prefill) runs before the headers go, so a prompt past the context still gets its 400.
-  const first = await it.next();
-  reply.hijack();
-  const out = reply.raw;
-  out.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-  if (kind === 'chat') out.write(chunk({ delta: { role: 'assistant', content: '' }, finish_reason: null }));
-  const piece = (text: string) => out.write(kind === 'chat' ? chunk({ delta: { content: text }, finish_reason: null }) : chunk({ text, finish_reason: null }));
-  let n = first;
-  let sent = '';
-  try {
-    while (n.done !== true) {
-      if (gone()) { await it.return(undefined as never); return; }
-      if (n.value.text !== '') { piece(n.value.text); sent += n.value.text; }
-      n = await it.next();
+  const usage = new Usage(live.metrics);
+  let out: FastifyReply['raw'] | undefined;
+  for (const c of choicesOf(r)) {
+    const chunk = (choice: Record<string, unknown>) =>
+      `data: ${JSON.stringify({ id, object, created, model: r.model, choices: [{ index: c.index, ...choice }] })}\n\n`;
+    const it = observed(m, c.request, live);
+    // The first step (the prefill) runs before the headers go, so a prompt past the context still gets its 400.
+    let n = await it.next();
+    if (out === undefined) {
+      // Headers set by the hooks (CORS) go with the stream's own.
+      const headers = Object.fromEntries(Object.entries(reply.getHeaders()).filter((e): e is [string, string | number | string[]] => e[1] !== undefined));
+      reply.hijack();
+      out = reply.raw;
+      out.writeHead(200, { ...headers, 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
     }
-  } catch (e) {
-    out.write(`data: ${JSON.stringify(failureOf(e).body)}\n\n`);
-    out.end();
-    throw e;
+    const o = out;
+    if (kind === 'chat') o.write(chunk({ delta: { role: 'assistant', content: '' }, finish_reason: null }));
+    const thinking = new ReasoningSplitter();
+    const write = (p: Parted) => {
+      if (p.reasoning !== '') o.write(chunk({ delta: { reasoning_content: p.reasoning }, finish_reason: null }));
+      if (p.content !== '') o.write(chunk({ delta: { content: p.content }, finish_reason: null }));
+    };
+    const piece = (text: string) => (kind === 'chat' ? write(thinking.push(text)) : o.write(chunk({ text, finish_reason: null })));
+    // With logprobs, one chunk a token, with that token's log probabilities and the text it made certain.
+    const withLogprobs = c.request.logprobs !== undefined;
+    const lps = new Logprobs(kind);
+    const token = (t: GeneratedToken) => {
+      lps.clear();
+      lps.add(t);
+      if (kind === 'chat') {
+        const p = thinking.push(t.text);
+        o.write(chunk({ delta: { content: p.content, ...(p.reasoning !== '' ? { reasoning_content: p.reasoning } : {}) }, logprobs: lps.wire, finish_reason: null }));
+      } else o.write(chunk({ text: t.text, logprobs: lps.wire, finish_reason: null }));
+    };
+    let sent = '';
+    try {
+      while (n.done !== true) {
+        if (gone()) { await it.return(undefined as never); return; }
+        if (withLogprobs) { token(n.value); sent += n.value.text; } else if (n.value.text !== '') { piece(n.value.text); sent += n.value.text; }
+        n = await it.next();
+      }
+    } catch (e) {
+      o.write(`data: ${JSON.stringify(failureOf(e).body)}\n\n`);
+      o.end();
+      throw e;
+    }
+    const res = n.value;
+    usage.add(res, c.first);
+    const finish_reason = finishOf(res.finishReason);
+    // Text held back while it might have begun a stop string comes with the end.
+    if (res.text.length > sent.length) piece(res.text.slice(sent.length));
+    if (kind === 'chat') write(thinking.end());
+    o.write(kind === 'chat' ? chunk({ delta: {}, finish_reason }) : chunk({ text: '', finish_reason }));
   }
-  const res = n.value;
-  const finish_reason = finishOf(res.finishReason);
-  // Text held back while it might have begun a stop string comes with the end.
-  if (res.text.length > sent.length) piece(res.text.slice(sent.length));
-  out.write(kind === 'chat' ? chunk({ delta: {}, finish_reason }) : chunk({ text: '', finish_reason }));
-  if (r.includeUsage) out.write(`data: ${JSON.stringify({ id, object, created, model: r.model, choices: [], usage: usage(res) })}\n\n`);
+  if (out === undefined) return;
+  if (r.includeUsage) out.write(`data: ${JSON.stringify({ id, object, created, model: r.model, choices: [], usage: usage.wire })}\n\n`);
   out.write('data: [DONE]\n\n');
   out.end();
 }

@@ -7,13 +7,19 @@ import { shown } from '../io/escape.js';
 import type { GenerateRequest } from '../model/qwen3/model.js';
 import type { FinishReason } from '../model/qwen3/generate.js';
 import { checkMessages } from '../model/tokenizer/chat.js';
+import type { ChatMessage } from '../model/tokenizer/types.js';
 
 /** A checked request: what to generate and how to answer. */
 export interface ServeRequest {
   readonly model: string;
   readonly stream: boolean;
   readonly includeUsage: boolean;
+  /** The first prompt's request (the one of a chat). */
   readonly generate: GenerateRequest;
+  /** One request per prompt (a completions `prompt` may be an array of them); each is answered by `n` choices. */
+  readonly prompts: readonly GenerateRequest[];
+  /** Choices per prompt (default 1); choice j of a prompt samples with seed + j. */
+  readonly n: number;
 }
 
 type Body = Record<string, unknown>;
@@ -27,8 +33,8 @@ function num(b: Body, field: string, min: number, max = Infinity, aboveMin = fal
   return v;
 }
 
-function int(b: Body, field: string, min: number): number | undefined {
-  const v = num(b, field, min);
+function int(b: Body, field: string, min: number, max = Infinity): number | undefined {
+  const v = num(b, field, min, max);
   if (v !== undefined && !Number.isSafeInteger(v)) throw new InvalidOptions(field, `a whole number, not ${shown(v)}`);
   return v;
 }
@@ -41,36 +47,34 @@ function stopOf(b: Body): string[] | undefined {
   throw new InvalidOptions('stop', 'a string or an array of strings');
 }
 
-/** Message roles the server renders; `tool` (and tool calls) are not implemented yet. */
-const ROLES: readonly string[] = ['system', 'user', 'assistant', 'developer'];
+/** Message roles the server renders (through the model's chat template). */
+const ROLES: readonly string[] = ['system', 'user', 'assistant', 'developer', 'tool'];
 
 const absent = (v: unknown): boolean => v === undefined || v === null;
 const empty = (v: unknown): boolean => absent(v) || (typeof v === 'object' && Object.keys(v as object).length === 0);
+const isObject = (v: unknown): v is Body => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * OpenAI parameters this server does not implement, each with the values that ask for nothing (the
  * defaults): any other value is refused, so that a client never gets silently less than it asked for.
  */
 const REFUSED: readonly { readonly param: string; readonly kinds: readonly ('chat' | 'completions')[]; readonly accepts: (v: unknown) => boolean; readonly what: string }[] = [
-  { param: 'n', kinds: ['chat', 'completions'], accepts: (v) => absent(v) || v === 1, what: 'one choice per request (n: 1)' },
-  { param: 'best_of', kinds: ['completions'], accepts: (v) => absent(v) || v === 1, what: 'best_of: 1' },
-  { param: 'logprobs', kinds: ['chat'], accepts: (v) => absent(v) || v === false, what: 'no log probabilities (logprobs: false)' },
-  { param: 'logprobs', kinds: ['completions'], accepts: absent, what: 'no log probabilities (logprobs: null)' },
-  { param: 'top_logprobs', kinds: ['chat'], accepts: absent, what: 'no log probabilities' },
+  { param: 'best_of', kinds: ['completions'], accepts: (v) => absent(v) || v === 1, what: 'best_of: 1 (choose among n with n)' },
   { param: 'echo', kinds: ['completions'], accepts: (v) => absent(v) || v === false, what: 'echo: false' },
   { param: 'suffix', kinds: ['completions'], accepts: (v) => absent(v) || v === '', what: 'no suffix' },
-  { param: 'tools', kinds: ['chat'], accepts: (v) => absent(v) || (Array.isArray(v) && v.length === 0), what: 'no tools' },
-  { param: 'tool_choice', kinds: ['chat'], accepts: (v) => absent(v) || v === 'none', what: 'no tools (tool_choice: "none")' },
+  // Tools are rendered by the chat template; a call the model writes comes back as text, and forcing one
+  // (constrained decoding) is not implemented.
+  { param: 'tool_choice', kinds: ['chat'], accepts: (v) => absent(v) || v === 'none' || v === 'auto', what: 'tool_choice "none" or "auto" (a required or named tool call needs constrained decoding, not implemented)' },
   { param: 'parallel_tool_calls', kinds: ['chat'], accepts: (v) => absent(v) || typeof v === 'boolean', what: 'true or false' },
-  { param: 'functions', kinds: ['chat'], accepts: (v) => absent(v) || (Array.isArray(v) && v.length === 0), what: 'no functions' },
-  { param: 'function_call', kinds: ['chat'], accepts: (v) => absent(v) || v === 'none', what: 'no function calls (function_call: "none")' },
-  { param: 'response_format', kinds: ['chat'], accepts: (v) => absent(v) || (typeof v === 'object' && (v as Body)['type'] === 'text' && Object.keys(v as object).length === 1), what: 'plain text ({ "type": "text" })' },
-  { param: 'frequency_penalty', kinds: ['chat', 'completions'], accepts: (v) => absent(v) || v === 0, what: 'no frequency penalty (0); repetition_penalty is this server\'s penalty' },
-  { param: 'presence_penalty', kinds: ['chat', 'completions'], accepts: (v) => absent(v) || v === 0, what: 'no presence penalty (0); repetition_penalty is this server\'s penalty' },
-  { param: 'logit_bias', kinds: ['chat', 'completions'], accepts: empty, what: 'no logit bias ({})' },
+  { param: 'functions', kinds: ['chat'], accepts: (v) => absent(v) || (Array.isArray(v) && v.length === 0), what: 'no functions (the deprecated form; give tools)' },
+  { param: 'function_call', kinds: ['chat'], accepts: (v) => absent(v) || v === 'none' || v === 'auto', what: 'function_call "none" or "auto"' },
+  { param: 'response_format', kinds: ['chat'], accepts: (v) => absent(v) || (typeof v === 'object' && (v as Body)['type'] === 'text' && Object.keys(v as object).length === 1), what: 'plain text ({ "type": "text" }; json_object and json_schema need grammar-constrained sampling, not implemented)' },
   { param: 'audio', kinds: ['chat'], accepts: absent, what: 'no audio' },
   { param: 'modalities', kinds: ['chat'], accepts: (v) => absent(v) || (Array.isArray(v) && v.every((m) => m === 'text')), what: 'text only (["text"])' },
   { param: 'prediction', kinds: ['chat'], accepts: absent, what: 'no predicted output' },
+  { param: 'web_search_options', kinds: ['chat'], accepts: absent, what: 'no web search' },
+  { param: 'reasoning_effort', kinds: ['chat'], accepts: absent, what: 'no reasoning effort (Qwen3\'s switch is chat_template_kwargs.enable_thinking)' },
+  { param: 'verbosity', kinds: ['chat'], accepts: absent, what: 'no verbosity setting' },
 ];
 
 /** Refuses the first parameter of REFUSED given a value this server would not honour. */
@@ -81,31 +85,142 @@ function refuseUnimplemented(b: Body, kind: 'chat' | 'completions'): void {
   }
 }
 
+/** A message's content as text: a string, content parts of type `text` (joined), or null (an assistant's tool calls). */
+function contentOf(c: unknown, at: string, role: string, hasCalls: boolean): string {
+  if (typeof c === 'string') return c;
+  if (c === null || c === undefined) {
+    if (role === 'assistant' && hasCalls) return '';
+    throw new InvalidOptions(at, 'a string or an array of content parts (null only for an assistant message with tool_calls)');
+  }
+  if (!Array.isArray(c)) throw new InvalidOptions(at, `a string or an array of content parts, not ${shown(c)}`);
+  return c.map((part: unknown, k) => {
+    if (!isObject(part)) throw new InvalidOptions(`${at}/${k}`, 'a content part { "type": "text", "text": ... }');
+    if (part['type'] !== 'text') throw new InvalidOptions(`${at}/${k}/type`, `${shown(part['type'])}: this server takes text parts only (no images, audio or files)`);
+    if (typeof part['text'] !== 'string') throw new InvalidOptions(`${at}/${k}/text`, 'a string');
+    return part['text'];
+  }).join('');
+}
+
+/** An assistant's tool calls, as the template reads them: `{ id, type: "function", function: { name, arguments } }`. */
+function toolCallsOf(v: unknown, at: string): unknown[] | undefined {
+  if (absent(v)) return undefined;
+  if (!Array.isArray(v)) throw new InvalidOptions(at, 'an array of tool calls');
+  v.forEach((t: unknown, k) => {
+    if (!isObject(t)) throw new InvalidOptions(`${at}/${k}`, 'a tool call { id, type: "function", function: { name, arguments } }');
+    if (t['type'] !== undefined && t['type'] !== 'function') throw new InvalidOptions(`${at}/${k}/type`, `"function", not ${shown(t['type'])}`);
+    const f = t['function'];
+    if (!isObject(f)) throw new InvalidOptions(`${at}/${k}/function`, 'an object { name, arguments }');
+    if (typeof f['name'] !== 'string') throw new InvalidOptions(`${at}/${k}/function/name`, 'a string');
+    if (typeof f['arguments'] !== 'string' && !isObject(f['arguments'])) throw new InvalidOptions(`${at}/${k}/function/arguments`, 'a JSON string (or an object)');
+  });
+  return v.length === 0 ? undefined : v;
+}
+
+/** Chat messages checked and normalized for the template: content as text, tool calls and tool results kept. */
+export function messagesOf(m: unknown): ChatMessage[] {
+  if (!Array.isArray(m)) throw new InvalidOptions('messages', 'an array of { role, content }');
+  if (m.length === 0) throw new InvalidOptions('messages', 'at least one message');
+  const out = m.map((msg: unknown, i): ChatMessage => {
+    if (!isObject(msg)) throw new InvalidOptions(`messages/${i}`, 'a message must be an object { role, content }');
+    const role = msg['role'];
+    if (typeof role !== 'string' || !ROLES.includes(role)) throw new InvalidOptions(`messages/${i}/role`, `${shown(role)} is not a role this server renders (${ROLES.join(', ')})`);
+    if (!absent(msg['function_call'])) throw new InvalidOptions(`messages/${i}/function_call`, 'the deprecated function_call is not supported: give tool_calls');
+    const calls = role === 'assistant' ? toolCallsOf(msg['tool_calls'], `messages/${i}/tool_calls`) : undefined;
+    if (role !== 'assistant' && !empty(msg['tool_calls'])) throw new InvalidOptions(`messages/${i}/tool_calls`, 'only an assistant message carries tool calls');
+    const content = contentOf(msg['content'], `messages/${i}/content`, role, calls !== undefined);
+    const out: Record<string, unknown> = { role, content };
+    if (calls !== undefined) out['tool_calls'] = calls;
+    if (role === 'tool') {
+      if (typeof msg['tool_call_id'] !== 'string') throw new InvalidOptions(`messages/${i}/tool_call_id`, 'a tool message names the call it answers (tool_call_id, a string)');
+      out['tool_call_id'] = msg['tool_call_id'];
+    }
+    for (const f of ['name', 'reasoning_content']) if (typeof msg[f] === 'string') out[f] = msg[f];
+    return out as ChatMessage;
+  });
+  try { checkMessages(out); } catch (e) { throw e instanceof InvalidInput ? new InvalidOptions(`messages${e.path}`, e.reason) : e; }
+  return out;
+}
+
+/** The tools a chat offers, for its template: `[{ type: "function", function: { name, description?, parameters? } }]`. */
+function toolsOf(v: unknown): unknown[] | undefined {
+  if (absent(v)) return undefined;
+  if (!Array.isArray(v)) throw new InvalidOptions('tools', 'an array of { type: "function", function: { name, ... } }');
+  v.forEach((t: unknown, k) => {
+    if (!isObject(t) || t['type'] !== 'function') throw new InvalidOptions(`tools/${k}/type`, 'a tool of type "function"');
+    const f = t['function'];
+    if (!isObject(f) || typeof f['name'] !== 'string') throw new InvalidOptions(`tools/${k}/function/name`, 'a string');
+  });
+  return v.length === 0 ? undefined : v;
+}
+
+/** `chat_template_kwargs`: variables the chat template reads; `enable_thinking` is Qwen3's switch (a boolean). */
+function templateKwargsOf(v: unknown): Pick<GenerateRequest, 'enableThinking' | 'chatVariables'> {
+  if (absent(v)) return {};
+  if (!isObject(v)) throw new InvalidOptions('chat_template_kwargs', `an object of template variables, not ${shown(v)}`);
+  const t = v['enable_thinking'];
+  if (t !== undefined && typeof t !== 'boolean') throw new InvalidOptions('chat_template_kwargs/enable_thinking', `true or false, not ${shown(t)}`);
+  for (const k of ['messages', 'tools', 'add_generation_prompt']) if (k in v) throw new InvalidOptions(`chat_template_kwargs/${k}`, `${k} is the request's own (give it as the request's field)`);
+  return { ...(t !== undefined ? { enableThinking: t } : {}), chatVariables: { ...v } };
+}
+
+/** The most choices a request may ask for (`n`), one generation after another. */
+export const MAX_N = 16;
+
+/** `logit_bias`: `{ "token id": bias from -100 to 100 }`. */
+function logitBiasOf(v: unknown): Record<number, number> | undefined {
+  if (absent(v)) return undefined;
+  if (!isObject(v)) throw new InvalidOptions('logit_bias', `an object of token id to bias, not ${shown(v)}`);
+  const out: Record<number, number> = {};
+  for (const [k, x] of Object.entries(v)) {
+    if (!/^(0|[1-9][0-9]{0,9})$/.test(k)) throw new InvalidOptions(`logit_bias/${k}`, 'a key is a token id (a whole number)');
+    if (typeof x !== 'number' || !(x >= -100 && x <= 100)) throw new InvalidOptions(`logit_bias/${k}`, `a bias from -100 to 100, not ${shown(x)}`);
+    out[Number(k)] = x;
+  }
+  return Object.keys(out).length === 0 ? undefined : out;
+}
+
+/** How many top tokens each token's log probabilities come with; undefined when none are asked for. */
+function logprobsOf(b: Body, kind: 'chat' | 'completions'): number | undefined {
+  if (kind === 'completions') return int(b, 'logprobs', 0, 20);
+  const on = b['logprobs'];
+  if (!absent(on) && typeof on !== 'boolean') throw new InvalidOptions('logprobs', `true or false, not ${shown(on)}`);
+  const top = int(b, 'top_logprobs', 0, 20);
+  if (top !== undefined && on !== true) throw new InvalidOptions('top_logprobs', 'top_logprobs needs logprobs: true');
+  return on === true ? top ?? 0 : undefined;
+}
+
+/** A completions `prompt`: a string, an array of strings, token ids, or an array of arrays of token ids. */
+function promptsOf(p: unknown): Pick<GenerateRequest, 'prompt' | 'promptIds'>[] {
+  const ids = (v: unknown, at: string): number[] => {
+    (v as unknown[]).forEach((x, k) => { if (!(typeof x === 'number' && Number.isSafeInteger(x) && x >= 0)) throw new InvalidOptions(`${at}/${k}`, `a token id (a whole number of at least 0), not ${shown(x)}`); });
+    return [...(v as number[])];
+  };
+  if (typeof p === 'string') return [{ prompt: p }];
+  if (!Array.isArray(p) || p.length === 0) throw new InvalidOptions('prompt', 'a string, an array of strings, an array of token ids, or an array of arrays of token ids');
+  if (p.every((x) => typeof x === 'number')) return [{ promptIds: ids(p, 'prompt') }];
+  return p.map((x: unknown, k) => {
+    if (typeof x === 'string') return { prompt: x };
+    if (Array.isArray(x)) return { promptIds: ids(x, `prompt/${k}`) };
+    throw new InvalidOptions(`prompt/${k}`, `a string or an array of token ids, not ${shown(x)}`);
+  });
+}
+
 /** Checks a chat or completions body; InvalidOptions names the first bad field by its wire name. */
-export function parseBody(body: unknown, kind: 'chat' | 'completions'): ServeRequest {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new InvalidOptions('body', 'a JSON object');
-  const b = body as Body;
+export function parseBody(body: unknown, kind: 'chat' | 'completions', chatTemplate?: string): ServeRequest {
+  if (!isObject(body)) throw new InvalidOptions('body', 'a JSON object');
+  const b = body;
   refuseUnimplemented(b, kind);
   if (typeof b['model'] !== 'string') throw new InvalidOptions('model', 'the model id, a string');
   const stream = b['stream'] ?? false;
   if (typeof stream !== 'boolean') throw new InvalidOptions('stream', 'true or false');
   const so = b['stream_options'];
   const includeUsage = typeof so === 'object' && so !== null && (so as Body)['include_usage'] === true;
-  let prompt: Pick<GenerateRequest, 'prompt' | 'messages'>;
+  let prompts: Partial<GenerateRequest>[];
   if (kind === 'chat') {
-    const m = b['messages'];
-    try { checkMessages(m); } catch (e) { throw e instanceof InvalidInput ? new InvalidOptions(`messages${e.path}`, e.reason) : e; }
-    if (m.length === 0) throw new InvalidOptions('messages', 'at least one message');
-    m.forEach((msg, i) => {
-      if (!ROLES.includes(msg.role)) throw new InvalidOptions(`messages/${i}/role`, `${JSON.stringify(msg.role)} is not a role this server renders (${ROLES.join(', ')}; tool messages are not supported yet)`);
-      for (const f of ['tool_calls', 'function_call']) if (!empty(msg[f])) throw new InvalidOptions(`messages/${i}/${f}`, 'tool calls are not supported by this server');
-    });
-    prompt = { messages: m };
+    const tools = toolsOf(b['tools']);
+    prompts = [{ messages: messagesOf(b['messages']), ...templateKwargsOf(b['chat_template_kwargs']), ...(tools !== undefined && b['tool_choice'] !== 'none' ? { tools } : {}), ...(chatTemplate !== undefined ? { chatTemplate } : {}) }];
   } else {
-    const p = b['prompt'];
-    const one = Array.isArray(p) && p.length === 1 ? p[0] : p;
-    if (typeof one !== 'string') throw new InvalidOptions('prompt', 'a string (or an array of one string)');
-    prompt = { prompt: one };
+    prompts = promptsOf(b['prompt']);
   }
   const maxTokens = int(b, 'max_completion_tokens', 0) ?? int(b, 'max_tokens', 0);
   const temperature = num(b, 'temperature', 0, 2);
@@ -113,18 +228,29 @@ export function parseBody(body: unknown, kind: 'chat' | 'completions'): ServeReq
   const seed = int(b, 'seed', 0);
   const repetitionPenalty = num(b, 'repetition_penalty', 0, Infinity, true);
   const stop = stopOf(b);
-  return {
-    model: b['model'], stream, includeUsage,
-    generate: {
-      ...prompt,
-      ...(maxTokens !== undefined ? { maxTokens } : {}),
-      ...(temperature !== undefined ? { temperature } : {}),
-      ...(topP !== undefined ? { topP } : {}),
-      ...(seed !== undefined ? { seed } : {}),
-      ...(repetitionPenalty !== undefined ? { repetitionPenalty } : {}),
-      ...(stop !== undefined ? { stop } : {}),
-    },
+  const n = int(b, 'n', 1, MAX_N) ?? 1;
+  const topK = int(b, 'top_k', 0);
+  const minP = num(b, 'min_p', 0, 1);
+  const presencePenalty = num(b, 'presence_penalty', -2, 2);
+  const frequencyPenalty = num(b, 'frequency_penalty', -2, 2);
+  const logitBias = logitBiasOf(b['logit_bias']);
+  const logprobs = logprobsOf(b, kind);
+  const decode = {
+    ...(topK !== undefined && topK > 0 ? { topK } : {}),
+    ...(minP !== undefined && minP > 0 ? { minP } : {}),
+    ...(presencePenalty !== undefined && presencePenalty !== 0 ? { presencePenalty } : {}),
+    ...(frequencyPenalty !== undefined && frequencyPenalty !== 0 ? { frequencyPenalty } : {}),
+    ...(logitBias !== undefined ? { logitBias } : {}),
+    ...(logprobs !== undefined ? { logprobs } : {}),
+    ...(maxTokens !== undefined ? { maxTokens } : {}),
+    ...(temperature !== undefined ? { temperature } : {}),
+    ...(topP !== undefined ? { topP } : {}),
+    ...(seed !== undefined ? { seed } : {}),
+    ...(repetitionPenalty !== undefined ? { repetitionPenalty } : {}),
+    ...(stop !== undefined ? { stop } : {}),
   };
+  const all = prompts.map((p) => ({ ...p, ...decode }) as GenerateRequest);
+  return { model: b['model'], stream, includeUsage, generate: all[0]!, prompts: all, n };
 }
 
 /** OpenAI's finish reasons: an end-of-sequence id or a stop string is `stop`; a count or the context `length`. */
@@ -145,6 +271,8 @@ export function failure(status: number, type: string, code: string, message: str
 
 /** A field named by the library (`topP`, `maxTokens`, `promptIds/3`) by its wire name (`top_p`, ...). */
 export function wireParam(field: string): string {
+  // A completions prompt given as token ids reaches the model as promptIds.
+  if (field === 'promptIds' || field.startsWith('promptIds/')) field = `prompt${field.slice('promptIds'.length)}`;
   return field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 }
 

@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { BlobCache, identityKey } from '../../src/cache/index.js';
-import { HEADER_BYTES } from '../../src/cache/blobFile.js';
+import { HEADER_BYTES, writerFs } from '../../src/cache/blobFile.js';
 import { resolveIdentity } from '../../src/cache/identity.js';
 import { identity, makeTempDir, patternBody, removeTempDir } from './helpers/fixture.js';
 
@@ -16,6 +16,12 @@ describe('BlobCache with damaged files', () => {
   const body = patternBody(77, 4096);
   let path: string;
   let good: Buffer;
+
+  // Durability is test/cache/durability.test.ts's: here, hundreds of puts would each wait for two fsyncs
+  // (the file's and its directory's), most of this file's time on a busy disk, for nothing it checks.
+  const fsync = writerFs.fsyncSync;
+  before(() => { writerFs.fsyncSync = () => undefined; });
+  after(() => { writerFs.fsyncSync = fsync; });
 
   beforeEach(() => {
     dir = makeTempDir();

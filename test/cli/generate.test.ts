@@ -112,7 +112,8 @@ describe('cli: generate and gate', function () {
     expect(r.status, r.out + r.err).to.equal(0);
     for (const phase of ['greedy', 'teacher-forced', '64-position', 'prefill', 'repeat', 'speed']) expect(r.out).to.match(new RegExp(`^${phase}\\s+PASS`, 'm'));
     expect(r.out).to.match(/^gate: PASS$/m);
-    const slow = await run('gate', gguf, '--ctx', '64', '--min-decode-tok-s', '1000000', '--json');
+    // The speed floor's FAIL needs no full gate again: fewer steps and positions, the other phases still passing.
+    const slow = await run('gate', gguf, '--ctx', '64', '--steps', '2', '--positions', '24', '--min-decode-tok-s', '1000000', '--json');
     expect(slow.status).to.equal(1);
     const doc = JSON.parse(slow.out) as { pass: boolean; phases: { phase: string; pass: boolean }[] };
     expect(doc.pass).to.equal(false);

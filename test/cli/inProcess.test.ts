@@ -9,7 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from '../jobs/helpers.js';
 import { QWEN3_TOKENIZER } from '../model/tokenizer/helpers.js';
-import { cliHere, runHere } from './inProcess.js';
+import { cliHere, importHere, runHere } from './inProcess.js';
 
 describe('cli: the in-process runner keeps what a child process would show', function () {
   this.timeout(60_000);
@@ -70,5 +70,21 @@ describe('cli: the in-process runner keeps what a child process would show', fun
     expect((await cliHere(['addon', check, 'c'])).status).to.equal(1);
     expect(process.cwd()).to.equal(cwd);
     expect(process.env['NPU_OFFLOAD_CACHE_DIR']).to.not.equal('here');
+  });
+
+  it('a script imported here: its exit code, console, streams and warnings; an exit, a leak or a throw shows as a child\'s would', async () => {
+    const ok = await importHere(`console.log('a', 1); process.stdout.write('b\\n'); console.error('c'); process.stderr.write('d\\n');
+process.emitWarning(Object.assign(new Error('w'), { name: 'ListenerError' })); process.exitCode = 4;`);
+    expect(ok).to.deep.include({ status: 4, hung: false, leftBehind: [], stdout: 'a 1\nb\n' });
+    expect(ok.stderr).to.match(/^c\nd\n\(node:\d+\) ListenerError: w\n$/);
+    expect(process.exitCode).to.equal(undefined);
+    expect((await importHere('process.exit(2);')).exitCalled).to.equal('process.exit(2)');
+    const timer = await importHere('globalThis.__st = setTimeout(() => {}, 60000);', { boundMs: 300 });
+    expect(timer.leftBehind).to.deep.equal(['Timeout']);
+    clearTimeout((globalThis as { __st?: NodeJS.Timeout }).__st);
+    const thrown = await importHere('throw new TypeError("boom");');
+    expect(thrown.status).to.equal(1);
+    expect(thrown.stderr).to.match(/^Uncaught TypeError: boom\n\s+at /);
+    expect((await importHere('await new Promise(() => {});', { boundMs: 300 })).hung).to.equal(true);
   });
 });

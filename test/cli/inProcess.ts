@@ -14,6 +14,7 @@
  * here it would stall or kill the test run rather than fail.
  */
 import { Readable } from 'node:stream';
+import { format } from 'node:util';
 import { main } from '../../src/cli/main.js';
 import { escapingIo } from '../../src/cli/output.js';
 import { messageOf } from '../../src/errors/index.js';
@@ -85,17 +86,85 @@ let queue: Promise<unknown> = Promise.resolve();
 
 /** Runs `npu-offload ARGV` in this process; see the top of this file. */
 export function runHere(argv: readonly string[], o: HereOptions = {}): Promise<HereResult> {
-  const r = queue.then(() => runNow(argv, o));
+  return queued(() => hereNow(async (out, err) => {
+    const stdin = o.stdin === undefined || o.stdin.length === 0 ? [] : [Buffer.from(o.stdin)];
+    // As bin.js: an error escaping main is an internal error, exit 3.
+    return main(argv, escapingIo(out, err, Readable.from(stdin))).catch((e: unknown) => { err(`internal error: ${messageOf(e)}\n`); return 3; });
+  }, o));
+}
+
+let scripts = 0;
+
+/**
+ * Runs an ES module's source in this process, as `node --input-type=module -e SOURCE` runs it in its own
+ * (imported from a data: URL, so it may import only builtins and absolute URLs), with the same checks as
+ * runHere: its status is the process.exitCode it sets (0 when none); what it writes through console,
+ * process.stdout, process.stderr and process.emitWarning is its output; an error escaping it is printed
+ * as node prints an uncaught one (with its stack) and is status 1. For an API call whose subject is a
+ * typed refusal: a memory bound, a signal, a hang or the process's exit needs a process of its own.
+ */
+export function importHere(source: string, o: Omit<HereOptions, 'stdin'> = {}): Promise<HereResult> {
+  // A module is imported once per URL: a comment makes each call's source its own.
+  const url = `data:text/javascript;base64,${Buffer.from(`${source}\n// run ${++scripts}\n`).toString('base64')}`;
+  return queued(() => hereNow(async (_out, err) => {
+    try {
+      await import(url);
+      return Number(process.exitCode ?? 0);
+    } catch (e) {
+      if (e instanceof ExitCalled) throw e;
+      err(`Uncaught ${e instanceof Error ? e.stack ?? e.message : String(e)}\n`);
+      return 1;
+    }
+  }, o, redirectOutput));
+}
+
+/**
+ * Sends what a script writes (console, process.stdout and process.stderr, process.emitWarning as node
+ * prints a warning) to `out` and `err`, with process.exitCode cleared; returns what puts everything back.
+ */
+function redirectOutput(out: (t: string) => void, err: (t: string) => void): () => void {
+  const saved = {
+    exitCode: process.exitCode, emitWarning: process.emitWarning,
+    outWrite: process.stdout.write, errWrite: process.stderr.write,
+    log: console.log, info: console.info, error: console.error, warn: console.warn,
+  };
+  const writer = (to: (t: string) => void) => ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+    to(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
+    (rest.find((x) => typeof x === 'function') as (() => void) | undefined)?.();
+    return true;
+  }) as typeof process.stdout.write;
+  process.exitCode = undefined;
+  process.stdout.write = writer(out);
+  process.stderr.write = writer(err);
+  console.log = console.info = (...a: unknown[]) => { out(`${format(...a)}\n`); };
+  console.error = console.warn = (...a: unknown[]) => { err(`${format(...a)}\n`); };
+  process.emitWarning = ((w: string | Error) => {
+    err(`(node:${process.pid}) ${typeof w === 'string' ? `Warning: ${w}` : `${w.name}: ${w.message}`}\n`);
+  }) as typeof process.emitWarning;
+  return () => {
+    process.exitCode = saved.exitCode;
+    process.emitWarning = saved.emitWarning;
+    process.stdout.write = saved.outWrite;
+    process.stderr.write = saved.errWrite;
+    Object.assign(console, { log: saved.log, info: saved.info, error: saved.error, warn: saved.warn });
+  };
+}
+
+/** Runs `call` after every earlier call here has settled (see the top of this file). */
+function queued(call: () => Promise<HereResult>): Promise<HereResult> {
+  const r = queue.then(call);
   queue = r.then(() => undefined, () => undefined);
   return r;
 }
 
-async function runNow(argv: readonly string[], o: HereOptions): Promise<HereResult> {
+/** Runs `call` (given where its stdout and stderr go; resolving with its status) under the checks above. */
+async function hereNow(
+  call: (out: (t: string) => void, err: (t: string) => void) => Promise<number>, o: HereOptions,
+  redirect?: (out: (t: string) => void, err: (t: string) => void) => () => void,
+): Promise<HereResult> {
   const boundMs = o.boundMs ?? 120_000;
   const out = keeper(o.keepBytes ?? Infinity);
   const err = keeper(o.keepBytes ?? Infinity);
-  const stdin = o.stdin === undefined || o.stdin.length === 0 ? [] : [Buffer.from(o.stdin)];
-  const io = escapingIo(out.add, err.add, Readable.from(stdin));
   const saved = { cwd: process.cwd(), exit: process.exit, outTty: process.stdout.isTTY, errTty: process.stderr.isTTY };
   const savedEnv = Object.keys(o.env ?? {}).map((k) => [k, process.env[k]] as const);
   const before = resources();
@@ -108,14 +177,19 @@ async function runNow(argv: readonly string[], o: HereOptions): Promise<HereResu
   process.stdout.isTTY = false;
   process.stderr.isTTY = false;
   process.exit = ((code?: number) => { exitCalled = `process.exit(${String(code)})`; throw new ExitCalled(code); }) as typeof process.exit;
+  const restore = redirect?.(out.add, err.add);
   try {
-    // As bin.js: an error escaping main is an internal error, exit 3.
-    const settled = main(argv, io).catch((e: unknown) => { err.add(`internal error: ${messageOf(e)}\n`); return 3; });
+    const settled = call(out.add, err.add).catch((e: unknown) => {
+      if (e instanceof ExitCalled) return null;
+      err.add(`internal error: ${messageOf(e)}\n`);
+      return 3;
+    });
     let timer: NodeJS.Timeout | undefined;
     const r = await Promise.race([settled, new Promise<'hung'>((go) => { timer = setTimeout(() => go('hung'), boundMs); })]);
     clearTimeout(timer);
     if (r === 'hung') hung = true; else status = r;
   } finally {
+    restore?.();
     process.exit = saved.exit;
     process.stdout.isTTY = saved.outTty;
     process.stderr.isTTY = saved.errTty;

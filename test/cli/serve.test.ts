@@ -2,7 +2,9 @@ import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
+import { writeFileSync } from 'node:fs';
 import { tinyModel } from '../serve/helpers.js';
+import { cliHere } from './inProcess.js';
 
 const BIN = fileURLToPath(new URL('../../src/cli/bin.js', import.meta.url));
 
@@ -31,11 +33,21 @@ describe('cli: serve', function () {
   before(() => { model = tinyModel(); });
   after(() => model.remove());
 
+  // The greedy text of PREFILL_PROMPT served on host alone, asked of the first test's server (or of one of
+  // its own when that test did not run): what the --prefill-target servers must give.
+  const PREFILL_PROMPT = JSON.stringify({ model: 'tiny', prompt: 'abcdef', max_tokens: 5, temperature: 0, repetition_penalty: 1 });
+  const greedy = async (url: string): Promise<string> => {
+    const res = await fetch(`${url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: PREFILL_PROMPT });
+    return ((await res.json()) as { choices: { text: string }[] }).choices[0]!.text;
+  };
+  let hostAlone: string | undefined;
+
   it('serves MODEL, prints its URL and a curl line, and exits 0 on SIGTERM', async () => {
     let answer: unknown;
     const r = await serveOnce([model.path, '--ctx', '64'], async (url) => {
       const res = await fetch(`${url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'tiny', prompt: 'ab', max_tokens: 3 }) });
       answer = await res.json();
+      hostAlone = await greedy(url);
     });
     expect(r.code).to.equal(0);
     expect(r.stdout).to.match(/^http:\/\/127\.0\.0\.1:\d+\ncurl http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions /);
@@ -63,17 +75,48 @@ describe('cli: serve', function () {
 
   it('--prefill-target xdna2,host and npu4,host prefill there and decode on host: the same greedy text as host alone', async () => {
     const texts: string[] = [];
-    const ask = async (url: string) => {
-      const res = await fetch(`${url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'tiny', prompt: 'abcdef', max_tokens: 5, temperature: 0, repetition_penalty: 1 }) });
-      texts.push(((await res.json()) as { choices: { text: string }[] }).choices[0]!.text);
-    };
+    const ask = async (url: string) => { texts.push(await greedy(url)); };
     const a = await serveOnce([model.path, '--ctx', '64', '--prefill-target', 'xdna2,host'], ask);
     const b = await serveOnce([model.path, '--ctx', '64', '--prefill-target', 'npu4,host'], ask);
-    const c = await serveOnce([model.path, '--ctx', '64'], ask);
-    expect([a.code, b.code, c.code]).to.deep.equal([0, 0, 0]);
-    expect(texts).to.have.length(3);
-    expect(texts[0]).to.equal(texts[2]);
-    expect(texts[1]).to.equal(texts[2]);
+    if (hostAlone === undefined) expect((await serveOnce([model.path, '--ctx', '64'], async (url) => { hostAlone = await greedy(url); })).code).to.equal(0);
+    expect([a.code, b.code]).to.deep.equal([0, 0]);
+    expect(texts).to.have.length(2);
+    expect(hostAlone).to.be.a('string');
+    expect(texts[0]).to.equal(hostAlone);
+    expect(texts[1]).to.equal(hostAlone);
+  });
+
+  it('--cors ORIGIN... and --chat-template FILE reach the server; a template that does not parse exits 1 naming the file', async () => {
+    const tpl = join(model.dir, 'chat.jinja');
+    writeFileSync(tpl, '{% for m in messages %}[{{ m.role }}] {{ m.content }}\n{% endfor %}[assistant] ');
+    let prompt = 0;
+    let plain = 0;
+    const r = await serveOnce([model.path, '--ctx', '64', '--chat-template', tpl, '--cors', 'http://a.example', 'http://b.example'], async (url) => {
+      const res = await fetch(`${url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', origin: 'http://b.example' }, body: JSON.stringify({ model: 'tiny', messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 }) });
+      expect(res.headers.get('access-control-allow-origin')).to.equal('http://b.example');
+      prompt = ((await res.json()) as { usage: { prompt_tokens: number } }).usage.prompt_tokens;
+      const other = await fetch(`${url}/v1/models`, { headers: { origin: 'http://c.example' } });
+      expect(other.headers.get('access-control-allow-origin')).to.equal(null);
+    });
+    expect(r.code, r.stderr).to.equal(0);
+    // The template's prompt "[user] hi\n[assistant] " is a byte a token on the tiny vocabulary, ChatML's longer.
+    await serveOnce([model.path, '--ctx', '64'], async (url) => {
+      const res = await fetch(`${url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'tiny', messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 }) });
+      plain = ((await res.json()) as { usage: { prompt_tokens: number } }).usage.prompt_tokens;
+    });
+    expect(prompt).to.be.greaterThan(0);
+    expect(prompt).to.not.equal(plain);
+    const bad = join(model.dir, 'bad.jinja');
+    writeFileSync(bad, '{% for m in messages %}');
+    const refused = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const p = spawn(process.execPath, [BIN, 'serve', '--port', '0', model.path, '--chat-template', bad], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let stderr = '';
+      p.stderr.on('data', (b: Buffer) => { stderr += b.toString(); });
+      p.stdout.resume();
+      p.on('close', (code) => resolve({ code, stderr }));
+    });
+    expect(refused.code).to.equal(1);
+    expect(refused.stderr).to.include(bad).and.include('TokenizerError');
   });
 
   it('--demo serves the demo model with Qwen3\'s tokenizer and says its weights are random', async () => {
@@ -95,12 +138,11 @@ describe('cli: serve', function () {
 describe('cli: addon', function () {
   this.timeout(60_000);
   const ADDON = fileURLToPath(new URL('../serve/fixtures/addon.js', import.meta.url));
-  const run = (args: string[]) => new Promise<{ code: number | null; stdout: string }>((resolve) => {
-    const p = spawn(process.execPath, [BIN, 'addon', ADDON, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    p.stdout.on('data', (b: Buffer) => { stdout += b.toString(); });
-    p.on('close', (code) => resolve({ code, stdout }));
-  });
+  // In this process (cliHere): nothing here is about a signal, a memory bound or the process's exit.
+  const run = async (args: string[]): Promise<{ code: number | null; stdout: string }> => {
+    const r = await cliHere(['addon', ADDON, ...args]);
+    return { code: r.status, stdout: r.out };
+  };
 
   it('lists an add-on\'s routes and commands, runs a command with its arguments, and refuses an unknown one', async () => {
     expect((await run([])).stdout).to.equal('route qwen3 (optional)\nroute echo\ncommand echo-info: prints its arguments\n');

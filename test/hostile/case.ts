@@ -34,7 +34,13 @@ export interface HostileCase {
    * Why a `cli` case runs as its own process rather than through main(argv, io) in the test's (see
    * hostile.test.ts): what it tests is a memory bound (--max-old-space-size), a signal, a hang that only
    * a killed process can end (a blocking open of a FIFO, a loop that never yields), or the process's exit.
-   * A `script` always runs as its own process.
+   * A `script` runs as its own process unless `here` says it need not.
    */
   readonly ownProcess?: 'memory' | 'signal' | 'hang' | 'exit';
+  /**
+   * A `script` run in the test's process (imported, see importHere in test/cli/inProcess.ts) rather than
+   * as its own: an API call whose subject is a typed refusal, not a memory bound, a signal, a hang or the
+   * process's exit. Without it a script runs as its own process.
+   */
+  readonly here?: true;
 }

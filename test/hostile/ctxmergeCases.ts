@@ -31,6 +31,7 @@ export const cases: readonly HostileCase[] = [
   },
   {
     name: 'runPartitioned on npu4,host past npu4\'s contexts: ContextLimit naming it, before any session opens',
+    here: true,
     script: `import { createEngine, runPartitioned } from '{pkg}';
 const engine = createEngine({ cacheDir: '{dir}/cache' });
 const x = [{ dtype: 'f32', shape: [4, 8], data: Array.from({ length: 32 }, (_, i) => i / 32) }];

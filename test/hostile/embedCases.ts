@@ -7,12 +7,14 @@ const REPORT = 'const report = (e) => { process.stderr.write(`[${e.code}] ${e.me
 export const cases: readonly HostileCase[] = [
   {
     name: 'embed: exposeEngine outside a worker (parentPort is null) is InvalidOptions naming the port',
+    here: true,
     script: `import { exposeEngine } from '{pkg}';\n${REPORT}\ntry { exposeEngine(null); } catch (e) { report(e); }`,
     exit: 1,
     code: 'InvalidOptions',
   },
   {
     name: 'embed: connectEngine on something that is not a port is InvalidOptions',
+    here: true,
     script: `import { connectEngine } from '{pkg}';\n${REPORT}\ntry { connectEngine({ postMessage: 1 }); } catch (e) { report(e); }`,
     exit: 1,
     code: 'InvalidOptions',

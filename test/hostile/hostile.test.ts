@@ -5,14 +5,15 @@
  * code is not shown (`[Code]` on stderr, or `"code":"Code"` in JSON on stdout).
  *
  * Two ways to run a case:
- * - In this process (a `cli` case without `ownProcess`): the CLI's `main(argv, io)` through
- *   test/cli/inProcess.ts, which checks what a separate process would have shown instead: the call must
+ * - In this process (a `cli` case without `ownProcess`, or a `script` marked `here`): the CLI's
+ *   `main(argv, io)` (or the script imported as a module) through test/cli/inProcess.ts, which checks
+ *   what a separate process would have shown instead: the call must
  *   settle within its time bound, must not call process.exit, and must leave nothing behind that would
  *   keep a process alive (a server, a socket, a timer, a child). These run one at a time in the suite's
  *   `before` hook, before any child process starts, so nothing else changes the resources counted. A
  *   regression that spins synchronously would stall this process rather than fail one case, so a case
  *   about spinning or blocking is one of the others.
- * - As its own process (a `script`, or a case whose `ownProcess` names why: a memory bound, a signal, a
+ * - As its own process (a `script` not marked `here`, or a case whose `ownProcess` names why: a memory bound, a signal, a
  *   hang, a process exit): the built CLI (or the API script) as its own process group under a memory bound
  *   (--max-old-space-size=512) and the case's time bound (the group is killed when it passes); it also
  *   fails when the process died by a signal. Two run at a time.
@@ -25,7 +26,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runHere } from '../cli/inProcess.js';
+import { importHere, runHere } from '../cli/inProcess.js';
 import type { HostileCase } from './case.js';
 import { cases as cacheCases } from './cacheCases.js';
 import { cases as embedCases } from './embedCases.js';
@@ -122,16 +123,15 @@ async function loadScale(): Promise<number> {
 }
 
 /**
- * Runs a `cli` case in this process (see test/cli/inProcess.ts) in a fresh folder, its working
- * directory meanwhile; the folder is removed after its checks.
+ * Runs a `cli` case (or a `script` marked `here`) in this process (see test/cli/inProcess.ts) in a
+ * fresh folder, its working directory meanwhile; the folder is removed after its checks.
  */
 async function runInProcess(c: HostileCase, scale: number): Promise<Outcome> {
   const boundMs = Math.ceil((c.timeoutMs ?? DEFAULT_TIMEOUT_MS) * scale);
   const dir = mkdtempSync(join(tmpdir(), 'npuo-hostile-'));
   await c.setup?.(dir);
-  const r = await runHere(c.cli!.map((a) => fill(a, dir)), {
-    cwd: dir, env: { NPU_OFFLOAD_CACHE_DIR: join(dir, '.cache'), NPU_OFFLOAD_DEBUG: '' }, stdin: c.stdin ?? '', boundMs, keepBytes: KEEP_BYTES,
-  });
+  const o = { cwd: dir, env: { NPU_OFFLOAD_CACHE_DIR: join(dir, '.cache'), NPU_OFFLOAD_DEBUG: '' }, boundMs, keepBytes: KEEP_BYTES };
+  const r = c.script !== undefined ? await importHere(fill(c.script, dir), o) : await runHere(c.cli!.map((a) => fill(a, dir)), { ...o, stdin: c.stdin ?? '' });
   return {
     dir, boundMs, exit: r.status, signal: null, hung: r.hung, stdout: r.stdout, stderr: r.stderr, leftBehind: r.leftBehind,
     ...(r.exitCalled !== undefined ? { exitCalled: r.exitCalled } : {}),
@@ -169,7 +169,7 @@ async function run(c: HostileCase, scale: number): Promise<Outcome> {
 }
 
 /** Whether a case runs as its own process (see the top of this file). */
-const ownProcess = (c: HostileCase): boolean => c.script !== undefined || c.ownProcess !== undefined;
+const ownProcess = (c: HostileCase): boolean => (c.script !== undefined && c.here !== true) || c.ownProcess !== undefined;
 
 /**
  * Runs the cases that run in this process, one at a time, then starts the others as processes, AT_ONCE

@@ -29,6 +29,7 @@ export const cases: readonly HostileCase[] = [
   },
   {
     name: 'runPartitioned with a target listed twice: InvalidOptions naming target',
+    here: true,
     script: `import { createEngine, runPartitioned } from '{pkg}';
 const engine = createEngine({ cacheDir: '{dir}/cache' });
 try { await runPartitioned(engine, { program: ${JSON.stringify(EXP)}, target: 'host,host' }); }

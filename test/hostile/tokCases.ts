@@ -89,6 +89,7 @@ process.stdout.write(r.stdout); process.stderr.write(r.stderr); process.exitCode
   {
     name: 'loadTokenizer (API): a GGUF with no tokenizer is a TokenizerError',
     setup: gguf(new Map()),
+    here: true,
     script: `import { loadTokenizer } from '{pkg}';
 try { loadTokenizer('{dir}/m.gguf'); process.exitCode = 0; } catch (e) { console.error('[' + e.code + '] ' + e.message); process.exitCode = e.code === 'TokenizerError' ? 1 : 3; }`,
     exit: 1, code: 'TokenizerError',

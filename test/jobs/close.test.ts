@@ -25,14 +25,16 @@ describe('engine: close()', function () {
     }
   });
 
-  it('closing 10 engines right after a verified job, their pool workers still loading, never aborts the process', async function () {
+  it('closing 4 engines right after a verified job, their pool workers still loading, never aborts the process', async function () {
     this.timeout(180_000);
     const tmp = tempDir();
     try {
       // A worker terminated mid-load aborts this child (v8::Module::IsGraphAsync, exit 134), not mocha.
-      // Ten rounds close at each of the fixture's ten moments after the job once; fifty repeated them
-      // five times over and took minutes on a loaded machine.
-      expect((await child('closeRace', [tmp.dir, '10'])).trim()).to.equal('closed 10 of 10');
+      // Four rounds close 0, 9, 18 and 27 ms after the job. Ten (each 3 ms apart) cost 12 s of CPU and,
+      // with the pools' wait for loading removed, still passed every time on Node 20.20 (2026-12-03):
+      // the deterministic check of that wait is test/actors/pool.test.ts's slow-loading worker, which
+      // fails without it; this one checks that a real engine closed this way ends cleanly.
+      expect((await child('closeRace', [tmp.dir, '4'])).trim()).to.equal('closed 4 of 4');
     } finally {
       tmp.remove();
     }

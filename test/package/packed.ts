@@ -1,6 +1,7 @@
 /**
- * The package packed once and installed into a throwaway consumer project, shared by every test of
- * test/package (packing and installing take most of a minute: done once per run, removed at exit).
+ * The package packed once and installed into a throwaway consumer project, shared by the tests of
+ * test/package/consumer.test.ts (packing and installing take most of their time: done once per process,
+ * removed at exit; one file, so that a parallel run's two workers do not each pack it).
  */
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';

@@ -39,11 +39,11 @@ describe('serve: add-on routes by model_type', function () {
     writeTinyQwen3(gguf, { layers: 1, type: 'Q4_0' });
     const dir = join(model.dir, 'packed');
     packGguf(gguf, dir, { tokenizer: qwen3TokenizerDir() });
-    const r = await resolveModel(dir, { target: 'cpu', ctx: 16 }, registry, (l) => lines.push(l));
+    const r = await resolveModel(dir, { target: 'host', ctx: 16 }, registry, (l) => lines.push(l));
     expect(r.route).to.equal('built-in');
     expect(seen.declined).to.equal(1);
     expect(lines.join('\n')).to.include('the test NPU is not present');
-    const plain = await resolveModel(dir, { target: 'cpu', ctx: 16 }, new Registry(), () => undefined);
+    const plain = await resolveModel(dir, { target: 'host', ctx: 16 }, new Registry(), () => undefined);
     const [a, b] = [await served(r.open, '!'), await served(plain.open, '!')];
     expect(a.choices[0]!.text).to.equal(b.choices[0]!.text);
     expect(a.usage!.completion_tokens).to.equal(4);

@@ -28,12 +28,14 @@ describe('serve: the OpenAI parameters it does not implement, wire names, health
   }
 
   const chat: [string, Record<string, unknown>][] = [
-    ['n', { n: 2 }], ['logprobs', { logprobs: true }], ['top_logprobs', { top_logprobs: 2 }],
-    ['tools', { tools: [{ type: 'function', function: { name: 'f', parameters: {} } }] }], ['tool_choice', { tool_choice: 'required' }],
-    ['functions', { functions: [{ name: 'f' }] }], ['function_call', { function_call: 'auto' }],
+    ['n', { n: 0 }], ['n', { n: 17 }], ['logprobs', { logprobs: 'yes' }], ['top_logprobs', { top_logprobs: 2 }], ['top_logprobs', { logprobs: true, top_logprobs: 21 }],
+    ['tool_choice', { tool_choice: 'required' }], ['tool_choice', { tool_choice: { type: 'function', function: { name: 'f' } } }],
+    ['functions', { functions: [{ name: 'f' }] }], ['function_call', { function_call: { name: 'f' } }],
     ['response_format', { response_format: { type: 'json_object' } }], ['frequency_penalty', { frequency_penalty: 5 }],
-    ['presence_penalty', { presence_penalty: -1 }], ['logit_bias', { logit_bias: { 42: 100 } }],
-    ['messages/0/role', { messages: [{ role: 'wizard', content: 'hi' }] }], ['messages/1/role', { messages: [...HI, { role: 'tool', content: '1', tool_call_id: 'x' }] }],
+    ['response_format', { response_format: { type: 'json_schema', json_schema: { name: 's', schema: {} } } }],
+    ['presence_penalty', { presence_penalty: -3 }], ['logit_bias/x', { logit_bias: { x: 100 } }], ['logit_bias/42', { logit_bias: { 42: 101 } }],
+    ['logit_bias/100000', { logit_bias: { 100000: 1 } }], ['min_p', { min_p: 2 }], ['top_k', { top_k: 1.5 }],
+    ['messages/0/role', { messages: [{ role: 'wizard', content: 'hi' }] }], ['messages/1/role', { messages: [...HI, { role: 'function', content: '1', name: 'x' }] }],
   ];
   for (const [param, body] of chat) {
     it(`chat: ${JSON.stringify(body)} is a 400 naming ${param}`, async () => {
@@ -44,8 +46,8 @@ describe('serve: the OpenAI parameters it does not implement, wire names, health
   }
 
   const completions: [string, Record<string, unknown>][] = [
-    ['n', { n: 2 }], ['logprobs', { logprobs: 2 }], ['echo', { echo: true }], ['suffix', { suffix: 'end' }], ['best_of', { best_of: 3 }],
-    ['frequency_penalty', { frequency_penalty: 0.5 }], ['logit_bias', { logit_bias: { 1: -100 } }],
+    ['n', { n: 1.5 }], ['logprobs', { logprobs: 21 }], ['logprobs', { logprobs: true }], ['echo', { echo: true }], ['suffix', { suffix: 'end' }], ['best_of', { best_of: 3 }],
+    ['frequency_penalty', { frequency_penalty: 2.5 }], ['logit_bias/1', { logit_bias: { 1: 'x' } }],
   ];
   for (const [param, body] of completions) {
     it(`completions: ${JSON.stringify(body)} is a 400 naming ${param}`, async () => {

@@ -231,7 +231,8 @@ export class HostDevice extends JsDevice<HostProgram> {
       const version = this.versions.get(key) ?? 0;
       const had = copied.get(slot);
       if (had !== undefined && had[0] === key && had[1] === version) continue;
-      if (!isArenaSlot(b) && this.zeroed.has(b)) bytesAt(arena, slot, sizeOf(a.name)).fill(0);
+      // Zeroed without touching its pages: a KV cache holds memory only for the positions written.
+      if (!isArenaSlot(b) && this.zeroed.has(b)) this.kernels.zeroBytes(arena, slot, sizeOf(a.name));
       else bytesAt(arena, slot, sizeOf(a.name)).set(this.memory.view(b, sizeOf(a.name)));
       copied.set(slot, [key, version]);
     }

@@ -58,6 +58,7 @@ interface HostAddon {
   /** The arena: a Uint8Array, or a whole ArrayBuffer (one past 4 GiB, which no Uint8Array spans in Node 20). */
   runList(arena: Uint8Array | ArrayBuffer, list: Float64Array, weights?: readonly HostWeight[]): void;
   streamRead(bytes: Uint8Array, passes: number): { seconds: number; checksum: number };
+  zeroBytes(arena: ArrayBuffer, offset: number, length: number): void;
   setUnaryFault(op: number, ulps: number): void;
   setDropBlockFault(on: boolean): void;
   setAttentionFault(mode: number): void;
@@ -90,6 +91,15 @@ export class HostKernels {
 
   info(): HostInfo {
     return this.addon.info();
+  }
+
+  /**
+   * Sets `length` bytes of `arena` from `offset` to zero, giving its whole pages back to the system
+   * (Linux: MADV_DONTNEED; they read as zeros and hold no memory until written); RangeError outside it.
+   * Only for an arena the caller allocated (private memory of this process).
+   */
+  zeroBytes(arena: ArrayBuffer, offset: number, length: number): void {
+    this.addon.zeroBytes(arena, offset, length);
   }
 
   /** Forces a SIMD path; InvalidOptions when this CPU lacks it. */
@@ -212,7 +222,7 @@ export function loadHostKernels(dir: string = NATIVE_BUILD_DIR): HostKernels {
   } catch (e) {
     throw new NoDevice('host', `${FILE} does not load (${e instanceof Error ? e.message : String(e)}); ${REBUILD}`);
   }
-  if (typeof addon.setErrorClasses !== 'function' || typeof addon.runList !== 'function' || typeof addon.HostWeight !== 'function' || typeof addon.abi !== 'function') {
+  if (typeof addon.setErrorClasses !== 'function' || typeof addon.runList !== 'function' || typeof addon.HostWeight !== 'function' || typeof addon.abi !== 'function' || typeof addon.zeroBytes !== 'function') {
     throw new NoDevice('host', `${FILE} is not this version's addon; ${REBUILD}`);
   }
   // A build from another version reads records in another layout: refused before it runs one.

@@ -3,7 +3,7 @@ export { readGguf, openGguf, typeName, DEFAULT_ALIGNMENT, type ReadGgufOptions }
 export { writeGguf, quantizedTensor, type GgufTensorInput, type WriteGgufInput } from './writer.js';
 export { dequantize } from './dequant.js';
 export { quantize } from './quantize.js';
-export { scanDeclaredScales, CRITICAL_SCALE_KEYS, type ScaleFindings } from './scaleGuard.js';
+export { scanDeclaredScales, unhonouredScales, CRITICAL_SCALE_KEYS, type ScaleFindings } from './scaleGuard.js';
 export {
   ggmlType, quantTypeInfo, asQuantType, QUANT_TYPES, QUANT_TYPE_ID, QK_K, type GgmlTypeInfo, type QuantType,
 } from './ggmlTypes.js';

@@ -114,3 +114,22 @@ export function scanDeclaredScales(metadata: GgufMetadata, config: object): Scal
   // Keys and values come from the GGUF; the findings are printed, so none may carry a control character.
   return { fatal: fatal.map(escapeControl), warnings: warnings.map(escapeControl) };
 }
+
+/**
+ * The declared scales a model's graph would drop: each `<arch>.` key whose name is a critical scale
+ * key (CRITICAL_SCALE_KEYS) other than those the architecture honours (`honoured`, names after the
+ * prefix), and not at its neutral value. Loading a GGUF to run it refuses these (src/model/arch).
+ */
+export function unhonouredScales(metadata: GgufMetadata, honoured: readonly string[]): string[] {
+  const archValue = metadata.get('general.architecture');
+  const arch = archValue?.type === 'string' ? archValue.value : '';
+  const out: string[] = [];
+  for (const [key, v] of metadata) {
+    if (arch === '' || !key.startsWith(`${arch}.`)) continue;
+    const tail = key.slice(arch.length + 1);
+    const name = tail.slice(tail.lastIndexOf('.') + 1);
+    if (CRITICAL_SCALE_KEYS[name] === undefined || honoured.includes(name) || isNeutral(name, v)) continue;
+    out.push(key);
+  }
+  return out;
+}

@@ -36,34 +36,46 @@ export function shortestF32(x: number): number {
   return x;
 }
 
-function num(m: GgufMetadata, key: string, fallback?: number): number {
+/** A number the metadata holds at `key` (an f32 as its shortest decimal), else `fallback` when absent; InvalidInput naming the key. */
+export function metadataNumber(m: GgufMetadata, key: string, fallback?: number, arch = 'qwen3'): number {
   const v = m.get(key);
   const n = numericValue(v);
   if (n === undefined) {
     if (fallback !== undefined && v === undefined) return fallback;
-    throw new InvalidInput(`/metadata/${key}`, v === undefined ? 'the qwen3 GGUF does not declare it' : `is a ${v.type}, not a number`);
+    throw new InvalidInput(`/metadata/${key}`, v === undefined ? `the ${arch} GGUF does not declare it` : `is a ${v.type}, not a number`);
   }
   return v?.type === 'f32' ? shortestF32(n) : n;
 }
 
-function positive(m: GgufMetadata, key: string, fallback?: number): number {
-  const n = num(m, key, fallback);
+const num = (m: GgufMetadata, key: string, fallback?: number): number => metadataNumber(m, key, fallback);
+
+/** A positive whole number the metadata holds at `key` (or `fallback` when absent); InvalidInput naming the key. */
+export function metadataPositive(m: GgufMetadata, key: string, fallback?: number, arch = 'qwen3'): number {
+  const n = metadataNumber(m, key, fallback, arch);
   if (!(Number.isSafeInteger(n) && n > 0)) throw new InvalidInput(`/metadata/${key}`, `${n} is not a positive integer`);
   return n;
 }
 
-/** The dimensions a qwen3 GGUF declares, checked for consistency. */
-export function qwen3Dims(m: GgufMetadata): PlanDims {
-  const p = 'qwen3.';
-  const hidden = positive(m, `${p}embedding_length`);
-  const heads = positive(m, `${p}attention.head_count`);
-  const kvHeads = positive(m, `${p}attention.head_count_kv`, heads);
-  const headDim = positive(m, `${p}attention.key_length`, hidden / heads);
+const positive = (m: GgufMetadata, key: string, fallback?: number): number => metadataPositive(m, key, fallback);
+
+/** The dimensions a GGUF of `arch` declares under its `<arch>.` keys, checked for consistency. */
+export function modelDims(m: GgufMetadata, arch: string): PlanDims {
+  const p = `${arch}.`;
+  const pos = (key: string, fallback?: number) => metadataPositive(m, key, fallback, arch);
+  const hidden = pos(`${p}embedding_length`);
+  const heads = pos(`${p}attention.head_count`);
+  const kvHeads = pos(`${p}attention.head_count_kv`, heads);
+  const headDim = pos(`${p}attention.key_length`, hidden / heads);
   if (heads % kvHeads !== 0) throw new InvalidInput(`/metadata/${p}attention.head_count_kv`, `${heads} heads do not split into ${kvHeads} kv groups`);
   return {
-    layers: positive(m, `${p}block_count`), hidden, intermediate: positive(m, `${p}feed_forward_length`),
+    layers: pos(`${p}block_count`), hidden, intermediate: pos(`${p}feed_forward_length`),
     qDim: heads * headDim, kvDim: kvHeads * headDim, headDim,
   };
+}
+
+/** The dimensions a qwen3 GGUF declares, checked for consistency. */
+export function qwen3Dims(m: GgufMetadata): PlanDims {
+  return modelDims(m, 'qwen3');
 }
 
 /** The config.json of a packed qwen3 GGUF (`source`: the GGUF's file name, recorded in q4nx_source). */

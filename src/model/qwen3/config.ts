@@ -1,33 +1,19 @@
 /**
- * A Qwen3 model's shape, from a GGUF's metadata (`qwen3.*`) or a Hugging Face config.json (a model
- * directory from `gguf pack`, or a published one). Both give the same record, so the programs are
+ * A model's shape, from a GGUF's metadata (`<arch>.*`, any architecture of src/model/arch) or a
+ * Qwen3's Hugging Face config.json (a model directory from `gguf pack`, or a published one). Both give the same record, so the programs are
  * built from one description whatever the file.
  */
 import { InvalidInput } from '../../errors/index.js';
 import { isRecord } from '../../ir/pointer.js';
 import type { GgufFile } from '../gguf/types.js';
-import { numericValue } from '../gguf/types.js';
-import { architectureOf, qwen3Dims, shortestF32 } from '../pack/config.js';
+import { defaultOptions, modelConfigFromGguf, type ModelConfig } from '../arch/config.js';
+import { QWEN3 } from '../arch/qwen3.js';
 
-/** Everything the programs need to know of a dense Qwen3. */
-export interface Qwen3Config {
-  readonly layers: number;
-  readonly hidden: number;
-  readonly intermediate: number;
-  readonly heads: number;
-  readonly kvHeads: number;
-  readonly headDim: number;
-  /** The embedding's rows (the logits' length). */
-  readonly vocab: number;
-  readonly ropeTheta: number;
-  readonly rmsEps: number;
-  /** The context the model was trained for; a generation's own context (`ctx`) may not exceed it. */
-  readonly contextLength: number;
-  /** The lm head is the embedding (no separate output weight). */
-  readonly tied: boolean;
-  /** End-of-sequence ids the file declares (the tokenizer may add end-of-turn ids). */
-  readonly eosIds: readonly number[];
-}
+/**
+ * Everything the programs need to know of a model: the one config of every architecture
+ * (src/model/arch/config.ts), under the name it had when only Qwen3 ran.
+ */
+export type Qwen3Config = ModelConfig;
 
 /** Qwen3-0.6B, 1.7B and 4B as their config.json files give them (the bench and tests build these shapes). */
 export const QWEN3_SHAPES = {
@@ -36,31 +22,9 @@ export const QWEN3_SHAPES = {
   '4b': { layers: 36, hidden: 2560, intermediate: 9728, heads: 32, kvHeads: 8, headDim: 128, vocab: 151936, tied: true },
 } as const;
 
-/** The config of a qwen3 GGUF; refuses another architecture or inconsistent dims (InvalidInput at the key). */
+/** The config of a GGUF of any architecture that runs (src/model/arch); InvalidInput at the key for another one or inconsistent dims. */
 export function configFromGguf(f: GgufFile): Qwen3Config {
-  const arch = architectureOf(f.metadata);
-  if (arch !== 'qwen3') throw new InvalidInput('/metadata/general.architecture', `architecture ${JSON.stringify(arch)} is not qwen3: only dense Qwen3 GGUFs run as models`);
-  const d = qwen3Dims(f.metadata);
-  const embd = f.tensor('token_embd.weight');
-  if (embd === undefined || embd.dims.length !== 2 || embd.dims[0] !== d.hidden) {
-    throw new InvalidInput('/tensors/token_embd.weight', `the GGUF has no [hidden ${d.hidden}, vocab] token_embd.weight`);
-  }
-  const m = f.metadata;
-  const num = (k: string, fallback: number) => {
-    const v = numericValue(m.get(k));
-    return v === undefined ? fallback : m.get(k)?.type === 'f32' ? shortestF32(v) : v;
-  };
-  const eos = numericValue(m.get('tokenizer.ggml.eos_token_id'));
-  return {
-    layers: d.layers, hidden: d.hidden, intermediate: d.intermediate,
-    heads: d.qDim / d.headDim, kvHeads: d.kvDim / d.headDim, headDim: d.headDim,
-    vocab: embd.dims[1]!,
-    ropeTheta: num('qwen3.rope.freq_base', 1_000_000),
-    rmsEps: num('qwen3.attention.layer_norm_rms_epsilon', 1e-6),
-    contextLength: num('qwen3.context_length', 40960),
-    tied: f.tensor('output.weight') === undefined,
-    eosIds: eos === undefined ? [] : [eos],
-  };
+  return modelConfigFromGguf(f);
 }
 
 function whole(c: Record<string, unknown>, key: string, source: string, fallback?: number): number {
@@ -88,9 +52,11 @@ export function configFromJson(json: unknown, source: string): Qwen3Config {
   if (heads % kvHeads !== 0) throw new InvalidInput(`${source}/num_key_value_heads`, `${heads} heads do not split into ${kvHeads} kv groups`);
   const eos = json['eos_token_id'];
   const eosIds = (Array.isArray(eos) ? eos : eos === undefined || eos === null ? [] : [eos]).filter((x): x is number => Number.isSafeInteger(x));
+  const headDim = whole(json, 'head_dim', source, Math.floor(hidden / heads));
   return {
+    arch: 'qwen3', options: defaultOptions(QWEN3, headDim),
     layers: whole(json, 'num_hidden_layers', source), hidden, intermediate: whole(json, 'intermediate_size', source),
-    heads, kvHeads, headDim: whole(json, 'head_dim', source, Math.floor(hidden / heads)),
+    heads, kvHeads, headDim,
     vocab: whole(json, 'vocab_size', source),
     ropeTheta: positiveNumber(json, 'rope_theta', source, 1_000_000),
     rmsEps: positiveNumber(json, 'rms_norm_eps', source, 1e-6),

@@ -7,7 +7,7 @@
  * the fused form's norms.
  */
 import { segmentFit } from '../../compiler/fit.js';
-import type { EngineError } from '../../errors/index.js';
+import { InvalidOptions, type EngineError } from '../../errors/index.js';
 import type { Limits } from '../../ir/limits.js';
 import type { Program } from '../../ir/types.js';
 import { checkProgram } from '../../ops/validate.js';
@@ -40,7 +40,15 @@ const better = (a: Scored, b: Scored) => a.score[0] < b.score[0] || (a.score[0] 
 export function programFor(c: Qwen3Config, weights: ModelWeights, shape: ProgramShape, targets: string): PlacedProgram {
   const fused = scored(buildProgram(c, weights, { ...shape, form: 'fused' }), targets, shape.limits);
   if (fused.score[0] === 0 && fused.score[1] === 1) return fused;
-  const plain = scored(buildProgram(c, weights, { ...shape, form: 'plain' satisfies ProgramForm }), targets, shape.limits);
+  let plainProgram: Program;
+  try {
+    plainProgram = buildProgram(c, weights, { ...shape, form: 'plain' satisfies ProgramForm });
+  } catch (e) {
+    // A graph the plain form cannot write (rope_freqs factors, a sliding window) runs fused, or is refused as fused.
+    if (e instanceof InvalidOptions && e.field === 'form') return fused.refusal === undefined ? { program: fused.program } : { program: fused.program, refusal: fused.refusal };
+    throw e;
+  }
+  const plain = scored(plainProgram, targets, shape.limits);
   const { program, refusal } = better(plain, fused) ? plain : fused;
   return refusal === undefined ? { program } : { program, refusal };
 }

@@ -44,12 +44,23 @@ export interface DecodeRequest extends SamplingOptions {
   readonly logits?: boolean;
   /** Go on past end-of-sequence ids (for measuring speed; default false). */
   readonly ignoreEos?: boolean;
+  /** Give each token's log probability and this many of the most likely tokens' (0 to 20; unset: none). */
+  readonly logprobs?: number;
   /**
    * Constrained decoding: each step's logits are masked to the ids that keep the text a prefix this
    * grammar allows (src/model/grammar: compileJsonSchema, jsonObjectGrammar, toolCallGrammar), and
    * end-of-sequence is allowed only once the text is complete. Needs the model's tokenizer.
    */
   readonly constraint?: Grammar;
+}
+
+/** A token's log probability (log-softmax of the logits it was chosen from, after penalties and bias, before temperature). */
+export interface TokenLogprob {
+  readonly id: number;
+  /** Its text (a piece of a character shows as U+FFFD) and its bytes. */
+  readonly token: string;
+  readonly bytes: readonly number[];
+  readonly logprob: number;
 }
 
 /** One generated token. */
@@ -59,6 +70,10 @@ export interface GeneratedToken {
   readonly text: string;
   /** The logits it was chosen from (with `logits: true`). */
   readonly logits?: Tensor;
+  /** Its position in the context (the prompt's tokens come first). */
+  readonly position?: number;
+  /** With `logprobs`: this token's, and the most likely tokens' (most likely first). */
+  readonly logprobs?: TokenLogprob & { readonly top: readonly TokenLogprob[] };
 }
 
 /**
@@ -116,7 +131,32 @@ export function checkDecodeRequest(g: GenerationContext, r: DecodeRequest): numb
   const max = r.maxTokens ?? 128;
   if (!(Number.isSafeInteger(max) && max >= 0)) throw new InvalidOptions('maxTokens', `a whole number of tokens of at least 0, not ${JSON.stringify(max)}`);
   for (const [i, s] of (r.stop ?? []).entries()) if (typeof s !== 'string') throw new InvalidOptions(`stop/${i}`, `a stop string, not ${typeof s}`);
+  for (const k of Object.keys(r.logitBias ?? {})) if (!(Number(k) < g.config.vocab)) throw new InvalidOptions(`logitBias/${k}`, `token id ${k} is outside the vocabulary (0 to ${g.config.vocab - 1})`);
+  if (r.logprobs !== undefined && !(Number.isSafeInteger(r.logprobs) && r.logprobs >= 0 && r.logprobs <= 20)) throw new InvalidOptions('logprobs', `a whole number of top tokens from 0 to 20, not ${JSON.stringify(r.logprobs)}`);
   return max;
+}
+
+/** The log probabilities of `id` and the `top` most likely ids under `logits` (log-softmax). */
+export function logprobsOf(tokenizer: Tokenizer | null, logits: ArrayLike<number>, id: number, top: number): TokenLogprob & { top: TokenLogprob[] } {
+  let most = -Infinity;
+  for (let i = 0; i < logits.length; i++) if (logits[i]! > most) most = logits[i]!;
+  let sum = 0;
+  for (let i = 0; i < logits.length; i++) sum += Math.exp(logits[i]! - most);
+  const norm = most + Math.log(sum);
+  // The `top` largest, highest first (lower id first among equals), by insertion into a short list.
+  const best: number[] = [];
+  for (let i = 0; i < logits.length && top > 0; i++) {
+    if (best.length === top && !(logits[i]! > logits[best[top - 1]!]!)) continue;
+    let at = best.length;
+    while (at > 0 && logits[i]! > logits[best[at - 1]!]!) at--;
+    best.splice(at, 0, i);
+    if (best.length > top) best.pop();
+  }
+  const entry = (i: number): TokenLogprob => {
+    const bytes = tokenizer === null ? new Uint8Array() : tokenizer.decodeBytes([i]);
+    return { id: i, token: tokenizer === null ? '' : tokenizer.decode([i]), bytes: [...bytes], logprob: logits[i]! - norm };
+  };
+  return { ...entry(id), top: best.map(entry) };
 }
 
 /** Runs one generation, yielding each token as it is made; returns the whole result. */
@@ -175,14 +215,16 @@ async function* decodeWith(g: GenerationContext, r: DecodeRequest, cache: Aborta
   let decodeMs = 0;
   let steps = 0;
   while (logits !== undefined && generated.length < max) {
-    const id = sampler.next(constraint === undefined ? logits.data : constraint.mask(logits.data), [...prompt, ...generated]);
+    const id = sampler.next(constraint === undefined ? logits.data : constraint.mask(logits.data), [...prompt, ...generated], prompt.length);
     if (!r.ignoreEos && g.eosIds.includes(id)) { finish = 'eos'; break; }
     constraint?.accept(id);
     generated.push(id);
     if (r.logits) kept.push(logits);
     const piece = stream.push(id);
     text += piece;
-    yield r.logits ? { id, text: piece, logits } : { id, text: piece };
+    const position = prompt.length + generated.length - 1;
+    const lp = r.logprobs !== undefined ? { logprobs: logprobsOf(g.tokenizer, sampler.last!, id, r.logprobs) } : {};
+    yield r.logits ? { id, text: piece, logits, position, ...lp } : { id, text: piece, position, ...lp };
     if (stream.stopped) { finish = 'stop'; break; }
     if (generated.length >= max) break;
     const pos = prompt.length + generated.length - 1;

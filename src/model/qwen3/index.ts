@@ -4,6 +4,7 @@ export {
   type TinyQwen3Options, type TinyQwen3Config, type TinyTensor,
 } from './tiny.js';
 export { configFromGguf, configFromJson, QWEN3_SHAPES, type Qwen3Config } from './config.js';
+export type { ModelConfig } from '../arch/config.js';
 export { ggufWeights, q4nxWeights, expectedShapes, type BoundWeight, type ModelWeights } from './weights.js';
 export { buildProgram, cacheShapes, CACHE_TYPES, type CacheType, type ProgramShape } from './program.js';
 export { Sampler, argmax, penalize, resolveSampling, DEFAULT_SAMPLING, type SamplingOptions } from './sampler.js';

@@ -1,6 +1,6 @@
 /**
  * The pieces a Qwen3 program is made of, each a few equations of the program format written with the
- * builder: RMSNorm, a projection by a weight in any dtype, neox rope, causal softmax and SwiGLU. Every
+ * builder: RMSNorm, a projection by a weight in any dtype, neox and normal rope, causal softmax and SwiGLU. Every
  * value is f32; a weight in another float dtype is converted where it is used. The norms, softmax and
  * SwiGLU come in two forms: one row kernel each (fused), or the plain ops a target that recognizes no
  * composite takes (the `...Plain` functions: no row kernel, no rsqrt or logistic).
@@ -51,13 +51,23 @@ export function linear(p: ProgramBuilder, x: Value, w: Value, n: number): Value 
   return y.shape[1] === n ? y : p.slice(y, [0, 0], [t, n]);
 }
 
-/** The cos and sin of rope's angles `[T, D/2]`: position times `theta^(-2i/D)`, computed in the program. */
-export function ropeTables(p: ProgramBuilder, positions: Value, headDim: number, theta: number): { cos: Value; sin: Value } {
+/**
+ * The cos and sin of rope's angles `[T, D/2]`: position times `theta^(-2i/D)`, computed in the program.
+ * Rope scaling, when a file declares it: the positions times `freqScale` (linear scaling), each
+ * frequency divided by its factor in `freqs` `[D/2]` (llama3's rope_freqs, LongRoPE's factors), both
+ * tables times `attnFactor` (LongRoPE's), as llama.cpp's rope does.
+ */
+export function ropeTables(p: ProgramBuilder, positions: Value, headDim: number, theta: number, scaling: { readonly freqs?: Value; readonly freqScale?: number; readonly attnFactor?: number } = {}): { cos: Value; sin: Value } {
   const t = positions.shape[0]!;
   const half = headDim / 2;
-  const invFreq = p.exp(p.mul(p.iota([half], 0, 'f32'), (-2 * Math.log(theta)) / headDim));
-  const pos = p.broadcast(p.convert(positions, 'f32'), [t, half], [0]);
+  let invFreq = p.exp(p.mul(p.iota([half], 0, 'f32'), (-2 * Math.log(theta)) / headDim));
+  if (scaling.freqs !== undefined) invFreq = p.div(invFreq, asF32(p, scaling.freqs));
+  let pos = p.broadcast(p.convert(positions, 'f32'), [t, half], [0]);
+  if (scaling.freqScale !== undefined && scaling.freqScale !== 1) pos = p.mul(pos, scaling.freqScale);
   const angle = p.mul(pos, p.broadcast(invFreq, [t, half], [1]));
+  // LongRoPE's attention factor scales both (ggml's rope multiplies cos and sin by it).
+  const m = scaling.attnFactor;
+  if (m !== undefined && m !== 1) return { cos: p.mul(p.cos(angle), m), sin: p.mul(p.sin(angle), m) };
   return { cos: p.cos(angle), sin: p.sin(angle) };
 }
 
@@ -72,6 +82,30 @@ export function rope(p: ProgramBuilder, x: Value, tables: { cos: Value; sin: Val
   const y1 = p.sub(p.mul(x1, cos), p.mul(x2, sin));
   const y2 = p.add(p.mul(x2, cos), p.mul(x1, sin));
   return p.concat([y1, y2], 2);
+}
+
+/**
+ * Normal rope (llama.cpp's LLAMA_ROPE_TYPE_NORM, Llama's) on `x [T, H, D]`: each adjacent pair
+ * (x[2i], x[2i+1]) turns by angle i as neox turns (x[i], x[i + D/2]).
+ */
+export function ropeNormal(p: ProgramBuilder, x: Value, tables: { cos: Value; sin: Value }): Value {
+  const [t, h, d] = x.shape as [number, number, number];
+  const half = d / 2;
+  const pairs = p.reshape(x, [t, h, half, 2]);
+  const x1 = p.reshape(p.slice(pairs, [0, 0, 0, 0], [t, h, half, 1]), [t, h, half]);
+  const x2 = p.reshape(p.slice(pairs, [0, 0, 0, 1], [t, h, half, 2]), [t, h, half]);
+  const cos = p.broadcast(tables.cos, [t, h, half], [0, 2]);
+  const sin = p.broadcast(tables.sin, [t, h, half], [0, 2]);
+  const y1 = p.sub(p.mul(x1, cos), p.mul(x2, sin));
+  const y2 = p.add(p.mul(x2, cos), p.mul(x1, sin));
+  return p.reshape(p.concat([p.reshape(y1, [t, h, half, 1]), p.reshape(y2, [t, h, half, 1])], 3), [t, h, d]);
+}
+
+/** `turn` (rope or ropeNormal) on the first `dims` elements of each head of `x [T, H, D]`, the rest as they are (partial rotary). */
+export function ropePartial(p: ProgramBuilder, x: Value, tables: { cos: Value; sin: Value }, dims: number, turn: typeof rope): Value {
+  const [t, h, d] = x.shape as [number, number, number];
+  if (dims === d) return turn(p, x, tables);
+  return p.concat([turn(p, p.slice(x, [0, 0, 0], [t, h, dims]), tables), p.slice(x, [0, 0, dims], [t, h, d])], 2);
 }
 
 /** What masks a score: added to it, it leaves exp() exactly 0 after the row's max is taken off. */
@@ -117,17 +151,38 @@ export function swigluPlain(p: ProgramBuilder, gate: Value, up: Value): Value {
   return p.mul(p.div(gate, p.add(p.exp(p.neg(gate)), 1)), up);
 }
 
+/**
+ * GeGLU: `gelu(gate) * up` with GELU's tanh approximation, `0.5 g (1 + tanh(sqrt(2/pi) (g + 0.044715 g^3)))`
+ * (llama.cpp's ggml_gelu), from plain ops in both forms.
+ */
+export function geglu(p: ProgramBuilder, gate: Value, up: Value): Value {
+  const inner = p.mul(p.add(gate, p.mul(p.mul(p.mul(gate, gate), gate), 0.044715)), Math.sqrt(2 / Math.PI));
+  return p.mul(p.mul(p.mul(gate, 0.5), p.add(p.tanh(inner), 1)), up);
+}
+
+/**
+ * The causal mask of a sliding window as an additive bias `[T, C]`: 0 where positions[t] - window <
+ * j <= positions[t] (llama.cpp's standard SWA masks p1 - p0 >= window), MASKED elsewhere.
+ */
+export function slidingBias(p: ProgramBuilder, positions: Value, ctx: number, window: number): Value {
+  const t = positions.shape[0]!;
+  const pos = p.broadcast(positions, [t, ctx], [0]);
+  const j = p.iota([t, ctx], 1, 'i32');
+  const visible = p.mul(p.convert(p.ge(pos, j), 'f32'), p.convert(p.ge(j, p.sub(pos, window - 1)), 'f32'));
+  return p.mul(p.sub(visible, 1), -MASKED);
+}
+
 /** What masks a score in a mask handed in as an input: the largest finite FP16 magnitude, which FP16 stores. */
 export const MASKED_INPUT = -65504;
 
-/** Rope's cos and sin tables `[T, D/2]` for `positions`, as rope's inputs (computed in float64, stored f32). */
-export function ropeTableValues(positions: readonly number[], headDim: number, theta: number): { cos: Float64Array; sin: Float64Array } {
+/** Rope's cos and sin tables `[T, D/2]` for `positions`, as rope's inputs (computed in float64, stored f32); `freqScale` as ropeTables'. */
+export function ropeTableValues(positions: readonly number[], headDim: number, theta: number, freqScale = 1): { cos: Float64Array; sin: Float64Array } {
   const half = headDim / 2;
   const cos = new Float64Array(positions.length * half);
   const sin = new Float64Array(positions.length * half);
   for (let t = 0; t < positions.length; t++) {
     for (let i = 0; i < half; i++) {
-      const angle = positions[t]! * Math.exp((i * -2 * Math.log(theta)) / headDim);
+      const angle = positions[t]! * freqScale * Math.exp((i * -2 * Math.log(theta)) / headDim);
       cos[t * half + i] = Math.fround(Math.cos(angle));
       sin[t * half + i] = Math.fround(Math.sin(angle));
     }

@@ -9,10 +9,10 @@ import { createEngine, type Engine } from '../../jobs/engine.js';
 import type { Program } from '../../ir/types.js';
 import { DEFAULT_LIMITS, resolveLimits, type Limits } from '../../ir/limits.js';
 import { isTargetName, TARGET_NAMES } from '../../targets/target.js';
-import type { ChatMessage } from '../tokenizer/types.js';
+import type { ChatMessage, ChatOptions } from '../tokenizer/types.js';
 import type { Tokenizer } from '../tokenizer/types.js';
 import type { Qwen3Config } from './config.js';
-import { generateIds, type DecodeRequest, type GenerateOptions, type GeneratedToken, type GenerationContext, type GenerationResult } from './generate.js';
+import { generateIds, prefillTokens, type DecodeRequest, type GenerateOptions, type GeneratedToken, type GenerationContext, type GenerationResult } from './generate.js';
 import { buildProgram, CACHE_TYPES, type CacheType } from './program.js';
 import { programFor, type PlacedProgram } from './forms.js';
 import { EngineRunner, ReferenceRunner, type StepRunner } from './runner.js';
@@ -79,6 +79,22 @@ export interface GenerateRequest extends Omit<DecodeRequest, 'promptIds'> {
   readonly messages?: readonly ChatMessage[];
   /** Qwen3's thinking switch for `messages` (unset leaves it to the template). */
   readonly enableThinking?: boolean;
+  /** Tool definitions the chat template renders with `messages`. */
+  readonly tools?: readonly unknown[];
+  /** A Jinja chat template used over the model's own for `messages`. */
+  readonly chatTemplate?: string;
+  /** Further variables the chat template reads (a server's `chat_template_kwargs`). */
+  readonly chatVariables?: Readonly<Record<string, unknown>>;
+}
+
+/** The chat options of a request's `messages`: its thinking switch, tools and template. */
+export function chatOptionsOf(r: GenerateRequest): ChatOptions {
+  return {
+    ...(r.enableThinking !== undefined ? { enableThinking: r.enableThinking } : {}),
+    ...(r.tools !== undefined ? { tools: r.tools } : {}),
+    ...(r.chatTemplate !== undefined ? { template: r.chatTemplate } : {}),
+    ...(r.chatVariables !== undefined ? { variables: r.chatVariables } : {}),
+  };
 }
 
 function positiveInt(v: unknown, field: string): void {
@@ -240,11 +256,23 @@ export class Qwen3Model {
   }
 
   /**
-   * Opens the decode program's session now (compiled or taken from the cache, its weights bound), so that
-   * the first generation does not wait for it; a server calls this while it says it is loading.
+   * Gets the first generation's programs ready now, so that it does not wait for them; a server calls
+   * this while it says it is loading. The decode program's session is opened (compiled or taken from the
+   * cache, its weights bound and, on host, read in), the prefill chunk found (fittingChunk), and the
+   * prefill program a prompt of `promptTokens` tokens (default a full chunk) runs its first chunk in is
+   * built and its session opened too: of the prefill programs (generate.ts's buckets) one session is
+   * kept between generations, so one is made ready. A partitioned prefill target (a list) runs its
+   * chunks as jobs and gets no session here.
    */
-  async warm(): Promise<void> {
-    if (this.runner instanceof EngineRunner) await this.runner.warm(this.program(1));
+  async warm(options: { readonly promptTokens?: number } = {}): Promise<void> {
+    positiveInt(options.promptTokens, 'promptTokens');
+    const r = this.runner;
+    if (!(r instanceof EngineRunner)) return;
+    await r.warm(this.program(1));
+    const chunk = this.fittingChunk();
+    const first = Math.min(options.promptTokens ?? chunk, chunk);
+    const tokens = prefillTokens(first, this.ctx, chunk);
+    if (tokens > 1 && r.prefillTarget?.includes(',') !== true) await r.warm(this.prefillProgram(tokens), r.prefillTarget ?? r.target);
   }
 
   #tokenizerFor(field: string): Tokenizer {
@@ -265,7 +293,7 @@ export class Qwen3Model {
       if (typeof r.prompt !== 'string') throw new InvalidOptions('prompt', `a string, not ${typeof r.prompt}`);
       return this.#tokenizerFor('prompt').encode(r.prompt);
     }
-    return this.#tokenizerFor('messages').encodeChat(r.messages!, r.enableThinking === undefined ? {} : { enableThinking: r.enableThinking }).ids;
+    return this.#tokenizerFor('messages').encodeChat(r.messages!, chatOptionsOf(r)).ids;
   }
 
   /**
@@ -280,8 +308,7 @@ export class Qwen3Model {
       if (typeof r.prompt !== 'string') throw new InvalidOptions('prompt', `a string, not ${typeof r.prompt}`);
       return this.#textWorker('prompt').encode(r.prompt, {}, this.ctx);
     }
-    const options = r.enableThinking === undefined ? {} : { enableThinking: r.enableThinking };
-    return (await this.#textWorker('messages').encodeChat(r.messages!, options, this.ctx)).ids;
+    return (await this.#textWorker('messages').encodeChat(r.messages!, chatOptionsOf(r), this.ctx)).ids;
   }
 
   #textWorker(field: string): TextWorker {

@@ -1,16 +1,18 @@
 /**
- * A Qwen3 as programs of the format: one program runs T tokens (the prefill of a prompt, T > 1, or a
+ * A model of any architecture that runs (src/model/arch: its graph options, `c.options`, choose the
+ * rope, the q/k norms and biases, fused projections) as programs of the format: one program runs T tokens (the prefill of a prompt, T > 1, or a
  * decode step, T = 1) at consecutive positions, reading and writing the KV cache, which is carried
  * state. Args, in order:
- *   - weights, named as llama.cpp names the tensors without `.weight` (`token_embd`, `blk.0.attn_q`, ...),
- *     in the dtype and shape of the file (weights.ts);
+ *   - weights, named as llama.cpp names the tensors without `.weight` (`token_embd`, `blk.0.attn_q`, ...;
+ *     a bias keeps its `.bias`), in the dtype and shape of the file (weights.ts);
  *   - state `cache.k.<l>` `[kvHeads, headDim, ctx]` and `cache.v.<l>` `[kvHeads, ctx, headDim]` (f32, or
  *     f16 with `cacheType: 'f16'`: each new k and v element is rounded once to f16, nearest even, as it
  *     is written, and attention reads the cache through convert(f16 -> f32), which is exact);
  *   - activations `ids` `[T]` (i32) and `positions` `[T]` (i32, consecutive: the cache is written at
  *     positions[0]; rope and the causal mask read every position), and for a prefill (T > 1, not
  *     allLogits) `last` `[1]` (i32): the row whose logits are the result (stepActivations fills them).
- * Result: `logits`, `[vocab]` for the last token (or `[T, vocab]` with `allLogits`).
+ * Result: `logits`, `[vocab]` for the last token (or `[T, vocab]` with `allLogits`). A program's name
+ * starts with the architecture (`qwen3-decode-ctx1024`, `llama-prefill-64-ctx1024`).
  * Rope's cos and sin are computed in the program from the positions (layers.ts, ropeTables), so the
  * fp64 reference computes them exactly too.
  *
@@ -27,10 +29,11 @@ import type { Qwen3Config } from './config.js';
 import type { Tensor } from '../../ir/tensor.js';
 import { tensor } from '../../ir/tensor.js';
 import {
-  causalBias, causalMaskValues, linear, maskedSoftmax, maskedSoftmaxPlain, rmsNorm, rmsNormPlain, rope, ropeTables,
-  ropeTableValues, swiglu, swigluPlain,
+  causalBias, causalMaskValues, geglu, linear, slidingBias, maskedSoftmax, maskedSoftmaxPlain, rmsNorm, rmsNormPlain, rope, ropeNormal, ropePartial,
+  ropeTables, ropeTableValues, swiglu, swigluPlain,
 } from './layers.js';
-import { LAYER_WEIGHTS, type ModelWeights } from './weights.js';
+import type { LayerTensor } from '../arch/types.js';
+import type { ModelWeights } from './weights.js';
 
 /** The shape of one program of a model. */
 export interface ProgramShape {
@@ -70,7 +73,7 @@ const PIECES: Readonly<Record<ProgramForm, Pieces>> = {
 };
 
 // What a plain-form program needs to compute its table inputs from the positions.
-const TABLE_INPUTS = new WeakMap<Program, { readonly headDim: number; readonly theta: number; readonly ctx: number }>();
+const TABLE_INPUTS = new WeakMap<Program, { readonly headDim: number; readonly theta: number; readonly ctx: number; readonly freqScale: number }>();
 
 /**
  * The activations of one step of `program` over `ids` at `positions`: ids and positions, `last` (the
@@ -91,7 +94,7 @@ export function stepActivations(program: Program, ids: readonly number[], positi
   if (program.args.some((a) => a.name === 'last')) out['last'] = tensor('i32', [1], [ids.length - 1]);
   const tables = TABLE_INPUTS.get(program);
   if (tables !== undefined) {
-    const { cos, sin } = ropeTableValues(padPositions, tables.headDim, tables.theta);
+    const { cos, sin } = ropeTableValues(padPositions, tables.headDim, tables.theta, tables.freqScale);
     out['rope.cos'] = tensor('f32', [t, tables.headDim / 2], cos);
     out['rope.sin'] = tensor('f32', [t, tables.headDim / 2], sin);
     out['mask'] = tensor('f32', [t, tables.ctx], causalMaskValues(padPositions, tables.ctx));
@@ -126,12 +129,17 @@ export function buildProgram(c: Qwen3Config, weights: ModelWeights, shape: Progr
   const { tokens: t, ctx } = shape;
   if (!(Number.isSafeInteger(t) && t >= 1)) throw new InvalidOptions('tokens', `a program runs 1 or more tokens, not ${t}`);
   if (!(Number.isSafeInteger(ctx) && ctx >= t)) throw new InvalidOptions('ctx', `the context (${ctx}) holds at least the ${t} tokens of a step`);
-  if (c.headDim % 2 !== 0) throw new InvalidOptions('headDim', `rope needs an even head dim, not ${c.headDim}`);
+  if (c.options.ropeDims % 2 !== 0) throw new InvalidOptions('headDim', `rope needs an even count of a head's elements, not ${c.options.ropeDims}`);
   const form = shape.form ?? 'fused';
   const cacheType = shape.cacheType ?? 'f32';
   if (!CACHE_TYPES.includes(cacheType)) throw new InvalidOptions('cacheType', `f32 or f16, not ${JSON.stringify(cacheType)}`);
   const f = PIECES[form];
-  const p = program(`${t === 1 ? 'qwen3-decode' : `qwen3-prefill-${t}`}-ctx${ctx}${shape.allLogits === true ? '-all' : ''}${form === 'plain' ? '-plain' : ''}${cacheType === 'f32' ? '' : `-kv${cacheType}`}`);
+  const o = c.options;
+  if (form === 'plain' && (o.ropeFreqs || o.longRopeContext !== undefined || o.ropeAttnFactor !== 1)) throw new InvalidOptions('form', 'the plain form takes rope tables as inputs, which do not carry rope_freqs factors; run the fused form');
+  if (form === 'plain' && o.slidingWindow !== undefined) throw new InvalidOptions('form', 'the plain form takes one rope table and one mask as inputs, not a sliding window\'s second ones; run the fused form');
+  const p = program(`${t === 1 ? `${c.arch}-decode` : `${c.arch}-prefill-${t}`}-ctx${ctx}${shape.allLogits === true ? '-all' : ''}${form === 'plain' ? '-plain' : ''}${cacheType === 'f32' ? '' : `-kv${cacheType}`}`);
+  // LongRoPE: the long factors past the original context, else the short ones (both are args, one read).
+  const longRope = o.longRopeContext === undefined ? undefined : ctx > o.longRopeContext ? 'rope_factors_long' : 'rope_factors_short';
   const w = new Map<string, Value>();
   for (const [name, b] of weights) w.set(name, p.weight(name, b.dtype, b.shape));
   const W = (name: string) => w.get(name)!;
@@ -143,39 +151,81 @@ export function buildProgram(c: Qwen3Config, weights: ModelWeights, shape: Progr
   const positions = p.activation('positions', 'i32', [t]);
 
   const plain = form === 'plain';
+  const rd = o.ropeDims;
   const tables = plain
-    ? { cos: p.activation('rope.cos', 'f32', [t, c.headDim / 2]), sin: p.activation('rope.sin', 'f32', [t, c.headDim / 2]) }
-    : ropeTables(p, positions, c.headDim, c.ropeTheta);
+    ? { cos: p.activation('rope.cos', 'f32', [t, rd / 2]), sin: p.activation('rope.sin', 'f32', [t, rd / 2]) }
+    : ropeTables(p, positions, rd, c.ropeTheta, {
+      freqScale: o.ropeFreqScale, attnFactor: o.ropeAttnFactor,
+      ...(o.ropeFreqs ? { freqs: W('rope_freqs') } : longRope !== undefined ? { freqs: W(longRope) } : {}),
+    });
+  const turn = o.rope === 'neox' ? rope : ropeNormal;
   const mask = plain ? p.activation('mask', 'f32', [t, ctx]) : causalBias(p, positions, ctx);
   const g = c.heads / c.kvHeads;
-  const bias = p.reshape(p.broadcast(mask, [c.kvHeads, t, g, ctx], [1, 3]), [c.kvHeads, t * g, ctx]);
+  const perHead = (m: Value) => p.reshape(p.broadcast(m, [c.kvHeads, t, g, ctx], [1, 3]), [c.kvHeads, t * g, ctx]);
+  const bias = perHead(mask);
+  // Sliding-window layers (Gemma 3's local ones): their own rope base, unscaled, and a windowed mask
+  // (the causal one itself while the window holds the whole context).
+  const swa = o.slidingWindow;
+  const local = swa === undefined ? undefined : {
+    tables: ropeTables(p, positions, rd, swa.ropeBase),
+    bias: swa.window >= ctx ? bias : perHead(slidingBias(p, positions, ctx, swa.window)),
+  };
+  const isLocal = (l: number) => swa !== undefined && (swa.period === 0 || l % swa.period < swa.period - 1);
   const start = p.reshape(p.slice(positions, [0], [1]), []);
+  const qDim = c.heads * c.headDim;
+  const kvDim = c.kvHeads * c.headDim;
 
   let x = p.gather(W('token_embd'), ids, 0);
   if (x.dtype !== 'f32') x = p.convert(x, 'f32');
+  // The scales a file declares (MiniCPM's), each only where it is not neutral.
+  if (o.embeddingScale !== 1) x = p.mul(x, o.embeddingScale);
+  const branch = (y: Value): Value => (o.residualScale === 1 ? y : p.mul(y, o.residualScale));
   for (let l = 0; l < c.layers; l++) {
-    const L = (n: (typeof LAYER_WEIGHTS)[number][0]) => W(`blk.${l}.${n}`);
+    const L = (n: LayerTensor) => W(`blk.${l}.${n}`);
+    const lt = isLocal(l) ? local! : { tables, bias };
+    const ropeOf = (y: Value) => ropePartial(p, y, lt.tables, rd, turn);
     const h = f.norm(p, x, L('attn_norm'), c.rmsEps);
-    const q = f.norm(p, p.reshape(linear(p, h, L('attn_q'), c.heads * c.headDim), [t, c.heads, c.headDim]), L('attn_q_norm'), c.rmsEps);
-    const k = f.norm(p, p.reshape(linear(p, h, L('attn_k'), c.kvHeads * c.headDim), [t, c.kvHeads, c.headDim]), L('attn_k_norm'), c.rmsEps);
-    const v = p.reshape(linear(p, h, L('attn_v'), c.kvHeads * c.headDim), [t, c.kvHeads, c.headDim]);
-    const kc = p.dynamicUpdateSlice(caches[2 * l]!, stored(p.transpose(rope(p, k, tables), [1, 2, 0])), [0, 0, start]);
+    // q, k and v `[T, n]`: three projections, or one fused one sliced; each plus its bias when the graph has them.
+    const fused = o.fusedQkv ? linear(p, h, L('attn_qkv'), qDim + 2 * kvDim) : undefined;
+    const project = (name: 'attn_q' | 'attn_k' | 'attn_v', from: number, n: number, heads: number): Value => {
+      let y = fused === undefined ? linear(p, h, L(name), n) : p.slice(fused, [0, from], [t, from + n]);
+      if (o.qkvBias) y = p.add(y, p.broadcast(L(`${name}.bias`), [t, n], [1]));
+      return p.reshape(y, [t, heads, c.headDim]);
+    };
+    const qkNorm = (y: Value, name: 'attn_q_norm' | 'attn_k_norm') => (o.qkNorm ? f.norm(p, y, L(name), c.rmsEps) : y);
+    const q = qkNorm(project('attn_q', 0, qDim, c.heads), 'attn_q_norm');
+    const k = qkNorm(project('attn_k', qDim, kvDim, c.kvHeads), 'attn_k_norm');
+    const v = project('attn_v', qDim + kvDim, kvDim, c.kvHeads);
+    const kc = p.dynamicUpdateSlice(caches[2 * l]!, stored(p.transpose(ropeOf(k), [1, 2, 0])), [0, 0, start]);
     const vc = p.dynamicUpdateSlice(caches[2 * l + 1]!, stored(p.transpose(v, [1, 0, 2])), [0, start, 0]);
     p.carry(caches[2 * l]!, kc);
     p.carry(caches[2 * l + 1]!, vc);
-    const att = attention(p, c, f, rope(p, q, tables), read(kc), read(vc), bias);
-    x = p.add(x, linear(p, att, L('attn_output'), c.hidden));
+    const att = attention(p, c, f, ropeOf(q), read(kc), read(vc), lt.bias);
+    const post = (y: Value, name: 'post_attention_norm' | 'post_ffw_norm') => (o.postNorms ? f.norm(p, y, L(name), c.rmsEps) : y);
+    x = p.add(x, branch(post(linear(p, att, L('attn_output'), c.hidden), 'post_attention_norm')));
     const h2 = f.norm(p, x, L('ffn_norm'), c.rmsEps);
-    const act = f.glu(p, linear(p, h2, L('ffn_gate'), c.intermediate), linear(p, h2, L('ffn_up'), c.intermediate));
-    x = p.add(x, linear(p, act, L('ffn_down'), c.hidden));
+    let gate: Value;
+    let up: Value;
+    if (o.fusedGateUp) {
+      // One ffn_up of 2 x ffn rows: the gate's, then the up's (llama.cpp's LLM_FFN_SWIGLU without ffn_gate).
+      const both = linear(p, h2, L('ffn_up'), 2 * c.intermediate);
+      gate = p.slice(both, [0, 0], [t, c.intermediate]);
+      up = p.slice(both, [0, c.intermediate], [t, 2 * c.intermediate]);
+    } else {
+      gate = linear(p, h2, L('ffn_gate'), c.intermediate);
+      up = linear(p, h2, L('ffn_up'), c.intermediate);
+    }
+    const act = o.activation === 'silu' ? f.glu(p, gate, up) : geglu(p, gate, up);
+    x = p.add(x, branch(post(linear(p, act, L('ffn_down'), c.hidden), 'post_ffw_norm')));
   }
   // Only the last token's logits are needed to go on (the lm head is the largest matmul of a step):
   // the row `last` names, so a padded prefill gives its last real token's.
   const last = shape.allLogits === true || t === 1 ? x : p.gather(x, p.activation('last', 'i32', [1]), 0);
   const xn = f.norm(p, last, W('output_norm'), c.rmsEps);
-  const logits = linear(p, xn, w.get('output') ?? W('token_embd'), c.vocab);
+  const head = linear(p, xn, w.get('output') ?? W('token_embd'), c.vocab);
+  const logits = o.logitScale === 1 ? head : p.div(head, o.logitScale);
   p.results(shape.allLogits === true ? p.named('logits').reshape(logits, [t, c.vocab]) : p.named('logits').reshape(logits, [c.vocab]));
   const built = p.build(shape.limits);
-  if (plain) TABLE_INPUTS.set(built, { headDim: c.headDim, theta: c.ropeTheta, ctx });
+  if (plain) TABLE_INPUTS.set(built, { headDim: rd, theta: c.ropeTheta, ctx, freqScale: o.ropeFreqScale });
   return built;
 }

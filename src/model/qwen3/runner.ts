@@ -283,10 +283,10 @@ export class EngineRunner implements StepRunner {
     return { session, reused: false };
   }
 
-  /** Opens `program`'s session on the target now and keeps it for the next generation (its open off that generation's time). */
-  async warm(program: Program): Promise<void> {
-    const { session } = await this.takeSession(program);
-    await this.giveBack([[`${this.target}/${program.name}`, session]]);
+  /** Opens `program`'s session on `target` now and keeps it for the next generation (its open off that generation's time). */
+  async warm(program: Program, target = this.target): Promise<void> {
+    const { session } = await this.takeSession(program, target);
+    await this.giveBack([[`${target}/${program.name}`, session]]);
   }
 
   /**

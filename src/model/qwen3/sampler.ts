@@ -20,10 +20,18 @@ export interface SamplingOptions {
   readonly repetitionPenalty?: number;
   /** How many of the last ids (prompt included) the penalty looks at; default 64. */
   readonly repetitionWindow?: number;
+  /** Draw only among tokens at least this fraction as likely as the most likely one (0 or unset: all). */
+  readonly minP?: number;
+  /** OpenAI's presence penalty: subtracted from the logit of each id generated so far (the prompt not counted). */
+  readonly presencePenalty?: number;
+  /** OpenAI's frequency penalty: subtracted from each id's logit once per time it was generated so far. */
+  readonly frequencyPenalty?: number;
+  /** Added to the logits of the ids named (OpenAI's logit_bias: +100 all but forces an id, -100 all but bans it). */
+  readonly logitBias?: Readonly<Record<number, number>>;
 }
 
 /** The decoding defaults. */
-export const DEFAULT_SAMPLING = { temperature: 0, topK: 0, topP: 1, seed: 0, repetitionPenalty: 1.1, repetitionWindow: 64 } as const;
+export const DEFAULT_SAMPLING = { temperature: 0, topK: 0, topP: 1, seed: 0, repetitionPenalty: 1.1, repetitionWindow: 64, minP: 0, presencePenalty: 0, frequencyPenalty: 0 } as const;
 
 type Resolved = { readonly [K in keyof typeof DEFAULT_SAMPLING]: number };
 
@@ -39,7 +47,18 @@ export function resolveSampling(o: SamplingOptions = {}): Resolved {
   check(o.seed, 'seed', (n) => Number.isSafeInteger(n), 'a seed is a whole number');
   check(o.repetitionPenalty, 'repetitionPenalty', (n) => Number.isFinite(n) && n > 0, 'a repetition penalty is a finite number above 0');
   check(o.repetitionWindow, 'repetitionWindow', (n) => Number.isSafeInteger(n) && n >= 0, 'a window is a whole number of ids of at least 0');
-  return { ...DEFAULT_SAMPLING, ...Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) } as Resolved;
+  check(o.minP, 'minP', (n) => n >= 0 && n <= 1, 'min_p is a number from 0 to 1');
+  check(o.presencePenalty, 'presencePenalty', (n) => n >= -2 && n <= 2, 'a presence penalty is a number from -2 to 2');
+  check(o.frequencyPenalty, 'frequencyPenalty', (n) => n >= -2 && n <= 2, 'a frequency penalty is a number from -2 to 2');
+  if (o.logitBias !== undefined) {
+    if (typeof o.logitBias !== 'object' || o.logitBias === null) throw new InvalidOptions('logitBias', 'an object of token id to bias');
+    for (const [k, v] of Object.entries(o.logitBias)) {
+      if (!/^(0|[1-9][0-9]*)$/.test(k)) throw new InvalidOptions(`logitBias/${k}`, 'a key is a token id (a whole number)');
+      check(v, `logitBias/${k}`, (n) => n >= -100 && n <= 100, 'a bias is a number from -100 to 100');
+    }
+  }
+  const given = Object.fromEntries(Object.entries(o).filter(([k, v]) => v !== undefined && k in DEFAULT_SAMPLING));
+  return { ...DEFAULT_SAMPLING, ...given } as Resolved;
 }
 
 /** The index of the largest value, the lowest index among equals (NaN never wins). */
@@ -65,37 +84,132 @@ export function penalize(logits: ArrayLike<number>, history: readonly number[], 
 /** Picks tokens for one generation; its draws follow the seed, one per sampled step. */
 export class Sampler {
   readonly options: Resolved;
+  readonly #bias: readonly (readonly [number, number])[];
   readonly #rand: () => number;
+  /** The logits the last id was chosen from: after the penalties and the bias, before temperature. */
+  last: Float64Array | undefined;
 
   constructor(o: SamplingOptions = {}) {
     this.options = resolveSampling(o);
+    this.#bias = Object.entries(o.logitBias ?? {}).map(([k, v]) => [Number(k), v] as const);
     this.#rand = mulberry32(this.options.seed);
   }
 
-  /** The next id after `history` (the prompt and the ids generated so far). */
-  next(logits: ArrayLike<number>, history: readonly number[]): number {
+  /**
+   * The next id after `history` (the prompt and the ids generated so far); the ids from `generatedFrom`
+   * on are the generated ones, which the presence and frequency penalties count.
+   */
+  next(logits: ArrayLike<number>, history: readonly number[], generatedFrom = 0): number {
     const o = this.options;
     const l = penalize(logits, history, o.repetitionPenalty, o.repetitionWindow);
+    if (o.presencePenalty !== 0 || o.frequencyPenalty !== 0) {
+      const seen = new Map<number, number>();
+      for (const id of history.slice(generatedFrom)) seen.set(id, (seen.get(id) ?? 0) + 1);
+      for (const [id, c] of seen) if (id >= 0 && id < l.length) l[id]! -= c * o.frequencyPenalty + o.presencePenalty;
+    }
+    for (const [id, b] of this.#bias) if (id < l.length) l[id]! += b;
+    this.last = l;
     if (o.temperature === 0) return argmax(l);
-    // Candidates by logit, highest first (lower id first among equals, so the order is total).
-    let ids = Array.from(l.keys()).sort((a, b) => l[b]! - l[a]! || a - b);
-    if (o.topK > 0) ids = ids.slice(0, o.topK);
-    const top = l[ids[0]!]!;
-    const w = ids.map((i) => Math.exp((l[i]! - top) / o.temperature));
-    const total = w.reduce((s, x) => s + x, 0);
+    return draw(l, o, this.#rand());
+  }
+}
+
+/** The largest logit, in one pass. */
+function maxOf(l: Float64Array): number {
+  let top = -Infinity;
+  for (let i = 0; i < l.length; i++) if (l[i]! > top) top = l[i]!;
+  return top;
+}
+
+/** Highest logit first, the lower id first among equals: a total order. */
+const byLogit = (l: Float64Array) => (a: number, b: number): number => l[b]! - l[a]! || a - b;
+
+/**
+ * The `m` ids of largest logit in byLogit's order, without sorting the vocabulary: the m-th largest
+ * logit found by selection (O(n)), then only the ids at or above it sorted.
+ */
+export function topIds(l: Float64Array, m: number): number[] {
+  const n = l.length;
+  if (m >= n) return Array.from(l.keys()).sort(byLogit(l));
+  // Quickselect the (m-1)-th largest of a copy (descending).
+  const v = Float64Array.from(l);
+  let lo = 0;
+  let hi = n - 1;
+  const k = m - 1;
+  while (lo < hi) {
+    const pivot = v[(lo + hi) >>> 1]!;
+    let i = lo;
+    let j = hi;
+    while (i <= j) {
+      while (v[i]! > pivot) i++;
+      while (v[j]! < pivot) j--;
+      if (i <= j) { const t = v[i]!; v[i] = v[j]!; v[j] = t; i++; j--; }
+    }
+    if (k <= j) hi = j;
+    else if (k >= i) lo = i;
+    else break;
+  }
+  const cut = v[k]!;
+  const ids: number[] = [];
+  for (let i = 0; i < n; i++) if (l[i]! > cut) ids.push(i);
+  // Ties at the cut: the lower ids, as byLogit orders them.
+  for (let i = 0; i < n && ids.length < m; i++) if (l[i] === cut) ids.push(i);
+  return ids.sort(byLogit(l));
+}
+
+/**
+ * A token drawn from `l` at `u` in [0, 1). Without top_k, top_p or min_p every id is a candidate, in id
+ * order (no sort). With them, the candidates are the most likely ids in byLogit's order, found by
+ * selection and grown (64, then 8 times as many) only until top_p's mass or min_p's floor is reached:
+ * top_k keeps the k most likely; top_p the fewest of those whose weights reach p of their total (the
+ * whole vocabulary's without top_k); min_p those at least min_p as likely as the most likely one.
+ */
+function draw(l: Float64Array, o: Resolved, u: number): number {
+  const top = maxOf(l);
+  // Every id's weight, once, where the whole vocabulary's total is needed.
+  const all = o.topK === 0 && (o.topP < 1 || o.minP === 0) ? new Float64Array(l.length) : undefined;
+  let total = 0;
+  if (all !== undefined) {
+    for (let i = 0; i < l.length; i++) total += all[i] = Math.exp((l[i]! - top) / o.temperature);
+  }
+  const weight = all !== undefined ? (i: number): number => all[i]! : (i: number): number => Math.exp((l[i]! - top) / o.temperature);
+  if (all !== undefined && o.topP === 1 && o.minP === 0) {
+    let r = u * total;
+    for (let i = 0; i < all.length; i++) {
+      r -= all[i]!;
+      if (r < 0) return i;
+    }
+    return argmax(l);
+  }
+  let m = o.topK > 0 ? Math.min(o.topK, l.length) : Math.min(64, l.length);
+  for (;;) {
+    const ids = topIds(l, m);
+    const w = ids.map(weight);
+    if (o.topK > 0) total = w.reduce((s, x) => s + x, 0);
+    let keep = ids.length;
     if (o.topP < 1) {
       let acc = 0;
-      let keep = 0;
+      keep = 0;
       while (keep < ids.length && acc < o.topP * total) acc += w[keep++]!;
-      ids = ids.slice(0, Math.max(1, keep));
-      w.length = ids.length;
+      // Not reached within these m: take more (the whole vocabulary at worst).
+      if (acc < o.topP * total && o.topK === 0 && m < l.length) { m = Math.min(l.length, m * 8); continue; }
+      keep = Math.max(1, keep);
     }
-    const kept = w.reduce((s, x) => s + x, 0);
-    let u = this.#rand() * kept;
-    for (let k = 0; k < ids.length; k++) {
-      u -= w[k]!;
-      if (u < 0) return ids[k]!;
+    if (o.minP > 0) {
+      // w[0] is the most likely id's weight (1): keep those at least minP as likely.
+      let k = 1;
+      while (k < keep && w[k]! >= o.minP * w[0]!) k++;
+      // Every one of these m passes: there may be more past them.
+      if (k === keep && keep === ids.length && o.topK === 0 && o.topP === 1 && m < l.length) { m = Math.min(l.length, m * 8); continue; }
+      keep = k;
     }
-    return ids[ids.length - 1]!;
+    let kept = 0;
+    for (let k = 0; k < keep; k++) kept += w[k]!;
+    let r = u * kept;
+    for (let k = 0; k < keep; k++) {
+      r -= w[k]!;
+      if (r < 0) return ids[k]!;
+    }
+    return ids[keep - 1]!;
   }
 }

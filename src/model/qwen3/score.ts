@@ -12,7 +12,22 @@ import { InvalidOptions, ResourceLimit } from '../../errors/index.js';
 import type { Tensor } from '../../ir/tensor.js';
 import { TextWorker, type TextLimits } from '../tokenizer/textWorker.js';
 import { prefillTokens, zeroCache } from './generate.js';
-import type { Qwen3Model } from './model.js';
+import type { Program } from '../../ir/types.js';
+import type { Tokenizer } from '../tokenizer/types.js';
+import type { Qwen3Config } from './config.js';
+import type { CacheType } from './program.js';
+import type { StepRunner } from './runner.js';
+
+/** What scoring reads of a loaded model (Qwen3Model has it; named here, not imported, so the two files do not import each other). */
+export interface ScoredModel {
+  readonly config: Qwen3Config;
+  readonly ctx: number;
+  readonly cacheType: CacheType;
+  readonly runner: StepRunner;
+  readonly tokenizer: Tokenizer | null;
+  fittingChunk(): number;
+  program(tokens: number, allLogits?: boolean): Program;
+}
 
 /** What scoring a sequence gives. */
 export interface ScoreResult {
@@ -47,7 +62,7 @@ export function logProbability(row: ArrayLike<number>, id: number): number {
 const perplexityOf = (logprobs: readonly number[]): number => Math.exp(-logprobs.reduce((s, x) => s + x, 0) / logprobs.length);
 
 /** Checks ids against the model: whole numbers in the vocabulary, at least two, at most the context; InvalidOptions or ResourceLimit naming `field`. */
-export function checkScoreIds(model: Qwen3Model, ids: unknown, field: string): number[] {
+export function checkScoreIds(model: ScoredModel, ids: unknown, field: string): number[] {
   if (!Array.isArray(ids)) throw new InvalidOptions(field, 'an array of token ids');
   const vocab = model.config.vocab;
   ids.forEach((id, i) => {
@@ -63,7 +78,7 @@ export function checkScoreIds(model: Qwen3Model, ids: unknown, field: string): n
  * Every position's logits for ids run from an empty cache, in prefill steps of the model's chunk, each
  * row handed to `row` as it comes (a text's windows keep none of them).
  */
-async function eachRow(model: Qwen3Model, ids: readonly number[], row: (t: number, logits: Float64Array) => void): Promise<void> {
+async function eachRow(model: ScoredModel, ids: readonly number[], row: (t: number, logits: Float64Array) => void): Promise<void> {
   const vocab = model.config.vocab;
   const chunk = model.fittingChunk();
   const cursor = await model.runner.begin(() => zeroCache(model.config, model.ctx, model.cacheType));
@@ -81,7 +96,7 @@ async function eachRow(model: Qwen3Model, ids: readonly number[], row: (t: numbe
 }
 
 /** Scores ids teacher-forced (see the module's comment); `field` names them in errors. */
-export async function scoreIds(model: Qwen3Model, ids: readonly number[], field = 'ids'): Promise<ScoreResult> {
+export async function scoreIds(model: ScoredModel, ids: readonly number[], field = 'ids'): Promise<ScoreResult> {
   const checked = checkScoreIds(model, ids, field);
   const logits: Float64Array[] = [];
   await eachRow(model, checked, (_, row) => logits.push(row.slice()));
@@ -94,7 +109,7 @@ export async function scoreIds(model: Qwen3Model, ids: readonly number[], field 
  * the text is encoded in a text worker (bounded in time and memory), and needs at least two windows
  * of tokens, as llama-perplexity asks.
  */
-export async function scoreText(model: Qwen3Model, text: string, window = model.ctx, field = 'text', limits?: TextLimits): Promise<TextScoreResult> {
+export async function scoreText(model: ScoredModel, text: string, window = model.ctx, field = 'text', limits?: TextLimits): Promise<TextScoreResult> {
   if (typeof text !== 'string') throw new InvalidOptions(field, `a string, not ${typeof text}`);
   if (!(Number.isSafeInteger(window) && window >= 4)) throw new InvalidOptions('ctx', `a window of at least 4 tokens, not ${JSON.stringify(window)}`);
   if (window > model.ctx) throw new InvalidOptions('ctx', `a window of ${window} tokens is more than the model's context ${model.ctx}`);

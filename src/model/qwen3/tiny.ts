@@ -1,6 +1,7 @@
 /**
- * A tiny Qwen3 as a GGUF: llama.cpp's tensor names and metadata keys, random weights from a seed, in
- * any quantized type. Projections and the embedding take the chosen type; the 1-D norms stay F32, as
+ * A tiny model as a GGUF, of any architecture that runs (`arch`, default qwen3: src/model/arch):
+ * llama.cpp's tensor names and metadata keys as its converter writes them, random weights from a seed,
+ * in any quantized type. Biases and llama3's rope_freqs are F32, as the converters keep 1-D tensors. Projections and the embedding take the chosen type; the 1-D norms stay F32, as
  * llama.cpp's converters keep them. Dims are ne[0] first, so a projection is [in, out].
  */
 import { InvalidInput } from '../../errors/index.js';
@@ -11,9 +12,30 @@ import { writeGguf } from '../gguf/writer.js';
 import { writeGgufStream, type StreamGgufTensor } from '../pack/ggufStream.js';
 import { mulberry32 } from '../../numerics/random.js';
 import { BYTE_TO_CHAR } from '../tokenizer/byteLevel.js';
+import { architecture } from '../arch/index.js';
+import type { LayerTensor } from '../arch/types.js';
 
 /** The shape and type of a tiny Qwen3; every field has a default. */
 export interface TinyQwen3Options {
+  /** The architecture (`general.architecture`; default qwen3). */
+  readonly arch?: string;
+  /** llama: a llama3-style `rope_freqs.weight` (factors 1 to 8 from the wavelengths against `ropeFreqsContext`). */
+  readonly ropeFreqs?: boolean;
+  /** The original context llama3's factors are computed against (default 8192, Llama 3.1's; a small one scales the fast frequencies too). */
+  readonly ropeFreqsContext?: number;
+  /**
+   * phi3: LongRoPE with this original context (0: none): `rope_factors_long` and `rope_factors_short`
+   * (random factors, 1 to 4 and 1 to 1.5), `phi3.rope.scaling.attn_factor` 1.19 and the original context.
+   */
+  readonly longRope?: number;
+  /** Linear rope scaling by this factor (`<arch>.rope.scaling.type = linear`, `rope.scaling.factor`; default 1, none written). */
+  readonly ropeScaleLinear?: number;
+  /** phi3: rope on this many elements of a head (`phi3.rope.dimension_count`; default the head dim, 0 meaning that). */
+  readonly ropeDims?: number;
+  /** gemma3: the sliding window's positions (default 6). */
+  readonly slidingWindow?: number;
+  /** The spread of the q/k/v biases of an architecture that has them (default 0.5). */
+  readonly biasStd?: number;
   readonly type?: QuantType;
   readonly layers?: number;
   readonly hidden?: number;
@@ -54,6 +76,7 @@ export const QWEN3_0_6B_SHAPE: TinyQwen3Options = {
 /** Fills in defaults: 2 layers, hidden 256, 4 heads of 64 (2 kv heads), ffn 512, vocab 320, Q8_0, tied. */
 export function tinyQwen3Config(o: TinyQwen3Options = {}): TinyQwen3Config {
   return {
+    arch: o.arch ?? 'qwen3', ropeFreqs: o.ropeFreqs ?? false, ropeFreqsContext: o.ropeFreqsContext ?? 8192, ropeScaleLinear: o.ropeScaleLinear ?? 1, longRope: o.longRope ?? 0, ropeDims: o.ropeDims ?? 0, slidingWindow: o.slidingWindow ?? 6, biasStd: o.biasStd ?? 0.5,
     type: o.type ?? 'Q8_0', layers: o.layers ?? 2, hidden: o.hidden ?? 256, intermediate: o.intermediate ?? 512,
     heads: o.heads ?? 4, kvHeads: o.kvHeads ?? 2, headDim: o.headDim ?? 64, vocab: o.vocab ?? 320,
     contextLength: o.contextLength ?? 4096, ropeTheta: o.ropeTheta ?? 1_000_000, rmsEps: o.rmsEps ?? 1e-6,
@@ -64,10 +87,12 @@ export function tinyQwen3Config(o: TinyQwen3Options = {}): TinyQwen3Config {
 
 
 function check(c: TinyQwen3Config): void {
+  architecture(c.arch, '/arch');
+  if (c.ropeDims !== 0 && (c.ropeDims % 2 !== 0 || c.ropeDims > c.headDim)) throw new InvalidInput('/ropeDims', `an even count up to the head dim, not ${c.ropeDims}`);
   if (!QUANT_TYPES.includes(c.type)) throw new InvalidInput('/type', `unknown type ${String(c.type)}`);
   const block = quantTypeInfo(c.type).blockSize;
   for (const [k, v] of Object.entries(c)) {
-    if (k !== 'seed' && typeof v === 'number' && !(v > 0)) throw new InvalidInput(`/${k}`, `${k} must be positive, got ${v}`);
+    if (k !== 'seed' && k !== 'ropeDims' && k !== 'longRope' && typeof v === 'number' && !(v > 0)) throw new InvalidInput(`/${k}`, `${k} must be positive, got ${v}`);
   }
   for (const [name, t] of Object.entries(c.types)) {
     if (!QUANT_TYPES.includes(t)) throw new InvalidInput(`/types/${name}`, `unknown type ${String(t)}`);
@@ -99,6 +124,7 @@ export function tinyQwen3Tensors(opts: TinyQwen3Options = {}): TinyTensor[] {
   const q = c.heads * c.headDim;
   const kv = c.kvHeads * c.headDim;
   const out: TinyTensor[] = [matrix('token_embd.weight', [c.hidden, c.vocab], c.std)];
+  if (c.arch !== 'qwen3') return [...out, ...otherTensors(c, matrix, norm, rand)];
   for (let l = 0; l < c.layers; l++) {
     const p = `blk.${l}.`;
     out.push(
@@ -115,6 +141,69 @@ export function tinyQwen3Tensors(opts: TinyQwen3Options = {}): TinyTensor[] {
       matrix(`${p}ffn_down.weight`, [c.intermediate, c.hidden], c.std),
     );
   }
+  out.push(norm('output_norm.weight', c.hidden));
+  if (!c.tiedEmbeddings) out.push(matrix('output.weight', [c.hidden, c.vocab], c.std));
+  return out;
+}
+
+/** The rope dims of a tiny model (its head dim unless ropeDims is given). */
+const ropeDimsOf = (c: TinyQwen3Config): number => (c.ropeDims === 0 ? c.headDim : c.ropeDims);
+
+/**
+ * llama3's frequency factors for rope's `dims / 2` frequencies (the shape of Llama 3.1's rope_scaling:
+ * factor 8, low and high frequency factors 1 and 4, original context 8192): 1 for short wavelengths,
+ * 8 for long ones, blended between.
+ */
+export function llama3FreqFactors(dims: number, theta: number, orig = 8192): Float32Array {
+  const [factor, low, high] = [8, 1, 4];
+  const out = new Float32Array(dims / 2);
+  for (let i = 0; i < out.length; i++) {
+    const wavelen = (2 * Math.PI) / theta ** ((-2 * i) / dims) ;
+    if (wavelen < orig / high) out[i] = 1;
+    else if (wavelen > orig / low) out[i] = factor;
+    else {
+      const smooth = (orig / wavelen - low) / (high - low);
+      out[i] = 1 / ((1 - smooth) / factor + smooth);
+    }
+  }
+  return out;
+}
+
+/** The tensors after token_embd of a tiny model of an architecture other than qwen3, in its descriptor's order. */
+function otherTensors(c: TinyQwen3Config, matrix: (name: string, dims: [number, number], std: number) => TinyTensor, norm: (name: string, n: number) => TinyTensor, rand: () => number): TinyTensor[] {
+  const a = architecture(c.arch);
+  const q = c.heads * c.headDim;
+  const kv = c.kvHeads * c.headDim;
+  const bias = (name: string, n: number): TinyTensor => {
+    const r = c.biasStd * Math.sqrt(3);
+    return { name, dims: [n], type: 'F32', values: Float32Array.from({ length: n }, () => (rand() * 2 - 1) * r) };
+  };
+  const one = (p: string, t: LayerTensor): TinyTensor => {
+    switch (t) {
+      case 'attn_norm': case 'ffn_norm': case 'post_attention_norm': case 'post_ffw_norm': return norm(`${p}${t}.weight`, c.hidden);
+      case 'attn_q_norm': case 'attn_k_norm': return norm(`${p}${t}.weight`, c.headDim);
+      case 'attn_q': return matrix(`${p}${t}.weight`, [c.hidden, q], c.std);
+      case 'attn_k': case 'attn_v': return matrix(`${p}${t}.weight`, [c.hidden, kv], c.std);
+      case 'attn_qkv': return matrix(`${p}${t}.weight`, [c.hidden, q + 2 * kv], c.std);
+      case 'attn_output': return matrix(`${p}${t}.weight`, [q, c.hidden], c.std);
+      case 'attn_q.bias': return bias(`${p}${t}`, q);
+      case 'attn_k.bias': case 'attn_v.bias': return bias(`${p}${t}`, kv);
+      case 'ffn_gate': return matrix(`${p}${t}.weight`, [c.hidden, c.intermediate], c.std);
+      case 'ffn_up': return matrix(`${p}${t}.weight`, [c.hidden, a.fusedGateUp ? 2 * c.intermediate : c.intermediate], c.std);
+      case 'ffn_down': return matrix(`${p}${t}.weight`, [c.intermediate, c.hidden], c.std);
+    }
+  };
+  const out: TinyTensor[] = [];
+  if (c.ropeFreqs) {
+    if (!a.ropeFreqs) throw new InvalidInput('/ropeFreqs', `the ${a.name} graph reads no rope_freqs`);
+    out.push({ name: 'rope_freqs.weight', dims: [ropeDimsOf(c) / 2], type: 'F32', values: llama3FreqFactors(ropeDimsOf(c), c.ropeTheta, c.ropeFreqsContext) });
+  }
+  if (c.longRope !== 0) {
+    if (a.longRope !== true) throw new InvalidInput('/longRope', `the ${a.name} graph reads no LongRoPE factors`);
+    const factors = (name: string, top: number): TinyTensor => ({ name, dims: [ropeDimsOf(c) / 2], type: 'F32', values: Float32Array.from({ length: ropeDimsOf(c) / 2 }, () => 1 + rand() * (top - 1)) });
+    out.push(factors('rope_factors_long.weight', 4), factors('rope_factors_short.weight', 1.5));
+  }
+  for (let l = 0; l < c.layers; l++) for (const t of a.layer) out.push(one(`blk.${l}.`, t));
   out.push(norm('output_norm.weight', c.hidden));
   if (!c.tiedEmbeddings) out.push(matrix('output.weight', [c.hidden, c.vocab], c.std));
   return out;
@@ -154,26 +243,46 @@ function vocabulary(vocab: number): { tokens: string[]; types: number[]; merges:
   return { tokens, types: tokens.map((_, i) => (i >= plain ? 3 : 1)), merges };
 }
 
-/** The metadata of a tiny Qwen3, as llama.cpp's converter names it. */
+/** The tokenizer.ggml.pre a tiny model of each architecture carries (its vocabulary is byte-level BPE whatever the architecture). */
+const PRE: Readonly<Record<string, string>> = { qwen3: 'qwen2', qwen2: 'qwen2', llama: 'llama-bpe' };
+
+/** The metadata of a tiny model, as llama.cpp's converter names it (`<arch>.` keys). */
 export function tinyQwen3Metadata(opts: TinyQwen3Options = {}): Map<string, GgufValue> {
   const c = tinyQwen3Config(opts);
   const { tokens, types, merges } = vocabulary(c.vocab);
+  const a = c.arch;
+  const extra: [string, GgufValue][] = [];
+  if (a !== 'qwen3') extra.push([`${a}.rope.dimension_count`, gv.u32(ropeDimsOf(c))]);
+  if (c.ropeScaleLinear !== 1) extra.push([`${a}.rope.scaling.type`, gv.str('linear')], [`${a}.rope.scaling.factor`, gv.f32(c.ropeScaleLinear)]);
+  // llama.cpp before it switched Phi-3's sliding window off reads this key; a window past any test's context changes nothing.
+  // MiniCPM's scales as its converter writes them (scale_emb 12, scale_depth 1.4; logit_scale is hidden / dim_model_base,
+  // here with dim_model_base twice the hidden size, so that the tiny logits spread rather than shrink).
+  if (a === 'minicpm') extra.push(['minicpm.embedding_scale', gv.f32(12)], ['minicpm.residual_scale', gv.f32(1.4 / Math.sqrt(c.layers))], ['minicpm.logit_scale', gv.f32(0.5)]);
+  // Gemma 3's sliding window: a window shorter than the tests' positions and a period of 2 (layer 0
+  // local, layer 1 global), so that both kinds of layer and the window's mask are exercised.
+  if (a === 'gemma3') extra.push(['gemma3.attention.sliding_window', gv.u32(c.slidingWindow)], ['gemma3.attention.sliding_window_pattern', gv.u32(2)], ['gemma3.rope.freq_base_swa', gv.f32(10_000)]);
+  if (a === 'phi3') {
+    extra.push(['phi3.attention.sliding_window', gv.u32(c.contextLength)], ['phi3.rope.scaling.original_context_length', gv.u32(c.longRope === 0 ? c.contextLength : c.longRope)]);
+    if (c.longRope !== 0) extra.push(['phi3.rope.scaling.attn_factor', gv.f32(1.19)]);
+  }
   return new Map<string, GgufValue>([
-    ['general.architecture', gv.str('qwen3')],
-    ['general.name', gv.str(`tiny-qwen3-${c.type}`)],
+    ['general.architecture', gv.str(a)],
+    // Not "phi3" in the name: llama.cpp then sets attributes of SentencePiece tokens (<s>, </s>) this vocabulary has not.
+    ['general.name', gv.str(`tiny-${a === 'phi3' ? 'phi' : a}-${c.type}`)],
     ['general.file_type', gv.u32(FILE_TYPE[c.type])],
-    ['qwen3.block_count', gv.u32(c.layers)],
-    ['qwen3.context_length', gv.u32(c.contextLength)],
-    ['qwen3.embedding_length', gv.u32(c.hidden)],
-    ['qwen3.feed_forward_length', gv.u32(c.intermediate)],
-    ['qwen3.attention.head_count', gv.u32(c.heads)],
-    ['qwen3.attention.head_count_kv', gv.u32(c.kvHeads)],
-    ['qwen3.attention.key_length', gv.u32(c.headDim)],
-    ['qwen3.attention.value_length', gv.u32(c.headDim)],
-    ['qwen3.rope.freq_base', gv.f32(c.ropeTheta)],
-    ['qwen3.attention.layer_norm_rms_epsilon', gv.f32(c.rmsEps)],
+    [`${a}.block_count`, gv.u32(c.layers)],
+    [`${a}.context_length`, gv.u32(c.contextLength)],
+    [`${a}.embedding_length`, gv.u32(c.hidden)],
+    [`${a}.feed_forward_length`, gv.u32(c.intermediate)],
+    [`${a}.attention.head_count`, gv.u32(c.heads)],
+    [`${a}.attention.head_count_kv`, gv.u32(c.kvHeads)],
+    [`${a}.attention.key_length`, gv.u32(c.headDim)],
+    [`${a}.attention.value_length`, gv.u32(c.headDim)],
+    [`${a}.rope.freq_base`, gv.f32(c.ropeTheta)],
+    [`${a}.attention.layer_norm_rms_epsilon`, gv.f32(c.rmsEps)],
+    ...extra,
     ['tokenizer.ggml.model', gv.str('gpt2')],
-    ['tokenizer.ggml.pre', gv.str('qwen2')],
+    ['tokenizer.ggml.pre', gv.str(PRE[a] ?? 'default')],
     ['tokenizer.ggml.tokens', gv.strings(tokens)],
     ['tokenizer.ggml.token_type', gv.numbers('i32', types)],
     ['tokenizer.ggml.merges', gv.strings(merges)],
@@ -197,6 +306,7 @@ export function tinyQwen3Gguf(opts: TinyQwen3Options = {}): Uint8Array {
 export function writeTinyQwen3(path: string, opts: TinyQwen3Options = {}): void {
   const c = tinyQwen3Config(opts);
   check(c);
+  if (c.arch !== 'qwen3') throw new InvalidInput('/arch', `the streamed writer writes qwen3 only, not ${c.arch}: tinyQwen3Gguf writes the others`);
   const rand = mulberry32(c.seed);
   const matrix = (name: string, dims: [number, number]): StreamGgufTensor => ({
     name, dims, type: c.types[name] ?? c.type,

@@ -10,6 +10,7 @@ import type { GgufFile } from '../gguf/types.js';
 import type { Q4nxHeader } from '../q4nx/container.js';
 import { isQuantized as isChunked, logicalShapeFromMetadata, quantLayout, TILE_COLS, TILE_ROWS } from '../q4nx/chunks.js';
 import type { Qwen3Config } from './config.js';
+import { architecture, type LayerTensor } from '../arch/index.js';
 
 /** One weight: the range of the file that holds it, and how the program takes it. */
 export interface BoundWeight {
@@ -24,7 +25,7 @@ export interface BoundWeight {
 /** Every weight of a model, by the program's arg name (llama.cpp's tensor names without `.weight`). */
 export type ModelWeights = ReadonlyMap<string, BoundWeight>;
 
-/** The per-layer weights, in llama.cpp's names, with their Hugging Face names. */
+/** Qwen3's per-layer weights, in llama.cpp's names, with their Hugging Face names (a Q4NX directory's). */
 export const LAYER_WEIGHTS = [
   ['attn_norm', 'input_layernorm'],
   ['attn_q', 'self_attn.q_proj'],
@@ -39,20 +40,35 @@ export const LAYER_WEIGHTS = [
   ['ffn_down', 'mlp.down_proj'],
 ] as const;
 
-/** The logical shape of each weight (`[N, K]` or `[C]`) for a config; `output` only when untied. */
+/**
+ * The logical shape of each weight (`[N, K]` or `[C]`) for a config, in the order the programs take
+ * them: the embedding, the output norm, `output` only when untied, `rope_freqs` when the graph reads
+ * it, then each layer's tensors as its architecture's descriptor lists them (src/model/arch).
+ */
 export function expectedShapes(c: Qwen3Config, withOutput: boolean): Map<string, readonly number[]> {
   const q = c.heads * c.headDim;
   const kv = c.kvHeads * c.headDim;
   const m = new Map<string, readonly number[]>([['token_embd', [c.vocab, c.hidden]], ['output_norm', [c.hidden]]]);
   if (withOutput) m.set('output', [c.vocab, c.hidden]);
-  const layer: Record<string, readonly number[]> = {
+  if (c.options.ropeFreqs) m.set('rope_freqs', [c.options.ropeDims / 2]);
+  if (c.options.longRopeContext !== undefined) {
+    m.set('rope_factors_long', [c.options.ropeDims / 2]);
+    m.set('rope_factors_short', [c.options.ropeDims / 2]);
+  }
+  const layer: Record<LayerTensor, readonly number[]> = {
     attn_norm: [c.hidden], ffn_norm: [c.hidden], attn_q_norm: [c.headDim], attn_k_norm: [c.headDim],
     attn_q: [q, c.hidden], attn_k: [kv, c.hidden], attn_v: [kv, c.hidden], attn_output: [c.hidden, q],
-    ffn_gate: [c.intermediate, c.hidden], ffn_up: [c.intermediate, c.hidden], ffn_down: [c.hidden, c.intermediate],
+    attn_qkv: [q + 2 * kv, c.hidden], 'attn_q.bias': [q], 'attn_k.bias': [kv], 'attn_v.bias': [kv],
+    ffn_gate: [c.intermediate, c.hidden], ffn_up: [c.options.fusedGateUp ? 2 * c.intermediate : c.intermediate, c.hidden],
+    ffn_down: [c.hidden, c.intermediate], post_attention_norm: [c.hidden], post_ffw_norm: [c.hidden],
   };
-  for (let i = 0; i < c.layers; i++) for (const [g] of LAYER_WEIGHTS) m.set(`blk.${i}.${g}`, layer[g]!);
+  const names = architecture(c.arch).layer;
+  for (let i = 0; i < c.layers; i++) for (const g of names) m.set(`blk.${i}.${g}`, layer[g]);
   return m;
 }
+
+/** The GGUF tensor of a weight arg: llama.cpp's name, with `.weight` unless it is a bias. */
+export const tensorName = (arg: string): string => (arg.endsWith('.bias') ? arg : `${arg}.weight`);
 
 /** GGUF types that bind as a weight dtype of the same bytes. */
 const GGUF_DTYPES: Readonly<Record<string, AnyDType>> = {
@@ -61,13 +77,19 @@ const GGUF_DTYPES: Readonly<Record<string, AnyDType>> = {
 
 const same = (a: readonly number[], b: readonly number[]) => a.length === b.length && a.every((d, i) => d === b[i]);
 
-/** The weights of a qwen3 GGUF at `path` (absolute); refuses a missing tensor, another shape or an unbindable type. */
+/** The weights of a GGUF at `path` (absolute); refuses a missing tensor, another shape or an unbindable type. */
 export function ggufWeights(f: GgufFile, path: string, c: Qwen3Config): ModelWeights {
   const out = new Map<string, BoundWeight>();
-  for (const [name, logical] of expectedShapes(c, !c.tied)) {
-    const t = f.tensor(`${name}.weight`);
-    const at = `/tensors/${name}.weight`;
-    if (t === undefined) throw new InvalidInput(at, 'the qwen3 GGUF has no such tensor');
+  const shapes = expectedShapes(c, !c.tied);
+  // A layer tensor the graph would not read (a bias llama.cpp adds, say) is refused rather than dropped.
+  const known = new Set([...shapes.keys()].map(tensorName));
+  for (const t of f.tensors) {
+    if (t.name.startsWith('blk.') && !known.has(t.name)) throw new InvalidInput(`/tensors/${t.name}`, `the ${c.arch} graph does not read this tensor`);
+  }
+  for (const [name, logical] of shapes) {
+    const t = f.tensor(tensorName(name));
+    const at = `/tensors/${tensorName(name)}`;
+    if (t === undefined) throw new InvalidInput(at, `the ${c.arch} GGUF has no such tensor`);
     const dtype = GGUF_DTYPES[t.typeName];
     if (dtype === undefined) {
       throw new InvalidInput(at, `ggml type ${t.typeName} cannot be bound as a weight (the types that can: ${Object.keys(GGUF_DTYPES).join(', ')}); requantize the file, or gguf pack it to Q4NX`);

@@ -6,7 +6,7 @@
  * @internal
  */
 import { Template } from '@huggingface/jinja';
-import { InvalidInput, messageOf, TokenizerError } from '../../errors/index.js';
+import { InvalidInput, InvalidOptions, messageOf, TokenizerError } from '../../errors/index.js';
 import { checkText } from './text.js';
 import type { ChatMessage, ChatOptions } from './types.js';
 
@@ -17,18 +17,30 @@ export interface ChatSpec {
 }
 
 const compiled = new WeakMap<ChatSpec, Template>();
+/** The last template given in place of a model's own (a server gives the same one every time). */
+let given: { readonly text: string; readonly template: Template } | undefined;
+
+/** A Jinja chat template compiled; TokenizerError naming `source` when it does not parse. */
+export function compileChatTemplate(text: string, source: string): Template {
+  try {
+    return new Template(text);
+  } catch (e) {
+    throw new TokenizerError(source, `the chat template does not parse: ${messageOf(e)}`);
+  }
+}
 
 function templateOf(spec: ChatSpec & { template: string }, source: string): Template {
   let t = compiled.get(spec);
   if (t === undefined) {
-    try {
-      t = new Template(spec.template);
-    } catch (e) {
-      throw new TokenizerError(source, `the chat template does not parse: ${messageOf(e)}`);
-    }
+    t = compileChatTemplate(spec.template, source);
     compiled.set(spec, t);
   }
   return t;
+}
+
+function givenTemplate(text: string, source: string): Template {
+  if (given?.text !== text) given = { text, template: compileChatTemplate(text, `${source} (the given chat template)`) };
+  return given.template;
 }
 
 /** Throws InvalidInput unless `messages` is an array of { role, content } with string fields. */
@@ -55,8 +67,14 @@ function chatml(messages: readonly ChatMessage[], addGenerationPrompt: boolean):
 export function renderChat(spec: ChatSpec, source: string, messages: readonly ChatMessage[], options: ChatOptions): string {
   checkMessages(messages);
   const addGenerationPrompt = options.addGenerationPrompt ?? true;
-  if (spec.template === null) return chatml(messages, addGenerationPrompt);
-  const template = templateOf(spec as ChatSpec & { template: string }, source);
+  if (options.template === undefined && spec.template === null) {
+    // ChatML has no place for tools or tool calls: refused rather than dropped.
+    if (options.tools !== undefined && options.tools.length > 0) throw new InvalidOptions('tools', 'this model has no chat template, and ChatML (used in its place) cannot render tools: give a template (serve --chat-template FILE)');
+    const i = messages.findIndex((m) => Array.isArray(m['tool_calls']) && m['tool_calls'].length > 0);
+    if (i >= 0) throw new InvalidOptions(`messages/${i}/tool_calls`, 'this model has no chat template, and ChatML (used in its place) cannot render tool calls: give a template (serve --chat-template FILE)');
+    return chatml(messages, addGenerationPrompt);
+  }
+  const template = options.template !== undefined ? givenTemplate(options.template, source) : templateOf(spec as ChatSpec & { template: string }, source);
   const vars: Record<string, unknown> = { ...spec.tokens, ...options.variables, messages, add_generation_prompt: addGenerationPrompt };
   if (options.tools !== undefined) vars['tools'] = options.tools;
   if (options.enableThinking !== undefined) vars['enable_thinking'] = options.enableThinking;

@@ -29,6 +29,8 @@ export interface ChatOptions {
   readonly enableThinking?: boolean;
   /** Tool definitions, for templates that render them. */
   readonly tools?: readonly unknown[];
+  /** A Jinja template used over the model's own (a server's --chat-template). */
+  readonly template?: string;
   /** Further template variables. */
   readonly variables?: Readonly<Record<string, unknown>>;
 }

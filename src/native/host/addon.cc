@@ -15,7 +15,13 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <vector>
+
+#ifdef __linux__
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 
 #include "list.h"
 #include "listRec.h"
@@ -159,6 +165,40 @@ Napi::Value runListJs(const Napi::CallbackInfo& info) {
   return env.Undefined();
 }
 
+// zeroBytes(arena: ArrayBuffer, offset, length): the bytes [offset, offset + length) of an arena set to
+// zero. On Linux the whole pages inside the range are given back to the kernel (MADV_DONTNEED: the
+// arena is private anonymous memory, whose pages so given back read as zeros and take no memory until
+// written again), the partial pages at its ends written; elsewhere every byte is written. A KV cache
+// zeroed for a new generation so holds memory only for the positions its steps write.
+Napi::Value zeroBytes(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 3 || !info[0].IsArrayBuffer() || !info[1].IsNumber() || !info[2].IsNumber()) {
+    throw Napi::TypeError::New(env, "zeroBytes: (arena: ArrayBuffer, offset: number, length: number)");
+  }
+  Napi::ArrayBuffer ab = info[0].As<Napi::ArrayBuffer>();
+  const double off = info[1].As<Napi::Number>().DoubleValue();
+  const double len = info[2].As<Napi::Number>().DoubleValue();
+  const double size = double(ab.ByteLength());
+  if (!(off >= 0 && len >= 0 && off == std::floor(off) && len == std::floor(len) && off + len <= size)) {
+    throw Napi::RangeError::New(env, "zeroBytes: the range [" + std::to_string(off) + ", +" + std::to_string(len) + ") is not inside the arena's " +
+                                         std::to_string(ab.ByteLength()) + " bytes");
+  }
+  uint8_t* p = static_cast<uint8_t*>(ab.Data()) + size_t(off);
+  size_t n = size_t(len);
+#ifdef __linux__
+  const uintptr_t page = uintptr_t(::sysconf(_SC_PAGESIZE));
+  const uintptr_t b = (reinterpret_cast<uintptr_t>(p) + page - 1) / page * page;
+  const uintptr_t e = (reinterpret_cast<uintptr_t>(p) + n) / page * page;
+  if (e > b && e - b >= 16 * page && ::madvise(reinterpret_cast<void*>(b), e - b, MADV_DONTNEED) == 0) {
+    std::memset(p, 0, b - reinterpret_cast<uintptr_t>(p));
+    std::memset(reinterpret_cast<void*>(e), 0, reinterpret_cast<uintptr_t>(p) + n - e);
+    return env.Undefined();
+  }
+#endif
+  std::memset(p, 0, n);
+  return env.Undefined();
+}
+
 Napi::Value streamRead(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   HostState& s = state(env);
@@ -239,6 +279,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   exports.Set("setDropBlockFault", Napi::Function::New<setDropBlockFaultJs>(env, "setDropBlockFault"));
   exports.Set("setQ8RoundFault", Napi::Function::New<setQ8RoundFaultJs>(env, "setQ8RoundFault"));
   exports.Set("streamRead", Napi::Function::New<streamRead>(env, "streamRead"));
+  exports.Set("zeroBytes", Napi::Function::New<zeroBytes>(env, "zeroBytes"));
   exports.Set("abi", Napi::Function::New<abi>(env, "abi"));
   exports.Set("HostWeight", weight);
   return exports;

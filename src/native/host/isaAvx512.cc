@@ -144,11 +144,13 @@ struct V512 {
   static constexpr bool Q8FUSED = true;
   template <int MODE, bool WIDE, class Tile>
   static void q8acc(const Tile& t, const int8_t* x, int32_t x0, int32_t x1, float d, float* o) {
-    int32_t xw[8];
-    __builtin_memcpy(xw, x, 32);
-    __m512i l = _mm512_setzero_si512(), h = _mm512_setzero_si512();
-    for (int q = 0; q < 4; q++) l = _mm512_dpbusd_epi32(l, _mm512_load_si512(t.u + q * 64), _mm512_set1_epi32(xw[q]));
-    for (int q = 4; q < 8; q++) h = _mm512_dpbusd_epi32(h, _mm512_load_si512(t.u + q * 64), _mm512_set1_epi32(xw[q]));
+    // Each word of 4 codes broadcast straight from memory (a load, not a move through a general
+    // register), and each half's sum in two chains: integer additions, exact in any order.
+    const auto word = [x](int q) { return _mm512_broadcastd_epi32(_mm_loadu_si32(x + 4 * q)); };
+    const auto dp = [&](__m512i acc, int q) { return _mm512_dpbusd_epi32(acc, _mm512_load_si512(t.u + q * 64), word(q)); };
+    const __m512i z = _mm512_setzero_si512();
+    const __m512i l = _mm512_add_epi32(dp(dp(z, 0), 2), dp(dp(z, 1), 3));
+    const __m512i h = _mm512_add_epi32(dp(dp(z, 4), 6), dp(dp(z, 5), 7));
     const __m512 dv = _mm512_set1_ps(d);
     __m512 acc = _mm512_load_ps(o);
     if constexpr (MODE == 0) {

@@ -108,7 +108,14 @@ void HostWeight::mapFile(Napi::Env env, const std::string& path, int64_t offset,
   const int64_t page = ::sysconf(_SC_PAGESIZE);
   const int64_t start = offset / page * page;
   mapLen_ = size_t(offset - start + length);
-  void* m = ::mmap(nullptr, mapLen_, PROT_READ, MAP_PRIVATE, fd, off_t(start));
+  // Populated now (read in and entered in the page table, as llama.cpp maps its files): the first step
+  // that reads the weight would otherwise take every page's fault, in the middle of a prompt.
+#ifdef MAP_POPULATE
+  const int flags = MAP_PRIVATE | MAP_POPULATE;
+#else
+  const int flags = MAP_PRIVATE;
+#endif
+  void* m = ::mmap(nullptr, mapLen_, PROT_READ, flags, fd, off_t(start));
   const int e = errno;
   ::close(fd);  // the mapping keeps the file open
   if (m == MAP_FAILED) {

@@ -31,6 +31,7 @@ export const CHAT_HTML: string = `<!doctype html>
   .msg { max-width: 80ch; padding: .55rem .8rem; border-radius: .6rem; background: #fff; border: 1px solid var(--line); white-space: pre-wrap; word-break: break-word; }
   .msg.user { align-self: flex-end; background: #e8f0fe; }
   .msg .text:empty::after { content: "\\2026"; color: var(--muted); }
+  .msg .thinking { color: var(--muted); font-style: italic; border-left: 2px solid var(--line); padding-left: .5rem; margin-bottom: .4rem; }
   .msg .meta { margin-top: .3rem; font-size: .78rem; color: var(--muted); }
   .msg[data-state=error] .meta { color: var(--bad); }
   form { display: flex; gap: .5rem; padding: .7rem 1rem; border-top: 1px solid var(--line); background: #fff; }
@@ -162,6 +163,16 @@ export const CHAT_HTML: string = `<!doctype html>
       var c = msg.choices && msg.choices[0];
       if (!c) return;
       if (c.finish_reason) finish = c.finish_reason;
+      // A thinking model's reasoning (delta.reasoning_content) is shown apart, above the answer, and not kept in the history.
+      var thought = c.delta && c.delta.reasoning_content;
+      if (thought) {
+        var th = div.querySelector(".thinking");
+        if (th === null) { th = document.createElement("div"); th.className = "thinking"; div.insertBefore(th, out); }
+        if (tFirst === null) tFirst = performance.now();
+        pieces++;
+        th.textContent += thought;
+        scroll();
+      }
       var piece = c.delta && c.delta.content;
       if (piece) {
         if (tFirst === null) tFirst = performance.now();

@@ -6,7 +6,7 @@
  */
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -170,5 +170,44 @@ describe('host kernels: one call per step', function () {
     const run = (isa: string) => execFileSync(process.execPath, ['-e', probe], { env: { ...process.env, NPU_OFFLOAD_HOST_ISA: isa }, encoding: 'utf8' }).trim();
     expect(run('scalar')).to.equal('scalar');
     expect(run('avx-9000')).to.equal('InvalidOptions NPU_OFFLOAD_HOST_ISA');
+  });
+});
+
+describe('host kernels: zeroBytes (a KV cache zeroed in the arena)', function () {
+  let h: HostKernels;
+  before(function () { h = useHost(this); });
+
+  it('sets exactly the range to zero, partial pages at both ends included, and gives the whole pages inside back (resident memory falls)', () => {
+    const rss = () => (process.platform === 'linux' ? Number(/VmRSS:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? 0) * 1024 : 0);
+    const bytes = 64 << 20;
+    const arena = new ArrayBuffer(bytes);
+    const all = new Uint8Array(arena);
+    all.fill(7);
+    const before = rss();
+    const [from, length] = [4096 * 3 + 5, bytes - 4096 * 7 - 11];
+    h.zeroBytes(arena, from, length);
+    expect(all[from - 1]).to.equal(7);
+    expect(all[from]).to.equal(0);
+    expect(all[from + length - 1]).to.equal(0);
+    expect(all[from + length]).to.equal(7);
+    let nonzero = 0;
+    for (let i = from; i < from + length; i += 509) nonzero += all[i]!;
+    expect(nonzero).to.equal(0);
+    // About 64 MiB given back (Linux); a memset would keep them resident.
+    if (process.platform === 'linux') expect(before - rss()).to.be.greaterThan(32 << 20);
+    // Read back as zeros, written again as any memory.
+    all[from + 100_000] = 3;
+    expect(all[from + 100_000]).to.equal(3);
+  });
+
+  it('a short range is written; a range outside the arena is a RangeError and nothing is zeroed', () => {
+    const arena = new ArrayBuffer(1000);
+    const all = new Uint8Array(arena).fill(9);
+    h.zeroBytes(arena, 10, 20);
+    expect([all[9], all[10], all[29], all[30]]).to.deep.equal([9, 0, 0, 9]);
+    for (const [o, n] of [[990, 11], [-1, 5], [1.5, 2]] as const) {
+      expect(thrown(() => h.zeroBytes(arena, o, n))).to.be.instanceOf(RangeError);
+    }
+    expect(all[995]).to.equal(9);
   });
 });

@@ -1,0 +1,77 @@
+import { expect } from 'chai';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { tinyQwen3Gguf, type TinyQwen3Options } from '../../src/model/qwen3/tiny.js';
+import { loadTokenizer } from '../../src/model/tokenizer/load.js';
+import { cliHere } from './inProcess.js';
+
+/** A model small enough for the gate's fp64 reference phases (helpers.ts's TINY shape). */
+const TINY: TinyQwen3Options = { layers: 1, hidden: 64, intermediate: 128, heads: 2, kvHeads: 1, headDim: 32, vocab: 320, contextLength: 256, std: 0.3, type: 'Q8_0' };
+
+describe('cli: generate and gate with GGUFs of each architecture', function () {
+  this.timeout(300_000);
+  let dir = '';
+  const run = (...args: string[]) => cliHere(args, { env: { NPU_OFFLOAD_CACHE_DIR: join(dir, 'cache') } });
+  const gguf = (name: string, o: TinyQwen3Options) => { const p = join(dir, name); writeFileSync(p, tinyQwen3Gguf(o)); return p; };
+  before(() => { dir = mkdtempSync(join(tmpdir(), 'arch-cli-')); });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('generate: a llama GGUF (separate output, rope_freqs) by token ids, host giving the cpu reference\'s greedy ids', async () => {
+    const path = gguf('llama.gguf', { ...TINY, arch: 'llama', tiedEmbeddings: false, ropeFreqs: true, ropeTheta: 500_000 });
+    const ids = async (target: string) => {
+      const r = await run('generate', path, '--prompt-ids', '104,101,108,108,111', '--max-tokens', '6', '--ctx', '32', '--repetition-penalty', '1', '--target', target, '--json');
+      expect(r.status, r.err).to.equal(0);
+      return (JSON.parse(r.out) as { ids: number[] }).ids;
+    };
+    const host = await ids('host');
+    expect(host).to.have.length(6);
+    expect(host).to.deep.equal(await ids('cpu'));
+  });
+
+  it('generate: a qwen2 GGUF from text (its own qwen2 tokenizer)', async () => {
+    const path = gguf('qwen2.gguf', { ...TINY, arch: 'qwen2' });
+    const r = await run('generate', path, '--prompt', 'the cat', '--max-tokens', '4', '--ctx', '32', '--json');
+    expect(r.status, r.err).to.equal(0);
+    const doc = JSON.parse(r.out) as { ids: number[]; prompt_tokens: number };
+    expect(doc.prompt_tokens).to.equal(loadTokenizer(path).encode('the cat').length);
+    expect(doc.ids).to.have.length(4);
+  });
+
+  // phi3 with rope on half of each head; gemma3 with a sliding window of 6 (shorter than the gate's prompt and steps).
+  const more: Record<string, TinyQwen3Options> = { phi3: { ropeDims: 16 }, minicpm: {}, gemma3: {} };
+  for (const arch of ['llama', 'qwen2', 'phi3', 'minicpm', 'gemma3']) {
+    it(`gate: a ${arch} GGUF passes every phase against the fp64 reference`, async () => {
+      const path = arch in more ? gguf(`${arch}.gguf`, { ...TINY, arch, ...more[arch] }) : join(dir, `${arch}.gguf`);
+      const r = await run('gate', path, '--ctx', '64');
+      expect(r.status, r.out + r.err).to.equal(0);
+      expect(r.out).to.match(/^gate: PASS$/m);
+    });
+  }
+
+  it('score: a llama and a gemma3 GGUF by ids on host, a row of logits per position and a finite perplexity', async () => {
+    const ids = [104, 101, 108, 108, 111, 32, 119, 111];
+    for (const arch of ['llama', 'gemma3']) {
+      const r = await run('score', join(dir, `${arch}.gguf`), '--ids', ids.join(','), '--ctx', '32', '--target', 'host', '--json');
+      expect(r.status, `${arch}: ${r.err}`).to.equal(0);
+      const doc = JSON.parse(r.out) as { logits: number[][]; logprobs: number[]; perplexity: number };
+      expect(doc.logits, arch).to.have.length(ids.length);
+      expect(doc.logits.every((row) => row.length === 320)).to.equal(true);
+      expect(doc.logprobs).to.have.length(ids.length - 1);
+      expect(Number.isFinite(doc.perplexity) && doc.perplexity > 1).to.equal(true);
+    }
+  });
+
+  it('a GGUF of an architecture that does not run is refused (exit 1), naming those that do', async () => {
+    const path = gguf('m.gguf', TINY);
+    const bytes = Buffer.from(tinyQwen3Gguf(TINY));
+    // Same length: "qwen3" becomes "gemma" in general.architecture's value (the first occurrence).
+    const at = bytes.indexOf(Buffer.from('general.architecture'));
+    const v = bytes.indexOf(Buffer.from('qwen3'), at);
+    bytes.write('gemma', v);
+    writeFileSync(path, bytes);
+    const r = await run('generate', path, '--prompt-ids', '1,2', '--json');
+    expect(r.status).to.equal(1);
+    expect(r.out).to.include('the architectures that do are qwen3, llama, qwen2, phi3, minicpm, gemma3');
+  });
+});

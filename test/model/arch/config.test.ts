@@ -1,0 +1,68 @@
+/** The architecture descriptors as the loader reads them: each one's config and options from a GGUF, and the typed refusals. */
+import { expect } from 'chai';
+import { InvalidInput } from '../../../src/errors/index.js';
+import { ARCHITECTURE_NAMES } from '../../../src/model/arch/index.js';
+import { readGguf } from '../../../src/model/gguf/reader.js';
+import { quantize } from '../../../src/model/gguf/quantize.js';
+import { gv, type GgufValue } from '../../../src/model/gguf/types.js';
+import { writeGguf } from '../../../src/model/gguf/writer.js';
+import { configFromGguf } from '../../../src/model/qwen3/config.js';
+import { expectedShapes, ggufWeights } from '../../../src/model/qwen3/weights.js';
+import { tinyQwen3Gguf, tinyQwen3Metadata, tinyQwen3Tensors, type TinyQwen3Options } from '../../../src/model/qwen3/tiny.js';
+
+const SHAPE: TinyQwen3Options = { layers: 1, hidden: 64, intermediate: 128, heads: 2, kvHeads: 1, headDim: 32, vocab: 320, type: 'F32' };
+
+/** A tiny GGUF of `o` with metadata edited by `edit` (and tensors by `tensors`). */
+function file(o: TinyQwen3Options, edit: (m: Map<string, GgufValue>) => void = () => {}, keep: (name: string) => boolean = () => true) {
+  const m = tinyQwen3Metadata({ ...SHAPE, ...o });
+  edit(m);
+  const tensors = tinyQwen3Tensors({ ...SHAPE, ...o }).filter((t) => keep(t.name)).map((t) => ({ name: t.name, dims: t.dims, type: t.type, data: quantize(t.type, t.values) }));
+  return readGguf(writeGguf({ version: 3, metadata: m, tensors }));
+}
+
+describe('model/arch: descriptors read from a GGUF', () => {
+  it('each architecture gives its graph options; qwen3 keeps its own', () => {
+    const opts = (arch: string, o: TinyQwen3Options = {}) => configFromGguf(readGguf(tinyQwen3Gguf({ ...SHAPE, arch, ...o }))).options;
+    expect(opts('qwen3')).to.include({ rope: 'neox', qkNorm: true, qkvBias: false, fusedQkv: false, fusedGateUp: false, ropeDims: 32, ropeFreqScale: 1, ropeFreqs: false });
+    expect(opts('llama')).to.include({ rope: 'normal', qkNorm: false, qkvBias: false, ropeFreqs: false });
+    expect(opts('llama', { ropeFreqs: true })).to.include({ ropeFreqs: true });
+    expect(opts('qwen2')).to.include({ rope: 'neox', qkvBias: true, qkNorm: false });
+    expect(opts('phi3', { ropeDims: 16 })).to.include({ rope: 'neox', fusedQkv: true, fusedGateUp: true, ropeDims: 16 });
+    const c = configFromGguf(readGguf(tinyQwen3Gguf({ ...SHAPE, arch: 'phi3' })));
+    expect(expectedShapes(c, false).get('blk.0.ffn_up')).to.deep.equal([256, 64]);
+    expect(expectedShapes(c, false).get('blk.0.attn_qkv')).to.deep.equal([128, 64]);
+  });
+
+  it('refuses an architecture that does not run, listing those that do', () => {
+    const f = file({}, (m) => m.set('general.architecture', gv.str('falcon')));
+    expect(() => configFromGguf(f)).to.throw(InvalidInput, /general\.architecture: architecture "falcon" does not run: the architectures that do are qwen3, llama, qwen2, phi3, minicpm, gemma3/);
+    expect(ARCHITECTURE_NAMES).to.deep.equal(['qwen3', 'llama', 'qwen2', 'phi3', 'minicpm', 'gemma3']);
+  });
+
+  it('refuses a declared scale the graph does not honour (a neutral one passes), naming the key', () => {
+    expect(() => configFromGguf(file({ arch: 'llama' }, (m) => m.set('llama.logit_scale', gv.f32(0.25))))).to.throw(InvalidInput, /llama\.logit_scale.*does not honour/);
+    expect(() => configFromGguf(file({ arch: 'llama' }, (m) => m.set('llama.logit_scale', gv.f32(1))))).not.to.throw();
+  });
+
+  it('linear rope scaling is read; YaRN is refused at its key; a bad number names its key', () => {
+    const lin = configFromGguf(file({ arch: 'llama' }, (m) => { m.set('llama.rope.scaling.type', gv.str('linear')); m.set('llama.rope.scaling.factor', gv.f32(4)); }));
+    expect(lin.options.ropeFreqScale).to.equal(0.25);
+    // No type: linear, as llama.cpp defaults it.
+    expect(configFromGguf(file({ arch: 'llama' }, (m) => m.set('llama.rope.scaling.factor', gv.f32(2)))).options.ropeFreqScale).to.equal(0.5);
+    expect(() => configFromGguf(file({ arch: 'llama' }, (m) => m.set('llama.rope.scaling.attn_factor', gv.f32(-1))))).to.throw(InvalidInput, /llama\.rope\.scaling\.attn_factor: a positive number/);
+    expect(() => configFromGguf(file({ arch: 'qwen2' }, (m) => m.set('qwen2.rope.scaling.type', gv.str('yarn'))))).to.throw(InvalidInput, /qwen2\.rope\.scaling\.type: rope scaling "yarn"/);
+    expect(() => configFromGguf(file({ arch: 'llama' }, (m) => m.set('llama.rope.freq_base', gv.str('x'))))).to.throw(InvalidInput, /llama\.rope\.freq_base: is a string/);
+    expect(() => configFromGguf(file({ arch: 'llama' }, (m) => m.delete('llama.embedding_length')))).to.throw(InvalidInput, /llama\.embedding_length: the llama GGUF does not declare it/);
+  });
+
+  it('a missing bias, or a layer tensor the graph would not read, is refused at the tensor', () => {
+    const noBias = file({ arch: 'qwen2' }, undefined, (n) => n !== 'blk.0.attn_k.bias');
+    expect(() => ggufWeights(noBias, '/m.gguf', configFromGguf(noBias))).to.throw(InvalidInput, /blk\.0\.attn_k\.bias: the qwen2 GGUF has no such tensor/);
+    // A llama file is a qwen2 file without biases: read as llama, the biases would be dropped.
+    const asLlama = file({ arch: 'qwen2' }, (m) => {
+      for (const [k, v] of [...m]) if (k.startsWith('qwen2.')) { m.delete(k); m.set(`llama.${k.slice(6)}`, v); }
+      m.set('general.architecture', gv.str('llama'));
+    });
+    expect(() => ggufWeights(asLlama, '/m.gguf', configFromGguf(asLlama))).to.throw(InvalidInput, /blk\.0\.attn_q\.bias: the llama graph does not read this tensor/);
+  });
+});
