@@ -5,6 +5,7 @@
 import { EngineError, InvalidInput, InvalidOptions, messageOf, type ResourceLimit } from '../errors/index.js';
 import { shown } from '../io/escape.js';
 import type { GenerateRequest } from '../model/qwen3/model.js';
+import { compileJsonSchema, jsonObjectGrammar, type Grammar } from '../model/grammar/index.js';
 import type { FinishReason } from '../model/qwen3/generate.js';
 import { checkMessages } from '../model/tokenizer/chat.js';
 import type { ChatMessage } from '../model/tokenizer/types.js';
@@ -68,7 +69,7 @@ const REFUSED: readonly { readonly param: string; readonly kinds: readonly ('cha
   { param: 'parallel_tool_calls', kinds: ['chat'], accepts: (v) => absent(v) || typeof v === 'boolean', what: 'true or false' },
   { param: 'functions', kinds: ['chat'], accepts: (v) => absent(v) || (Array.isArray(v) && v.length === 0), what: 'no functions (the deprecated form; give tools)' },
   { param: 'function_call', kinds: ['chat'], accepts: (v) => absent(v) || v === 'none' || v === 'auto', what: 'function_call "none" or "auto"' },
-  { param: 'response_format', kinds: ['chat'], accepts: (v) => absent(v) || (typeof v === 'object' && (v as Body)['type'] === 'text' && Object.keys(v as object).length === 1), what: 'plain text ({ "type": "text" }; json_object and json_schema need grammar-constrained sampling, not implemented)' },
+  // response_format (text, json_object, json_schema) is read by constraintOf.
   { param: 'audio', kinds: ['chat'], accepts: absent, what: 'no audio' },
   { param: 'modalities', kinds: ['chat'], accepts: (v) => absent(v) || (Array.isArray(v) && v.every((m) => m === 'text')), what: 'text only (["text"])' },
   { param: 'prediction', kinds: ['chat'], accepts: absent, what: 'no predicted output' },
@@ -205,6 +206,34 @@ function promptsOf(p: unknown): Pick<GenerateRequest, 'prompt' | 'promptIds'>[] 
   });
 }
 
+/**
+ * `response_format` as a grammar the answer is held to: none for `{ "type": "text" }` (or absent),
+ * any JSON object for `json_object`, the schema's JSON for `json_schema` (`{ name, schema, strict?,
+ * description? }`; an unsupported keyword is a 400 naming its path, `response_format.json_schema.schema...`).
+ */
+function constraintOf(v: unknown): Grammar | undefined {
+  if (absent(v)) return undefined;
+  if (!isObject(v)) throw new InvalidOptions('response_format', `an object { "type": "text" | "json_object" | "json_schema" }, not ${shown(v)}`);
+  const extra = Object.keys(v).find((k) => k !== 'type' && !(v['type'] === 'json_schema' && k === 'json_schema'));
+  if (extra !== undefined) throw new InvalidOptions(`response_format.${extra}`, `not a field of a ${shown(v['type'])} response format`);
+  switch (v['type']) {
+    case 'text': return undefined;
+    case 'json_object': return jsonObjectGrammar();
+    case 'json_schema': {
+      const j = v['json_schema'];
+      if (!isObject(j)) throw new InvalidOptions('response_format.json_schema', 'an object { name, schema, strict?, description? }');
+      if (typeof j['name'] !== 'string') throw new InvalidOptions('response_format.json_schema.name', 'the schema\'s name, a string');
+      if (!absent(j['strict']) && typeof j['strict'] !== 'boolean') throw new InvalidOptions('response_format.json_schema.strict', `true or false, not ${shown(j['strict'])}`);
+      const other = Object.keys(j).find((k) => !['name', 'schema', 'strict', 'description'].includes(k));
+      if (other !== undefined) throw new InvalidOptions(`response_format.json_schema.${other}`, 'not a field of json_schema (name, schema, strict, description)');
+      // No schema: any JSON value (OpenAI's default); the answer is held to the schema whether strict or not.
+      return compileJsonSchema(j['schema'] ?? {}, 'response_format.json_schema.schema');
+    }
+    default:
+      throw new InvalidOptions('response_format.type', `"text", "json_object" or "json_schema", not ${shown(v['type'])}`);
+  }
+}
+
 /** Checks a chat or completions body; InvalidOptions names the first bad field by its wire name. */
 export function parseBody(body: unknown, kind: 'chat' | 'completions', chatTemplate?: string): ServeRequest {
   if (!isObject(body)) throw new InvalidOptions('body', 'a JSON object');
@@ -235,7 +264,9 @@ export function parseBody(body: unknown, kind: 'chat' | 'completions', chatTempl
   const frequencyPenalty = num(b, 'frequency_penalty', -2, 2);
   const logitBias = logitBiasOf(b['logit_bias']);
   const logprobs = logprobsOf(b, kind);
+  const constraint = kind === 'chat' ? constraintOf(b['response_format']) : undefined;
   const decode = {
+    ...(constraint !== undefined ? { constraint } : {}),
     ...(topK !== undefined && topK > 0 ? { topK } : {}),
     ...(minP !== undefined && minP > 0 ? { minP } : {}),
     ...(presencePenalty !== undefined && presencePenalty !== 0 ? { presencePenalty } : {}),
@@ -271,6 +302,8 @@ export function failure(status: number, type: string, code: string, message: str
 
 /** A field named by the library (`topP`, `maxTokens`, `promptIds/3`) by its wire name (`top_p`, ...). */
 export function wireParam(field: string): string {
+  // A schema's path is already the wire's (its property names as the client wrote them).
+  if (field.startsWith('response_format')) return field;
   // A completions prompt given as token ids reaches the model as promptIds.
   if (field === 'promptIds' || field.startsWith('promptIds/')) field = `prompt${field.slice('promptIds'.length)}`;
   return field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
