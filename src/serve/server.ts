@@ -182,6 +182,21 @@ function messageOf(text: string): Record<string, unknown> {
   return { role: 'assistant', content: p.content, ...(p.reasoning !== '' ? { reasoning_content: p.reasoning } : {}) };
 }
 
+/**
+ * A forced tool call's answer (`<tool_call>\n{"name": ..., "arguments": {...}}\n</tool_call>`, as the
+ * constraint writes it) as OpenAI's `tool_calls`; undefined when the text is not a whole call (cut by max_tokens).
+ */
+function toolCallsOf(text: string): { id: string; type: 'function'; function: { name: string; arguments: string } }[] | undefined {
+  const m = /^<tool_call>\n([\s\S]*)\n<\/tool_call>$/.exec(text);
+  if (m === null) return undefined;
+  try {
+    const call = JSON.parse(m[1]!) as { name: string; arguments: unknown };
+    return [{ id: `call_${randomUUID().replace(/-/g, '').slice(0, 24)}`, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.arguments) } }];
+  } catch {
+    return undefined;
+  }
+}
+
 /** Completions' top tokens as `{ token: logprob }`; two tokens of the same text (pieces of a character) keep the likelier. */
 function topObject(top: readonly { token: string; logprob: number }[]): Record<string, number> {
   const out: Record<string, number> = {};
@@ -292,7 +307,9 @@ async function whole(kind: Kind, r: ServeRequest, m: ServedModel, live: Live, re
     usage.add(res, c.first);
     const finish_reason = finishOf(res.finishReason);
     const logprobs = c.request.logprobs !== undefined ? lps.wire : null;
-    choices.push(kind === 'chat'
+    const calls = r.toolCall === true ? toolCallsOf(res.text) : undefined;
+    if (calls !== undefined) choices.push({ index: c.index, message: { role: 'assistant', content: null, tool_calls: calls }, finish_reason: 'tool_calls', logprobs });
+    else choices.push(kind === 'chat'
       ? { index: c.index, message: messageOf(res.text), finish_reason, logprobs }
       : { index: c.index, text: res.text, finish_reason, logprobs });
   }
@@ -343,7 +360,8 @@ async function streamed(kind: Kind, r: ServeRequest, m: ServedModel, live: Live,
     try {
       while (n.done !== true) {
         if (gone()) { await it.return(undefined as never); return; }
-        if (withLogprobs) { token(n.value); sent += n.value.text; } else if (n.value.text !== '') { piece(n.value.text); sent += n.value.text; }
+        // A forced tool call is sent whole at its end, as one tool-call delta.
+        if (r.toolCall === true) { /* held */ } else if (withLogprobs) { token(n.value); sent += n.value.text; } else if (n.value.text !== '') { piece(n.value.text); sent += n.value.text; }
         n = await it.next();
       }
     } catch (e) {
@@ -354,6 +372,12 @@ async function streamed(kind: Kind, r: ServeRequest, m: ServedModel, live: Live,
     const res = n.value;
     usage.add(res, c.first);
     const finish_reason = finishOf(res.finishReason);
+    const calls = r.toolCall === true ? toolCallsOf(res.text) : undefined;
+    if (calls !== undefined) {
+      o.write(chunk({ delta: { tool_calls: calls.map((x, index) => ({ index, ...x })) }, finish_reason: null }));
+      o.write(chunk({ delta: {}, finish_reason: 'tool_calls' }));
+      continue;
+    }
     // Text held back while it might have begun a stop string comes with the end.
     if (res.text.length > sent.length) piece(res.text.slice(sent.length));
     if (kind === 'chat') write(thinking.end());

@@ -5,7 +5,7 @@
 import { EngineError, InvalidInput, InvalidOptions, messageOf, type ResourceLimit } from '../errors/index.js';
 import { shown } from '../io/escape.js';
 import type { GenerateRequest } from '../model/qwen3/model.js';
-import { compileJsonSchema, jsonObjectGrammar, type Grammar } from '../model/grammar/index.js';
+import { compileJsonSchema, jsonObjectGrammar, toolCallGrammar, type Grammar } from '../model/grammar/index.js';
 import type { FinishReason } from '../model/qwen3/generate.js';
 import { checkMessages } from '../model/tokenizer/chat.js';
 import type { ChatMessage } from '../model/tokenizer/types.js';
@@ -21,6 +21,8 @@ export interface ServeRequest {
   readonly prompts: readonly GenerateRequest[];
   /** Choices per prompt (default 1); choice j of a prompt samples with seed + j. */
   readonly n: number;
+  /** A forced tool call (tool_choice required or named): the answer is parsed into `message.tool_calls`. */
+  readonly toolCall?: boolean;
 }
 
 type Body = Record<string, unknown>;
@@ -65,7 +67,7 @@ const REFUSED: readonly { readonly param: string; readonly kinds: readonly ('cha
   { param: 'suffix', kinds: ['completions'], accepts: (v) => absent(v) || v === '', what: 'no suffix' },
   // Tools are rendered by the chat template; a call the model writes comes back as text, and forcing one
   // (constrained decoding) is not implemented.
-  { param: 'tool_choice', kinds: ['chat'], accepts: (v) => absent(v) || v === 'none' || v === 'auto', what: 'tool_choice "none" or "auto" (a required or named tool call needs constrained decoding, not implemented)' },
+  // tool_choice (none, auto, required, a named function) is read by toolCallOf.
   { param: 'parallel_tool_calls', kinds: ['chat'], accepts: (v) => absent(v) || typeof v === 'boolean', what: 'true or false' },
   { param: 'functions', kinds: ['chat'], accepts: (v) => absent(v) || (Array.isArray(v) && v.length === 0), what: 'no functions (the deprecated form; give tools)' },
   { param: 'function_call', kinds: ['chat'], accepts: (v) => absent(v) || v === 'none' || v === 'auto', what: 'function_call "none" or "auto"' },
@@ -234,6 +236,27 @@ function constraintOf(v: unknown): Grammar | undefined {
   }
 }
 
+/**
+ * `tool_choice`: `none` and `auto` ask for nothing; `required` (any of the tools) and a named function
+ * (`{ type: "function", function: { name } }`) force a call by constrained decoding, in Qwen's
+ * `<tool_call>` form, its arguments valid under the tool's parameters (errors name `tools[i].function.parameters...`).
+ */
+function toolCallOf(v: unknown, tools: unknown[] | undefined): Grammar | undefined {
+  if (absent(v) || v === 'none' || v === 'auto') return undefined;
+  const specs = (tools ?? []).map((t) => { const f = (t as Body)['function'] as Body; return { name: f['name'] as string, parameters: f['parameters'] }; });
+  if (v === 'required') {
+    if (specs.length === 0) throw new InvalidOptions('tool_choice', '"required" needs tools');
+    return toolCallGrammar(specs);
+  }
+  if (isObject(v) && v['type'] === 'function' && isObject(v['function']) && typeof v['function']['name'] === 'string') {
+    const name = v['function']['name'];
+    const i = specs.findIndex((t) => t.name === name);
+    if (i < 0) throw new InvalidOptions('tool_choice/function/name', `${shown(name)} is not one of the tools`);
+    return toolCallGrammar([{ ...specs[i]!, at: `tools[${i}]` }]);
+  }
+  throw new InvalidOptions('tool_choice', `"none", "auto", "required" or { "type": "function", "function": { "name": ... } }, not ${shown(v)}`);
+}
+
 /** Checks a chat or completions body; InvalidOptions names the first bad field by its wire name. */
 export function parseBody(body: unknown, kind: 'chat' | 'completions', chatTemplate?: string): ServeRequest {
   if (!isObject(body)) throw new InvalidOptions('body', 'a JSON object');
@@ -264,7 +287,10 @@ export function parseBody(body: unknown, kind: 'chat' | 'completions', chatTempl
   const frequencyPenalty = num(b, 'frequency_penalty', -2, 2);
   const logitBias = logitBiasOf(b['logit_bias']);
   const logprobs = logprobsOf(b, kind);
-  const constraint = kind === 'chat' ? constraintOf(b['response_format']) : undefined;
+  const format = kind === 'chat' ? constraintOf(b['response_format']) : undefined;
+  const forced = kind === 'chat' ? toolCallOf(b['tool_choice'], toolsOf(b['tools'])) : undefined;
+  if (format !== undefined && forced !== undefined) throw new InvalidOptions('response_format', 'a forced tool call (tool_choice) and a JSON response format cannot both hold the answer');
+  const constraint = format ?? forced;
   const decode = {
     ...(constraint !== undefined ? { constraint } : {}),
     ...(topK !== undefined && topK > 0 ? { topK } : {}),
@@ -281,7 +307,7 @@ export function parseBody(body: unknown, kind: 'chat' | 'completions', chatTempl
     ...(stop !== undefined ? { stop } : {}),
   };
   const all = prompts.map((p) => ({ ...p, ...decode }) as GenerateRequest);
-  return { model: b['model'], stream, includeUsage, generate: all[0]!, prompts: all, n };
+  return { model: b['model'], stream, includeUsage, generate: all[0]!, prompts: all, n, ...(forced !== undefined ? { toolCall: true } : {}) };
 }
 
 /** OpenAI's finish reasons: an end-of-sequence id or a stop string is `stop`; a count or the context `length`. */
@@ -303,7 +329,7 @@ export function failure(status: number, type: string, code: string, message: str
 /** A field named by the library (`topP`, `maxTokens`, `promptIds/3`) by its wire name (`top_p`, ...). */
 export function wireParam(field: string): string {
   // A schema's path is already the wire's (its property names as the client wrote them).
-  if (field.startsWith('response_format')) return field;
+  if (field.startsWith('response_format') || field.startsWith('tools[')) return field;
   // A completions prompt given as token ids reaches the model as promptIds.
   if (field === 'promptIds' || field.startsWith('promptIds/')) field = `prompt${field.slice('promptIds'.length)}`;
   return field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);

@@ -3,7 +3,13 @@
  * temperature 1: `json_schema` answers are valid under the schema for any seed, `json_object` answers
  * that end parse as objects; without response_format the same requests are not valid (the control).
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { expect } from 'chai';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { qwen3TokenizerDir } from '../../src/serve/demo.js';
+import { writeTinyQwen3 } from '../../src/model/qwen3/tiny.js';
 import { acceptsPrefix, jsonObjectGrammar } from '../../src/model/grammar/index.js';
 import { problem } from '../model/grammar/validate.js';
 import { startServer, tinyModel } from './helpers.js';
@@ -57,5 +63,80 @@ describe('serve: response_format json_schema and json_object', function () {
       const v: unknown = JSON.parse(text);
       expect(v, text).to.be.an('object').and.not.be.an('array');
     }
+  });
+});
+
+const WEATHER = {
+  type: 'object', additionalProperties: false, required: ['city', 'days', 'unit'],
+  properties: { city: { type: 'string', minLength: 1, maxLength: 8 }, days: { type: 'integer', minimum: 1, maximum: 7 }, unit: { enum: ['c', 'f'] } },
+};
+const TOOLS = [
+  { type: 'function' as const, function: { name: 'get_weather', parameters: WEATHER } },
+  { type: 'function' as const, function: { name: 'get_time', parameters: { type: 'object', properties: { zone: { type: 'string', maxLength: 4 } }, required: ['zone'], additionalProperties: false } } },
+];
+
+/** The tiny model with room for Qwen3's tools prompt (context 1024). */
+function roomyModel(): { path: string; remove(): void } {
+  const dir = mkdtempSync(join(tmpdir(), 'npu-tools-'));
+  const path = join(dir, 'tiny.gguf');
+  writeTinyQwen3(path, { layers: 1, hidden: 64, intermediate: 128, heads: 2, kvHeads: 1, headDim: 32, vocab: 320, contextLength: 1024, std: 0.3 });
+  return { path, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+describe('serve: tool_choice required and named, by constrained decoding', function () {
+  this.timeout(180_000);
+  let model: ReturnType<typeof roomyModel>;
+  let s: Awaited<ReturnType<typeof startServer>>;
+  // Qwen3's own template (it renders tools); the tiny model's file has none.
+  const template = (JSON.parse(readFileSync(join(qwen3TokenizerDir(), 'tokenizer_config.json'), 'utf8')) as { chat_template: string }).chat_template;
+  before(async () => { model = roomyModel(); s = await startServer(model.path, { chatTemplate: template, load: { ctx: 1024 } }); });
+  after(async () => { await s.server.close(); model.remove(); });
+
+  it('a named function: message.tool_calls with arguments valid under its schema, whatever the seed', async () => {
+    for (let seed = 0; seed < 3; seed++) {
+      const r = await s.client.chat.completions.create({
+        model: 'tiny', messages: [{ role: 'user', content: 'weather?' }], max_tokens: 120, temperature: 1, seed, tools: TOOLS,
+        tool_choice: { type: 'function', function: { name: 'get_weather' } },
+      });
+      const c = r.choices[0]!;
+      expect(c.finish_reason, JSON.stringify(c.message)).to.equal('tool_calls');
+      expect(c.message.content).to.equal(null);
+      const call = c.message.tool_calls![0]! as { type: string; id: string; function: { name: string; arguments: string } };
+      expect(call.type).to.equal('function');
+      expect(call.id).to.match(/^call_/);
+      expect(call.function.name).to.equal('get_weather');
+      expect(problem(WEATHER, call.function.arguments), call.function.arguments).to.equal(undefined);
+    }
+  });
+
+  it('required, streamed: one tool-call delta naming one of the tools, its arguments valid', async () => {
+    const stream = await s.client.chat.completions.create({
+      model: 'tiny', messages: [{ role: 'user', content: 'do something' }], max_tokens: 120, temperature: 1, seed: 5, tools: TOOLS, tool_choice: 'required', stream: true,
+    });
+    const calls: { function?: { name?: string; arguments?: string } }[] = [];
+    let finish: string | null = null;
+    let content = '';
+    for await (const ch of stream) {
+      const d = ch.choices[0]!;
+      calls.push(...(d.delta.tool_calls ?? []));
+      content += d.delta.content ?? '';
+      finish = d.finish_reason ?? finish;
+    }
+    expect(finish).to.equal('tool_calls');
+    expect(content).to.equal('');
+    expect(calls).to.have.length(1);
+    const f = calls[0]!.function!;
+    const schema = TOOLS.find((t) => t.function.name === f.name)!.function.parameters;
+    expect(problem(schema, f.arguments!), f.arguments).to.equal(undefined);
+  });
+
+  it('a name that is not a tool, and a forced call with a JSON response format, are 400s naming the field', async () => {
+    const post = (body: Record<string, unknown>) => fetch(`${s.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'tiny', messages: [{ role: 'user', content: 'x' }], tools: TOOLS, ...body }) });
+    const a = await post({ tool_choice: { type: 'function', function: { name: 'nope' } } });
+    expect(a.status).to.equal(400);
+    expect(((await a.json()) as { error: { param: string } }).error.param).to.equal('tool_choice/function/name');
+    const b = await post({ tool_choice: 'required', response_format: { type: 'json_object' } });
+    expect(b.status).to.equal(400);
+    expect(((await b.json()) as { error: { param: string } }).error.param).to.equal('response_format');
   });
 });

@@ -29,7 +29,7 @@ describe('serve: the OpenAI parameters it does not implement, wire names, health
 
   const chat: [string, Record<string, unknown>][] = [
     ['n', { n: 0 }], ['n', { n: 17 }], ['logprobs', { logprobs: 'yes' }], ['top_logprobs', { top_logprobs: 2 }], ['top_logprobs', { logprobs: true, top_logprobs: 21 }],
-    ['tool_choice', { tool_choice: 'required' }], ['tool_choice', { tool_choice: { type: 'function', function: { name: 'f' } } }],
+    ['tool_choice', { tool_choice: 'required' }], ['tool_choice/function/name', { tool_choice: { type: 'function', function: { name: 'f' } } }], ['tool_choice', { tool_choice: 'always' }],
     ['functions', { functions: [{ name: 'f' }] }], ['function_call', { function_call: { name: 'f' } }],
     ['response_format.type', { response_format: { type: 'xml' } }], ['frequency_penalty', { frequency_penalty: 5 }],
     ['response_format.json_schema.schema.properties.x.pattern', { response_format: { type: 'json_schema', json_schema: { name: 's', schema: { type: 'object', properties: { x: { type: 'string', pattern: 'a+' } } } } } }],

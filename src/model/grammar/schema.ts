@@ -266,6 +266,8 @@ export function compileJsonSchema(schema: unknown, path = 'response_format.json_
 export interface ToolSpec {
   readonly name: string;
   readonly parameters?: unknown;
+  /** Where the tool is, for messages (default `tools[i]`). */
+  readonly at?: string;
 }
 
 /**
@@ -275,8 +277,9 @@ export interface ToolSpec {
 export function toolCallGrammar(tools: readonly ToolSpec[], path = 'tools'): Grammar {
   if (tools.length === 0) throw new InvalidOptions(path, 'a forced tool call needs at least one tool');
   const calls = tools.map((t, i) => {
-    if (typeof t.name !== 'string' || t.name === '') throw new InvalidOptions(`${path}[${i}].function.name`, 'a tool has a name');
-    const p = `${path}[${i}].function.parameters`;
+    const at = t.at ?? `${path}[${i}]`;
+    if (typeof t.name !== 'string' || t.name === '') throw new InvalidOptions(`${at}.function.name`, 'a tool has a name');
+    const p = `${at}.function.parameters`;
     const args = t.parameters === undefined ? lit('{}') : compileJsonSchema(t.parameters, p).root;
     return seq(lit(`{"name": ${JSON.stringify(t.name)}, "arguments": `), args, lit('}'));
   });
