@@ -213,7 +213,9 @@ export function deviceApi(opts: DeviceActorOptions) {
         const out = await s.replay(activations, resultOrder, deadlineMs, readState);
         const buffers = new Set<ArrayBuffer>();
         for (const t of [...Object.values(out.results), ...Object.values(out.state)]) {
-          if (t.data.buffer instanceof ArrayBuffer && t.data.byteLength === t.data.buffer.byteLength) buffers.add(t.data.buffer);
+          // Only a buffer the tensor owns whole (never a view into shared memory or a larger buffer).
+          const d = (t as { data?: Float64Array }).data;
+          if (d !== undefined && d.buffer instanceof ArrayBuffer && d.byteLength === d.buffer.byteLength) buffers.add(d.buffer);
         }
         return transfer(out, [...buffers]);
       } finally {
