@@ -15,6 +15,7 @@ import { hasSimulator, openDevice } from '../devices/registry.js';
 import type { Wiring } from '../compiler/wiring.js';
 import { ResidentWeights, Session, type SessionInit, type SharedState } from '../session/session.js';
 import { LoadedArtifacts } from './loadedArtifacts.js';
+import { transfer } from './transfer.js';
 import type { StepOutput, TensorMap } from '../oracle/types.js';
 import { mulberry32 } from '../numerics/random.js';
 import { ulpOf } from '../numerics/ulp.js';
@@ -207,7 +208,16 @@ export function deviceApi(opts: DeviceActorOptions) {
         if (plan.crash?.includes(n)) process.exit(70);
       }
       try {
-        return await s.replay(activations, resultOrder, deadlineMs, readState);
+        // The step's tensors were made for this reply alone: their buffers move to the caller rather
+        // than being copied (a model's logits are 1.2 MB a step).
+        const out = await s.replay(activations, resultOrder, deadlineMs, readState);
+        const buffers = new Set<ArrayBuffer>();
+        for (const t of [...Object.values(out.results), ...Object.values(out.state)]) {
+          // Only a buffer the tensor owns whole (never a view into shared memory or a larger buffer).
+          const d = (t as { data?: Float64Array }).data;
+          if (d !== undefined && d.buffer instanceof ArrayBuffer && d.byteLength === d.buffer.byteLength) buffers.add(d.buffer);
+        }
+        return transfer(out, [...buffers]);
       } finally {
         if (last) close(session);
       }

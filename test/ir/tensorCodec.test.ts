@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { decodeTensor, encodeTensor } from '../../src/ir/tensorCodec.js';
 import { tensor } from '../../src/ir/tensor.js';
+import { tensorFromBytes, tensorToBytes } from '../../src/ir/bytes.js';
 import { refusal } from './helpers.js';
 
 function b64Of16(bits: readonly number[]): string {
@@ -28,6 +29,21 @@ describe('ir/tensorCodec', () => {
     same(t.data, [1.5, -0, NaN, Infinity]);
     expect(encodeTensor(t, 'data')).to.deep.equal(json);
     expect(encodeTensor(decodeTensor({ dtype: 'f32', shape: [1], data: ['-inf'] }, ''), 'data').data).to.deep.equal(['-inf']);
+  });
+
+  it('reads f32 bytes at any byte offset (a device read need not be 4-aligned), -0, NaN and subnormals included', () => {
+    const values = [1.5, -0, NaN, Infinity, -3.4028234663852886e38, 1.401298464324817e-45, -2.5];
+    const bytes = tensorToBytes(tensor('f32', [7], values));
+    for (const offset of [0, 1, 2, 3, 4]) {
+      const buf = new Uint8Array(offset + bytes.length + 3).fill(0xff);
+      buf.set(bytes, offset);
+      const t = tensorFromBytes('f32', [7], buf.subarray(offset, offset + bytes.length));
+      same(t.data, values);
+    }
+    // Negative control: the same bytes one off are other values.
+    const off = new Uint8Array(bytes.length + 1);
+    off.set(bytes, 1);
+    expect(() => same(tensorFromBytes('f32', [7], off.subarray(0, bytes.length)).data, values)).to.throw();
   });
 
   it('carries f16 as 16-bit patterns, subnormals, -0 and NaN included', () => {

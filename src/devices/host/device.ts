@@ -195,10 +195,16 @@ export class HostDevice extends JsDevice<HostProgram> {
     const arena = this.workArena(lowered.arenaBytes);
     // A state another session carries in place in this arena, where this run writes, goes back to its
     // buffer first; one this run takes as its own input at the same slot stays.
-    const own = new Set<unknown>(checked.program.args.map((a) => bindings[a.name]));
+    // The first arg bound to each buffer (a step has hundreds of args and dozens of states: one pass).
+    const argOf = new Map<unknown, string>();
+    for (const a of checked.program.args) {
+      const b = bindings[a.name];
+      if (!argOf.has(b)) argOf.set(b, a.name);
+    }
     for (const [b, sh] of [...this.shadows]) {
       if (sh.arena !== arena || sh.slot >= lowered.arenaBytes) continue;
-      if (own.has(b) && lowered.slots[checked.program.args.find((a) => bindings[a.name] === b)!.name] === sh.slot) continue;
+      const own = argOf.get(b);
+      if (own !== undefined && lowered.slots[own] === sh.slot) continue;
       this.settle(b);
     }
     const work = this.work!;

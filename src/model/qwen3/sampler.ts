@@ -64,7 +64,15 @@ export function resolveSampling(o: SamplingOptions = {}): Resolved {
 /** The index of the largest value, the lowest index among equals (NaN never wins). */
 export function argmax(x: ArrayLike<number>): number {
   let best = 0;
-  for (let i = 1; i < x.length; i++) if (x[i]! > x[best]! || Number.isNaN(x[best]!)) best = i;
+  let top = x[0]!;
+  for (let i = 1; i < x.length; i++) {
+    const v = x[i]!;
+    // top !== top: the best so far is NaN, which any later value replaces.
+    if (v > top || top !== top) {
+      best = i;
+      top = v;
+    }
+  }
   return best;
 }
 
@@ -101,6 +109,9 @@ export class Sampler {
    */
   next(logits: ArrayLike<number>, history: readonly number[], generatedFrom = 0): number {
     const o = this.options;
+    // Without a penalty the logits are read as they are (penalize would copy them unchanged).
+    const noPenalty = o.repetitionPenalty === 1 || o.repetitionWindow === 0;
+    if (noPenalty && o.temperature === 0) return argmax(logits);
     const l = penalize(logits, history, o.repetitionPenalty, o.repetitionWindow);
     if (o.presencePenalty !== 0 || o.frequencyPenalty !== 0) {
       const seen = new Map<number, number>();

@@ -189,9 +189,82 @@ struct V512 {
   // fused, the codes kept in registers rather than stored to a tile and loaded back. The operations
   // lane by lane are q8acc's (mode 0), so the bits are the same as the general tile's.
   static constexpr bool Q8ROW1 = true;
+  // q8Row1 for a whole tile of 16 rows (every tile when N is a multiple of 16): the rows at fixed
+  // offsets from one pointer, so their addresses stay in registers, and no transpose. A 128-bit lane
+  // holds one row's 16 code bytes: for q4_0 its low nibbles meet the block's first 16 activations and
+  // its high nibbles the last 16; for q8_0 its first and its last 16 bytes do. Each of the lane's 4
+  // words then sums 8 products, and the 4 words are added into one, in the lane order of words16x4
+  // (lane i is row (i/4) + 4*(i%4)). Integer sums are exact in any order, so I1 is q8Row1's and the
+  // float steps are q8acc's lane by lane: the same bits as the general tile's.
+  template <int TYPE>
+  static void q8Row1Full(const WeightView& w, int64_t n0, const int8_t* xq, const float* xd, const int32_t* xs, int64_t kb,
+                         const uint8_t* next, size_t perBlock, float* y) {
+    constexpr int BB = TYPE == W_Q4_0 ? 18 : 34;
+    const size_t s = w.rowBytes, s2 = 2 * s, s3 = 3 * s;
+    const uint8_t* base = w.data + size_t(n0) * s;
+    const __m512i m = _mm512_set1_epi8(15);
+    const __m512i flip = _mm512_set1_epi32(int(0x80808080u));
+    const __m512i ones = _mm512_set1_epi16(1);
+    auto ld = [](const void* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); };
+    // Rows r, r+1, r+2, r+3's 16 bytes at p (row r's) in lanes 0-3.
+    auto four = [&](const uint8_t* p) {
+      __m512i z = _mm512_castsi128_si512(ld(p));
+      z = _mm512_inserti32x4(z, ld(p + s), 1);
+      z = _mm512_inserti32x4(z, ld(p + s2), 2);
+      return _mm512_inserti32x4(z, ld(p + s3), 3);
+    };
+    __m512 acc = _mm512_set1_ps(-0.f);
+    for (int64_t b = 0; b < kb; b++, base += BB) {
+      if (next != nullptr) {
+        for (size_t o = 0; o < perBlock; o += 64) __builtin_prefetch(next + size_t(b) * perBlock + o, 0, 2);
+      }
+      // The 16 scales in lane order: four rows' halves packed in a 64-bit word by scalar shifts
+      // (ports the vector work leaves idle), then moved in as four words.
+      uint64_t sw[4];
+      for (int k = 0; k < 4; k++) {
+        sw[k] = uint64_t(loadU16(base + size_t(k) * s)) | uint64_t(loadU16(base + size_t(k + 4) * s)) << 16 |
+                uint64_t(loadU16(base + size_t(k + 8) * s)) << 32 | uint64_t(loadU16(base + size_t(k + 12) * s)) << 48;
+      }
+      const __m512 a1 = _mm512_cvtph_ps(_mm256_set_epi64x(int64_t(sw[3]), int64_t(sw[2]), int64_t(sw[1]), int64_t(sw[0])));
+      const __m512i xlo = _mm512_broadcast_i32x4(ld(xq + b * 32));
+      const __m512i xhi = _mm512_broadcast_i32x4(ld(xq + b * 32 + 16));
+      __m512i g[4];
+      for (int k = 0; k < 4; k++) {
+        const uint8_t* p = base + 2 + size_t(4 * k) * s;
+        if constexpr (TYPE == W_Q4_0) {
+          const __m512i z = four(p);
+          g[k] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_and_si512(z, m), xlo);
+          g[k] = _mm512_dpbusd_epi32(g[k], _mm512_and_si512(_mm512_srli_epi32(z, 4), m), xhi);
+        } else {
+          g[k] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_xor_si512(four(p), flip), xlo);
+          g[k] = _mm512_dpbusd_epi32(g[k], _mm512_xor_si512(four(p + 16), flip), xhi);
+        }
+      }
+      __m512i sum;
+      if constexpr (TYPE == W_Q4_0) {
+        // A word's 8 products are at most 15 * 127 * 8 = 15240 in magnitude, so the words fit 16 bits
+        // and two rounds of pack (never saturating) and pairwise add (vpmaddwd by 1) sum them.
+        const __m512i ab = _mm512_madd_epi16(_mm512_packs_epi32(g[0], g[1]), ones);
+        const __m512i cd = _mm512_madd_epi16(_mm512_packs_epi32(g[2], g[3]), ones);
+        sum = _mm512_madd_epi16(_mm512_packs_epi32(ab, cd), ones);
+      } else {
+        // Up to 255 * 127 * 8 a word: 32 bits, added by two rounds of interleave and add.
+        const __m512i t0 = _mm512_add_epi32(_mm512_unpacklo_epi32(g[0], g[1]), _mm512_unpackhi_epi32(g[0], g[1]));
+        const __m512i t1 = _mm512_add_epi32(_mm512_unpacklo_epi32(g[2], g[3]), _mm512_unpackhi_epi32(g[2], g[3]));
+        sum = _mm512_add_epi32(_mm512_unpacklo_epi64(t0, t1), _mm512_unpackhi_epi64(t0, t1));
+      }
+      const int32_t x01 = xs[b * 2] + xs[b * 2 + 1];
+      const __m512i i1 = _mm512_sub_epi32(sum, _mm512_set1_epi32((TYPE == W_Q8_0 ? 128 : 8) * x01));
+      acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_cvtepi32_ps(i1), _mm512_mul_ps(a1, _mm512_set1_ps(xd[b]))));
+    }
+    alignas(64) float o[16];
+    _mm512_store_ps(o, acc);
+    for (int j = 0; j < 16; j++) y[n0 + (j >> 2) + 4 * (j & 3)] = o[j];
+  }
   template <int TYPE>
   static void q8Row1(const WeightView& w, int64_t n0, int nt, const int8_t* xq, const float* xd, const int32_t* xs, int64_t kb,
                      const uint8_t* next, size_t perBlock, float* y) {
+    if (nt == 16) return q8Row1Full<TYPE>(w, n0, xq, xd, xs, kb, next, perBlock, y);
     constexpr int BB = TYPE == W_Q4_0 ? 18 : 34;
     const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     const __m512i row = _mm512_add_epi32(_mm512_srli_epi32(iota, 2), _mm512_slli_epi32(_mm512_and_si512(iota, _mm512_set1_epi32(3)), 2));

@@ -20,6 +20,16 @@ describe('qwen3 decoding: the sampler', () => {
     expect(new Sampler({ repetitionPenalty: 1 }).next([0, 5, 2], [])).to.equal(1);
   });
 
+  it('greedy never picks a NaN logit but where every earlier one is NaN, with or without the penalty', () => {
+    expect(argmax([NaN, 1, NaN, 3, 3, NaN])).to.equal(3);
+    expect(argmax(Float64Array.from([2, NaN, 5, -Infinity]))).to.equal(2);
+    expect(argmax([NaN, NaN])).to.equal(1);
+    for (const penalty of [1, 1.1]) expect(new Sampler({ repetitionPenalty: penalty }).next(Float64Array.from([NaN, -1, 4, 4]), [])).to.equal(2);
+    // Negative control: a NaN compared as a number (NaN > x is false, so it would stay the best).
+    const naive = (x: ArrayLike<number>) => { let b = 0; for (let i = 1; i < x.length; i++) if (x[i]! > x[b]!) b = i; return b; };
+    expect(naive([NaN, 1, 3])).to.not.equal(argmax([NaN, 1, 3]));
+  });
+
   it('the default 1.1 penalty divides positive and multiplies negative logits of the last 64 ids, once each', () => {
     const l = [2.2, -1, 1.1, 0.5];
     expect([...penalize(l, [0, 1, 0], 1.1, 64)]).to.deep.equal([2.2 / 1.1, -1 * 1.1, 1.1, 0.5]);

@@ -168,6 +168,42 @@ describe('host kernels: matmul_wq (q8 activations)', function () {
     }
   });
 
+  it('one row against whole 16-row tiles at the codes\' extremes (every product 15 * 127 or 255 * 127) is the exact integer sum, and a batch\'s bits', () => {
+    // Scale 1.0 (f16 0x3c00) and activations of one magnitude (codes +-127, d = 127/127 = 1): every
+    // value is an integer and each output is an exact f32 integer, whatever a kernel adds first.
+    const k = 256;
+    const n = 48;
+    for (const type of ['q4_0', 'q8_0'] as const) {
+      const bb = type === 'q4_0' ? 18 : 34;
+      const bytes = new Uint8Array((k / 32) * bb * n);
+      for (let p = 0; p < bytes.length; p += bb) {
+        bytes[p] = 0x00;
+        bytes[p + 1] = 0x3c;
+        // q4_0: nibbles 15 (weight 15 - 8 = 7); q8_0: -128 and 127 alternating by block row.
+        bytes.fill(type === 'q4_0' ? 0xff : (p / bb) % 2 === 0 ? 0x80 : 0x7f, p + 2, p + bb);
+      }
+      const w: TestWeight = { type, k, n, bytes, exact: new Float64Array(0) };
+      for (const sign of [1, -1]) {
+        const x = new Float32Array(k).fill(sign * 127);
+        const want = Array.from({ length: n }, (_, j) => {
+          let acc = 0;
+          for (let b = 0; b < k / 32; b++) {
+            const q = type === 'q4_0' ? 7 : (j * (k / 32) + b) % 2 === 0 ? -128 : 127;
+            acc += 32 * q * sign * 127;
+          }
+          return acc;
+        });
+        eachIsa(h, (isa) => {
+          const alone = run(h, 'matmul_wq', w, x, 1);
+          expect(Array.from(alone), `${type} on ${isa}, x = ${sign * 127}`).to.deep.equal(want);
+          const batch = new Float32Array(3 * k);
+          batch.set(x, k);
+          expect(sameBits(run(h, 'matmul_wq', w, batch, 3).subarray(n, 2 * n), alone), `${type} on ${isa}: in a batch`).to.equal(true);
+        });
+      }
+    }
+  });
+
   it('negative control for invariance: matmul_w (the exact class) changes a row\'s bits with the batch, and the check sees it', () => {
     const rng = new Rng(99);
     for (const type of ['q4_0', 'q8_0'] as const) {
