@@ -95,7 +95,7 @@ export class Sampler {
   readonly #bias: readonly (readonly [number, number])[];
   readonly #rand: () => number;
   /** The logits the last id was chosen from: after the penalties and the bias, before temperature. */
-  last: Float64Array | undefined;
+  last: ArrayLike<number> | undefined;
 
   constructor(o: SamplingOptions = {}) {
     this.options = resolveSampling(o);
@@ -109,9 +109,12 @@ export class Sampler {
    */
   next(logits: ArrayLike<number>, history: readonly number[], generatedFrom = 0): number {
     const o = this.options;
-    // Without a penalty the logits are read as they are (penalize would copy them unchanged).
-    const noPenalty = o.repetitionPenalty === 1 || o.repetitionWindow === 0;
-    if (noPenalty && o.temperature === 0) return argmax(logits);
+    // Greedy with nothing to add or take off: the logits are read as they are (penalize would copy them unchanged).
+    const asGiven = (o.repetitionPenalty === 1 || o.repetitionWindow === 0) && o.presencePenalty === 0 && o.frequencyPenalty === 0 && this.#bias.length === 0;
+    if (asGiven && o.temperature === 0) {
+      this.last = logits;
+      return argmax(logits);
+    }
     const l = penalize(logits, history, o.repetitionPenalty, o.repetitionWindow);
     if (o.presencePenalty !== 0 || o.frequencyPenalty !== 0) {
       const seen = new Map<number, number>();
