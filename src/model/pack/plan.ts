@@ -8,12 +8,15 @@
 import { InvalidInput } from '../../errors/index.js';
 import { asQuantType, type QuantType } from '../gguf/ggmlTypes.js';
 import type { GgufFile, GgufTensorInfo } from '../gguf/types.js';
+import type { ModelConfig } from '../arch/config.js';
+import { hfTensorName, PERMUTED_QK, qkRowOf } from '../arch/hf.js';
+import { expectedShapes, tensorName } from '../qwen3/weights.js';
 
 /** How a tensor is stored in model.q4nx. */
-export type StoreKind = 'q4_1' | 'bf16';
+export type StoreKind = 'q4_1' | 'bf16' | 'f32';
 
 /** How a q4_1 tensor is made: codes carried over (exact types) or dequantized and requantized. */
-export type Method = 'repack' | 'requant' | 'bf16';
+export type Method = 'repack' | 'requant' | 'bf16' | 'f32';
 
 /** The source types whose codes carry over into q4_1 unchanged. */
 export const EXACT_TYPES: readonly QuantType[] = ['Q4_0', 'Q4_1', 'Q4_K'];
@@ -29,6 +32,8 @@ export interface PlannedTensor {
   /** HF rows (out features, or 1 for a vector) and columns (in features: GGUF ne0). */
   readonly rows: number;
   readonly cols: number;
+  /** The source row of HF row r, when they differ (Llama's and MiniCPM's q and k: src/model/arch/hf.ts). */
+  readonly rowOf?: (r: number) => number;
 }
 
 /** GGUF name (after `blk.{i}.`) to HF name (after `model.layers.{i}.`), and how it is stored, in HF order. */
@@ -53,7 +58,7 @@ function planned(name: string, t: GgufTensorInfo, store: StoreKind, shape: reado
   if (t.dims.length !== dims || t.dims[0] !== shape[1] || (dims === 2 && t.dims[1] !== shape[0])) {
     throw new InvalidInput(`/tensors/${t.name}`, `dims [${t.dims.join(', ')}] do not match the metadata, which gives ne0 first [${[shape[1], ...(dims === 2 ? [shape[0]] : [])].join(', ')}]`);
   }
-  const method: Method = store === 'bf16' ? 'bf16' : EXACT_TYPES.includes(sourceType) ? 'repack' : 'requant';
+  const method: Method = store !== 'q4_1' ? store : EXACT_TYPES.includes(sourceType) ? 'repack' : 'requant';
   return { name, source: t, sourceType, store, method, rows: shape[0], cols: shape[1] };
 }
 
@@ -98,6 +103,45 @@ export function planQwen3(f: GgufFile, d: PlanDims): PlannedTensor[] {
   out.push(planned('lm_head.weight', f.tensor('output.weight') ?? embd, 'q4_1', [vocab, d.hidden]));
   return out;
 }
+
+/**
+ * The tensors of a GGUF of any architecture gguf pack converts other than qwen3, in HF order (embedding,
+ * each layer's tensors as its descriptor lists them, final norm, lm_head), checked against the shapes
+ * its config gives; a tied lm_head comes from token_embd. Fused tensors (Phi-3's qkv_proj and
+ * gate_up_proj) stay fused, as HF's Phi-3 has them. Matrices are q4_1, norms bf16, biases (Qwen2's) f32:
+ * the graph adds them to f32 activations.
+ */
+export function planArch(f: GgufFile, c: ModelConfig): PlannedTensor[] {
+  const need = (name: string): GgufTensorInfo => {
+    const t = f.tensor(name);
+    if (t === undefined) throw new InvalidInput(`/tensors/${name}`, `the ${c.arch} GGUF has no such tensor`);
+    return t;
+  };
+  const shapes = expectedShapes(c, !c.tied);
+  const known = new Set([...shapes.keys()].map(tensorName));
+  for (const t of f.tensors) {
+    if (!known.has(t.name)) throw new InvalidInput(`/tensors/${t.name}`, `gguf pack does not carry this tensor of a ${c.arch} GGUF`);
+  }
+  const embd = need('token_embd.weight');
+  if (embd.dims.length !== 2 || embd.dims[0] !== c.hidden) {
+    throw new InvalidInput('/tensors/token_embd.weight', `dims [${embd.dims.join(', ')}] are not [hidden ${c.hidden}, vocab]`);
+  }
+  const permuted = PERMUTED_QK.includes(c.arch);
+  const one = (arg: string, source: GgufTensorInfo, store?: StoreKind): PlannedTensor => {
+    const logical = arg === 'output' ? [c.vocab, c.hidden] : shapes.get(arg)!;
+    const shape: [number, number] = logical.length === 1 ? [1, logical[0]!] : [logical[0]!, logical[1]!];
+    const t = planned(hfTensorName(c.arch, arg)!, source, store ?? (logical.length === 2 ? 'q4_1' : arg.endsWith('.bias') ? 'f32' : 'bf16'), shape);
+    return permuted && /\.attn_[qk]$/.test(arg) ? { ...t, rowOf: qkRowOf(c.headDim) } : t;
+  };
+  const out: PlannedTensor[] = [one('token_embd', embd, 'bf16')];
+  for (const arg of shapes.keys()) if (arg.startsWith('blk.')) out.push(one(arg, need(tensorName(arg))));
+  out.push(one('output_norm', need('output_norm.weight')));
+  out.push(one('output', f.tensor('output.weight') ?? embd, 'q4_1'));
+  return out;
+}
+
+/** The dtype model.q4nx records for each store kind. */
+export const STORED_DTYPE = { q4_1: 'I8', bf16: 'BF16', f32: 'F32' } as const;
 
 /** The shape model.q4nx records: [tiles, 5120] for q4_1, the HF shape (GGUF dims reversed) for bf16. */
 export function storedShape(t: PlannedTensor): number[] {
