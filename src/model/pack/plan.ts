@@ -8,9 +8,6 @@
 import { InvalidInput } from '../../errors/index.js';
 import { asQuantType, type QuantType } from '../gguf/ggmlTypes.js';
 import type { GgufFile, GgufTensorInfo } from '../gguf/types.js';
-import type { ModelConfig } from '../arch/config.js';
-import { hfTensorName, PERMUTED_QK, qkRowOf } from '../arch/hf.js';
-import { expectedShapes, tensorName } from '../qwen3/weights.js';
 
 /** How a tensor is stored in model.q4nx. */
 export type StoreKind = 'q4_1' | 'bf16' | 'f32';
@@ -51,7 +48,8 @@ const LAYER: readonly (readonly [string, string, StoreKind])[] = [
   ['ffn_down.weight', 'mlp.down_proj.weight', 'q4_1'],
 ];
 
-function planned(name: string, t: GgufTensorInfo, store: StoreKind, shape: readonly [number, number]): PlannedTensor {
+/** One planned tensor, its source checked against the HF shape [rows, cols] ([1, n] for a vector). */
+export function planned(name: string, t: GgufTensorInfo, store: StoreKind, shape: readonly [number, number]): PlannedTensor {
   const sourceType = asQuantType(t.type);
   if (sourceType === undefined) throw new InvalidInput(`/tensors/${t.name}`, `ggml type ${t.typeName} cannot be packed: not one of F32, F16, BF16, Q4_0, Q4_1, Q8_0, Q4_K, Q5_K, Q6_K`);
   const dims = store === 'q4_1' ? 2 : t.dims.length;
@@ -101,42 +99,6 @@ export function planQwen3(f: GgufFile, d: PlanDims): PlannedTensor[] {
   }
   out.push(planned('model.norm.weight', need('output_norm.weight'), 'bf16', [1, d.hidden]));
   out.push(planned('lm_head.weight', f.tensor('output.weight') ?? embd, 'q4_1', [vocab, d.hidden]));
-  return out;
-}
-
-/**
- * The tensors of a GGUF of any architecture gguf pack converts other than qwen3, in HF order (embedding,
- * each layer's tensors as its descriptor lists them, final norm, lm_head), checked against the shapes
- * its config gives; a tied lm_head comes from token_embd. Fused tensors (Phi-3's qkv_proj and
- * gate_up_proj) stay fused, as HF's Phi-3 has them. Matrices are q4_1, norms bf16, biases (Qwen2's) f32:
- * the graph adds them to f32 activations.
- */
-export function planArch(f: GgufFile, c: ModelConfig): PlannedTensor[] {
-  const need = (name: string): GgufTensorInfo => {
-    const t = f.tensor(name);
-    if (t === undefined) throw new InvalidInput(`/tensors/${name}`, `the ${c.arch} GGUF has no such tensor`);
-    return t;
-  };
-  const shapes = expectedShapes(c, !c.tied);
-  const known = new Set([...shapes.keys()].map(tensorName));
-  for (const t of f.tensors) {
-    if (!known.has(t.name)) throw new InvalidInput(`/tensors/${t.name}`, `gguf pack does not carry this tensor of a ${c.arch} GGUF`);
-  }
-  const embd = need('token_embd.weight');
-  if (embd.dims.length !== 2 || embd.dims[0] !== c.hidden) {
-    throw new InvalidInput('/tensors/token_embd.weight', `dims [${embd.dims.join(', ')}] are not [hidden ${c.hidden}, vocab]`);
-  }
-  const permuted = PERMUTED_QK.includes(c.arch);
-  const one = (arg: string, source: GgufTensorInfo, store?: StoreKind): PlannedTensor => {
-    const logical = arg === 'output' ? [c.vocab, c.hidden] : shapes.get(arg)!;
-    const shape: [number, number] = logical.length === 1 ? [1, logical[0]!] : [logical[0]!, logical[1]!];
-    const t = planned(hfTensorName(c.arch, arg)!, source, store ?? (logical.length === 2 ? 'q4_1' : arg.endsWith('.bias') ? 'f32' : 'bf16'), shape);
-    return permuted && /\.attn_[qk]$/.test(arg) ? { ...t, rowOf: qkRowOf(c.headDim) } : t;
-  };
-  const out: PlannedTensor[] = [one('token_embd', embd, 'bf16')];
-  for (const arg of shapes.keys()) if (arg.startsWith('blk.')) out.push(one(arg, need(tensorName(arg))));
-  out.push(one('output_norm', need('output_norm.weight')));
-  out.push(one('output', f.tensor('output.weight') ?? embd, 'q4_1'));
   return out;
 }
 
