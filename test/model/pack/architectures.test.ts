@@ -8,7 +8,11 @@ import { expect } from 'chai';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { InvalidInput } from '../../../src/errors/index.js';
+import { openGguf } from '../../../src/model/gguf/reader.js';
 import { packGguf } from '../../../src/model/pack/pack.js';
+import { logicalShapeFromMetadata, quantLayout } from '../../../src/model/q4nx/chunks.js';
+import { readQ4nx, tensorData, tensorInfo } from '../../../src/model/q4nx/container.js';
+import { decodeTensor } from '../../../src/model/q4nx/decode.js';
 import { verifyPack } from '../../../src/model/pack/verify.js';
 import { loadModel } from '../../../src/model/qwen3/model.js';
 import type { TinyQwen3Options } from '../../../src/model/qwen3/tiny.js';
@@ -69,15 +73,34 @@ describe('gguf pack: llama, qwen2, phi3, minicpm and gemma3 run from their model
     });
   }
 
-  it('llama: q and k rows are stored in HF order (un-permuted), so loading them with normal rope disagrees', async () => {
-    // The un-permutation is what lets the directory run with neox rope: undo it and the logits drift.
-    const gguf = fx.gguf('llama-perm.gguf', { arch: 'llama', type: 'Q4_0', layers: 2, std: 0.05, seed: 3 });
+  it('llama: q and k rows are stored in HF order (un-permuted from llama.cpp\'s), v rows as they are', async () => {
+    const gguf = fx.gguf('llama-perm.gguf', { arch: 'llama', type: 'Q4_0', layers: 1, std: 0.05, seed: 3 });
     const dir = join(fx.dir(), 'llama-perm');
     packGguf(gguf, dir);
-    const fromDir = await configOf(dir);
-    expect(fromDir.config.options.rope).to.equal('neox');
-    const fromGguf = await configOf(gguf);
-    expect(fromGguf.config.options.rope).to.equal('normal');
+    const q = readQ4nx(join(dir, 'model.q4nx'));
+    const packed = (name: string) => decodeTensor(tensorData(q, name), quantLayout(tensorInfo(q.header, name), logicalShapeFromMetadata(q.header.metadata, name)));
+    const f = openGguf(gguf);
+    try {
+      const hidden = 256;
+      const headDim = 64;
+      const reorder = (x: Float32Array, rowOf: (r: number) => number) => {
+        const out = new Float32Array(x.length);
+        for (let r = 0; r < x.length / hidden; r++) out.set(x.subarray(rowOf(r) * hidden, (rowOf(r) + 1) * hidden), r * hidden);
+        return out;
+      };
+      const half = headDim / 2;
+      const unpermute = (r: number) => Math.floor(r / headDim) * headDim + 2 * ((r % headDim) % half) + ((r % headDim) >= half ? 1 : 0);
+      for (const [g, h] of [['attn_q', 'q_proj'], ['attn_k', 'k_proj']]) {
+        const src = f.tensorFloats(`blk.0.${g}.weight`);
+        const got = packed(`model.layers.0.self_attn.${h}.weight`);
+        expect(cosine(got, reorder(src, unpermute)), g).to.be.above(0.9999);
+        // The negative control: the rows in GGUF order are not what the directory holds.
+        expect(Math.abs(cosine(got, src)), g).to.be.below(0.2);
+      }
+      expect(cosine(packed('model.layers.0.self_attn.v_proj.weight'), f.tensorFloats('blk.0.attn_v.weight'))).to.be.above(0.9999);
+    } finally { f.close(); }
+    expect((await configOf(dir)).config.options.rope).to.equal('neox');
+    expect((await configOf(gguf)).config.options.rope).to.equal('normal');
   });
 
   it('refuses to pack what it does not carry yet, naming it (llama3 rope_freqs, LongRoPE factors)', () => {
