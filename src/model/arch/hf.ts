@@ -156,6 +156,13 @@ function positiveNumber(c: Record<string, unknown>, key: string, source: string,
   return v;
 }
 
+/** Gemma's sliding_window_pattern: a whole number, 0 meaning every layer local (as the GGUF's period). */
+function period(c: Record<string, unknown>, source: string, fallback: number): number {
+  const v = c['sliding_window_pattern'] ?? fallback;
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw new InvalidInput(`${source}/sliding_window_pattern`, `a whole number, not ${JSON.stringify(v)}`);
+  return v;
+}
+
 /** 1, or 1 / the factor of a linear rope_scaling; InvalidInput for another rope type. */
 function ropeFreqScale(json: Record<string, unknown>, source: string): number {
   const rs = json['rope_scaling'];
@@ -211,7 +218,7 @@ export function modelConfigFromHf(json: unknown, source: string): ModelConfig {
       window = {
         slidingWindow: {
           window: whole(json, 'sliding_window', source),
-          period: whole(json, 'sliding_window_pattern', source, a.swaPeriod ?? 6),
+          period: period(json, source, a.swaPeriod ?? 6),
           ropeBase: positiveNumber(json, 'rope_local_base_freq', source, 10_000),
         },
       };
