@@ -9,6 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { InvalidInput } from '../../../src/errors/index.js';
 import { openGguf } from '../../../src/model/gguf/reader.js';
+import { packCached } from '../../../src/model/pack/cache.js';
 import { packGguf } from '../../../src/model/pack/pack.js';
 import { logicalShapeFromMetadata, quantLayout } from '../../../src/model/q4nx/chunks.js';
 import { readQ4nx, tensorData, tensorInfo } from '../../../src/model/q4nx/container.js';
@@ -101,6 +102,16 @@ describe('gguf pack: llama, qwen2, phi3, minicpm and gemma3 run from their model
     } finally { f.close(); }
     expect((await configOf(dir)).config.options.rope).to.equal('neox');
     expect((await configOf(gguf)).config.options.rope).to.equal('normal');
+  });
+
+  it('the repack cache packs a llama and a gemma3 GGUF once, then hits (its stamp and guard pass on the derived config)', () => {
+    for (const arch of ['llama', 'gemma3']) {
+      const gguf = fx.gguf(`cache-${arch}.gguf`, { arch, type: 'Q4_0', layers: 1 });
+      const first = packCached(gguf, { cacheRoot: join(fx.dir(), 'q4nx-cache') });
+      const again = packCached(gguf, { cacheRoot: join(fx.dir(), 'q4nx-cache') });
+      expect([first.hit, again.hit], arch).to.deep.equal([false, true]);
+      expect(again.dir).to.equal(first.dir);
+    }
   });
 
   it('refuses to pack what it does not carry yet, naming it (llama3 rope_freqs, LongRoPE factors)', () => {
