@@ -2,7 +2,7 @@
  * `npu-offload gguf info FILE` prints a GGUF's version, metadata and tensors, reading only its header;
  * `npu-offload gguf check-config FILE CONFIG` runs the declared-scale guard against a config.json:
  * exit 1 when a critical scale is dropped, 0 otherwise (warnings are printed, not fatal).
- * `gguf pack`, `gguf verify` and `gguf check-stamp` convert a qwen3 GGUF into a Q4NX model directory,
+ * `gguf pack`, `gguf verify` and `gguf check-stamp` convert a GGUF (qwen3, llama, qwen2, phi3, minicpm, gemma3) into a Q4NX model directory,
  * check it, and check a cached directory's stamp (docs/MODELS.md).
  * Malformed files and missing paths are thrown as typed errors for the caller's reporter.
  */
@@ -140,7 +140,7 @@ function progressBar(label: string, opts: { json?: boolean; progress?: boolean }
   };
 }
 
-/** Packs a qwen3 GGUF into OUTDIR, or into its cache slot with --cache; exit 1 on a refusal. */
+/** Packs a GGUF into OUTDIR, or into its cache slot with --cache; exit 1 on a refusal. */
 export function ggufPackCommand(path: string, outDir: string | undefined, opts: GgufPackOptions, io: Io): number {
   if ((outDir === undefined) === (opts.cache !== true)) throw new UsageError('gguf pack needs an output directory or --cache, not both');
   if (opts.cache !== true && opts.tokenizer === undefined) throw new UsageError('gguf pack OUTDIR needs --tokenizer DIR (the directory holding tokenizer.json)');
@@ -228,7 +228,7 @@ function registerSubcommands(group: Command, { io, action }: CliContext): void {
     .addOption(jsonOption())
     .action(action((f: string, c: string, o: GgufCheckConfigOptions) => ggufCheckConfigCommand(f, c, o, io)));
   group.command('pack')
-    .description('convert a qwen3 GGUF into a Q4NX model directory (model.q4nx, config.json, tokenizer.json)')
+    .description('convert a GGUF (qwen3, llama, qwen2, phi3, minicpm, gemma3) into a Q4NX model directory (model.q4nx, config.json, tokenizer.json)')
     .argument('<file>', 'GGUF file')
     .argument('[outdir]', 'the model directory to write (or use --cache)')
     .option('--tokenizer <dir>', 'directory holding the tokenizer.json to copy')

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { tinyQwen3Gguf, type TinyQwen3Options } from '../../src/model/qwen3/tiny.js';
@@ -48,6 +48,26 @@ describe('cli: generate and gate with GGUFs of each architecture', function () {
       expect(r.out).to.match(/^gate: PASS$/m);
     });
   }
+
+  it('gguf pack, then generate: a phi3 and a gemma3 Q4_0 GGUF\'s model directory gives the GGUF\'s greedy ids', async () => {
+    // Hidden 256: a model directory's q4_1 tiles are 256 columns wide, so TINY's hidden 64 does not bind.
+    for (const [arch, o] of [['phi3', { ropeDims: 48 }], ['gemma3', { slidingWindow: 3 }]] as const) {
+      const path = gguf(`${arch}-256.gguf`, { arch, layers: 2, type: 'Q4_0', std: 0.05, seed: 5, ...o });
+      const packed = join(dir, `${arch}-q4nx`);
+      // A placeholder tokenizer.json (the pack CLI copies one); generation goes by ids.
+      const tok = join(dir, 'tok');
+      mkdirSync(tok, { recursive: true });
+      writeFileSync(join(tok, 'tokenizer.json'), '{"version":"1.0","model":{"type":"BPE"}}\n');
+      const p = await run('gguf', 'pack', path, packed, '--tokenizer', tok);
+      expect(p.status, `${arch}: ${p.err}`).to.equal(0);
+      const ids = async (model: string) => {
+        const r = await run('generate', model, '--prompt-ids', '104,101,108,108,111', '--max-tokens', '4', '--ctx', '32', '--repetition-penalty', '1', '--json');
+        expect(r.status, `${arch} ${model}: ${r.err} ${r.out}`).to.equal(0);
+        return (JSON.parse(r.out) as { ids: number[] }).ids;
+      };
+      expect(await ids(packed), arch).to.deep.equal(await ids(path));
+    }
+  });
 
   it('score: a llama and a gemma3 GGUF by ids on host, a row of logits per position and a finite perplexity', async () => {
     const ids = [104, 101, 108, 108, 111, 32, 119, 111];

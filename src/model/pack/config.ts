@@ -9,7 +9,7 @@ import { numericValue, type GgufFile, type GgufMetadata } from '../gguf/types.js
 import type { PlanDims } from './plan.js';
 
 /** The architectures `gguf pack` converts. */
-export const PACK_ARCHITECTURES: readonly string[] = ['qwen3'];
+export const PACK_ARCHITECTURES: readonly string[] = ['qwen3', 'llama', 'qwen2', 'phi3', 'minicpm', 'gemma3'];
 
 /** The architecture a GGUF declares (general.architecture), or '' when it declares none. */
 export function architectureOf(metadata: GgufMetadata): string {

@@ -23,12 +23,17 @@ export function sourceRowBytes(type: QuantType, cols: number): number {
 /** Reads `count` source rows from `first` on, as raw bytes. */
 export function readSourceRows(r: FileReader, t: PlannedTensor, first: number, count: number): Uint8Array {
   const rb = sourceRowBytes(t.sourceType, t.cols);
-  return r.read(t.source.fileOffset + first * rb, count * rb);
+  if (t.rowOf === undefined) return r.read(t.source.fileOffset + first * rb, count * rb);
+  // Rows in HF order gathered one by one from where the source holds them.
+  const out = new Uint8Array(count * rb);
+  for (let i = 0; i < count; i++) out.set(r.read(t.source.fileOffset + t.rowOf(first + i) * rb, rb), i * rb);
+  return out;
 }
 
 /** Reads `count` source rows, dequantized to f32 as ggml dequantizes them. */
 export function readSourceFloats(r: FileReader, t: PlannedTensor, first: number, count: number): Float32Array {
-  return dequantize(t.sourceType, readSourceRows(r, t, first, count), count * t.cols, t.source.fileOffset + first * sourceRowBytes(t.sourceType, t.cols));
+  const at = t.rowOf === undefined ? t.source.fileOffset + first * sourceRowBytes(t.sourceType, t.cols) : undefined;
+  return dequantize(t.sourceType, readSourceRows(r, t, first, count), count * t.cols, at);
 }
 
 const f32 = new Float32Array(1);
@@ -107,6 +112,12 @@ function requantTileRow(x: Float32Array, t: PlannedTensor, i: number, n: number,
 /** Converts one tensor, passing each piece of stored bytes (and the source bytes it came from) to `sink`. */
 export function convertTensor(r: FileReader, t: PlannedTensor, sink: (b: Uint8Array, sourceBytes: number) => void): void {
   if (t.store === 'bf16') return bf16Tensor(r, t, sink);
+  if (t.store === 'f32') {
+    // A vector (a bias): its f32 values, little-endian, as ggml dequantizes them.
+    const raw = readSourceRows(r, t, 0, t.rows);
+    const x = readSourceFloats(r, t, 0, t.rows);
+    return sink(new Uint8Array(x.buffer, x.byteOffset, x.byteLength), raw.length);
+  }
   const q = Math.ceil(t.cols / TILE_COLS);
   const rowBytes = sourceRowBytes(t.sourceType, t.cols);
   for (let first = 0; first < t.rows; first += TILE_ROWS) {

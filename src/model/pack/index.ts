@@ -7,7 +7,8 @@ export {
   type Stamp, type StampVerdict, type StampExpectation, type SourceIdentity,
 } from './stamp.js';
 export { qwen3Config, qwen3Dims, architectureOf, PACK_ARCHITECTURES } from './config.js';
-export { planQwen3, storedShape, EXACT_TYPES, type PlannedTensor, type Method, type StoreKind } from './plan.js';
+export { packConfig, packTensors } from './arch.js';
+export { planQwen3, storedShape, STORED_DTYPE, EXACT_TYPES, type PlannedTensor, type Method, type StoreKind } from './plan.js';
 export { converterIdentity, converterLabel, PACKER_VERSION, type ConverterIdentity } from './identity.js';
 export { verifyLines } from './report.js';
 export { writeGgufStream, type StreamGgufTensor } from './ggufStream.js';

@@ -13,12 +13,13 @@ import { openGguf } from '../gguf/reader.js';
 import { scanDeclaredScales } from '../gguf/scaleGuard.js';
 import type { GgufFile } from '../gguf/types.js';
 import { logicalShapeKey } from '../q4nx/chunks.js';
-import { qwen3Config, qwen3Dims, requirePackable } from './config.js';
+import { packConfig, packTensors } from './arch.js';
+import { requirePackable } from './config.js';
 import { convertTensor } from './convert.js';
 import { FileReader } from './fileRange.js';
 import { converterLabel } from './identity.js';
 import { refuseOwnInput, refuseToReplace } from './outDir.js';
-import { planQwen3, storedShape, type PlannedTensor } from './plan.js';
+import { STORED_DTYPE, storedShape, type PlannedTensor } from './plan.js';
 import { Q4nxStreamWriter } from './q4nxStream.js';
 
 /** Progress of a pack: source bytes converted so far, of the total, and the tensor being converted. */
@@ -62,11 +63,11 @@ export interface PackPlan {
   readonly warnings: readonly string[];
 }
 
-/** Plans a pack from an opened GGUF's header; refuses a non-qwen3 model or a dropped critical scale. */
+/** Plans a pack from an opened GGUF's header; refuses an architecture pack does not convert or a dropped critical scale. */
 export function planPack(f: GgufFile, ggufPath: string): PackPlan {
   const architecture = requirePackable(f.metadata);
-  const tensors = planQwen3(f, qwen3Dims(f.metadata));
-  const config = qwen3Config(f, basename(ggufPath), converterLabel());
+  const tensors = packTensors(f);
+  const config = packConfig(f, basename(ggufPath), converterLabel());
   const { fatal, warnings } = scanDeclaredScales(f.metadata, config);
   if (fatal.length > 0) {
     throw new InvalidInput('config.json', `declared-scale guard: ${fatal.join('; ')}`);
@@ -108,7 +109,7 @@ export function swapInto(tmp: string, dir: string): void {
 function writeModel(ggufPath: string, plan: PackPlan, tmp: string, onProgress?: (p: PackProgress) => void): { source: number; output: number } {
   const meta: Record<string, string> = { format: 'q4nx', source: basename(ggufPath), converter: converterLabel() };
   for (const t of plan.tensors) if (t.store === 'q4_1') meta[logicalShapeKey(t.name)] = `${t.rows},${t.cols}`;
-  const w = new Q4nxStreamWriter(join(tmp, 'model.q4nx'), plan.tensors.map((t) => ({ name: t.name, dtype: t.store === 'q4_1' ? 'I8' : 'BF16', shape: storedShape(t) })), meta);
+  const w = new Q4nxStreamWriter(join(tmp, 'model.q4nx'), plan.tensors.map((t) => ({ name: t.name, dtype: STORED_DTYPE[t.store], shape: storedShape(t) })), meta);
   const reader = new FileReader(ggufPath);
   const totalBytes = plan.tensors.reduce((s, t) => s + t.source.byteSize, 0);
   let doneBytes = 0;
@@ -133,7 +134,7 @@ function writeModel(ggufPath: string, plan: PackPlan, tmp: string, onProgress?: 
   return { source: totalBytes, output };
 }
 
-/** Packs a qwen3 GGUF into a model directory `outDir`; nothing is left behind when it fails. */
+/** Packs a GGUF (qwen3, llama, qwen2, phi3, minicpm, gemma3) into a model directory `outDir`; nothing is left behind when it fails. */
 export function packGguf(ggufPath: string, outDir: string, opts: PackOptions = {}): PackResult {
   const started = performance.now();
   const dir = resolve(outDir);

@@ -10,10 +10,10 @@ import { asQuantType, type QuantType } from '../gguf/ggmlTypes.js';
 import type { GgufFile, GgufTensorInfo } from '../gguf/types.js';
 
 /** How a tensor is stored in model.q4nx. */
-export type StoreKind = 'q4_1' | 'bf16';
+export type StoreKind = 'q4_1' | 'bf16' | 'f32';
 
 /** How a q4_1 tensor is made: codes carried over (exact types) or dequantized and requantized. */
-export type Method = 'repack' | 'requant' | 'bf16';
+export type Method = 'repack' | 'requant' | 'bf16' | 'f32';
 
 /** The source types whose codes carry over into q4_1 unchanged. */
 export const EXACT_TYPES: readonly QuantType[] = ['Q4_0', 'Q4_1', 'Q4_K'];
@@ -29,6 +29,8 @@ export interface PlannedTensor {
   /** HF rows (out features, or 1 for a vector) and columns (in features: GGUF ne0). */
   readonly rows: number;
   readonly cols: number;
+  /** The source row of HF row r, when they differ (Llama's and MiniCPM's q and k: src/model/arch/hf.ts). */
+  readonly rowOf?: (r: number) => number;
 }
 
 /** GGUF name (after `blk.{i}.`) to HF name (after `model.layers.{i}.`), and how it is stored, in HF order. */
@@ -46,14 +48,15 @@ const LAYER: readonly (readonly [string, string, StoreKind])[] = [
   ['ffn_down.weight', 'mlp.down_proj.weight', 'q4_1'],
 ];
 
-function planned(name: string, t: GgufTensorInfo, store: StoreKind, shape: readonly [number, number]): PlannedTensor {
+/** One planned tensor, its source checked against the HF shape [rows, cols] ([1, n] for a vector). */
+export function planned(name: string, t: GgufTensorInfo, store: StoreKind, shape: readonly [number, number]): PlannedTensor {
   const sourceType = asQuantType(t.type);
   if (sourceType === undefined) throw new InvalidInput(`/tensors/${t.name}`, `ggml type ${t.typeName} cannot be packed: not one of F32, F16, BF16, Q4_0, Q4_1, Q8_0, Q4_K, Q5_K, Q6_K`);
   const dims = store === 'q4_1' ? 2 : t.dims.length;
   if (t.dims.length !== dims || t.dims[0] !== shape[1] || (dims === 2 && t.dims[1] !== shape[0])) {
     throw new InvalidInput(`/tensors/${t.name}`, `dims [${t.dims.join(', ')}] do not match the metadata, which gives ne0 first [${[shape[1], ...(dims === 2 ? [shape[0]] : [])].join(', ')}]`);
   }
-  const method: Method = store === 'bf16' ? 'bf16' : EXACT_TYPES.includes(sourceType) ? 'repack' : 'requant';
+  const method: Method = store !== 'q4_1' ? store : EXACT_TYPES.includes(sourceType) ? 'repack' : 'requant';
   return { name, source: t, sourceType, store, method, rows: shape[0], cols: shape[1] };
 }
 
@@ -98,6 +101,9 @@ export function planQwen3(f: GgufFile, d: PlanDims): PlannedTensor[] {
   out.push(planned('lm_head.weight', f.tensor('output.weight') ?? embd, 'q4_1', [vocab, d.hidden]));
   return out;
 }
+
+/** The dtype model.q4nx records for each store kind. */
+export const STORED_DTYPE = { q4_1: 'I8', bf16: 'BF16', f32: 'F32' } as const;
 
 /** The shape model.q4nx records: [tiles, 5120] for q4_1, the HF shape (GGUF dims reversed) for bf16. */
 export function storedShape(t: PlannedTensor): number[] {

@@ -13,11 +13,11 @@ import { CHUNK_BYTES, TILE_COLS, TILE_ROWS, TILE_VALUES } from '../q4nx/chunks.j
 import { readQ4nxHeader, type Q4nxHeader, type Q4nxTensorInfo } from '../q4nx/container.js';
 import { decodeQ41Tile } from '../q4nx/decode.js';
 import { ErrorStats, bf16RoundingErrors, f32Slack, repackDeltas, requantGroupBound } from './compare.js';
-import { qwen3Config, qwen3Dims, requirePackable } from './config.js';
+import { packConfig, packTensors } from './arch.js';
 import { readSourceFloats, readSourceRows, sourceRowBytes } from './convert.js';
 import { FileReader } from './fileRange.js';
 import { converterLabel } from './identity.js';
-import { planQwen3, storedShape, type Method, type PlannedTensor } from './plan.js';
+import { STORED_DTYPE, storedShape, type Method, type PlannedTensor } from './plan.js';
 import type { PackProgress } from './pack.js';
 import { readQ4Row, type ExactType } from './q4Source.js';
 import { messageOf } from '../../errors/index.js';
@@ -123,6 +123,15 @@ function compareBf16(g: FileReader, q: FileReader, at: number, t: PlannedTensor,
   }
 }
 
+/** An f32 vector must hold the source's dequantized values exactly. */
+function compareF32(g: FileReader, q: FileReader, at: number, t: PlannedTensor, s: ErrorStats, step: (b: number) => void): void {
+  const ref = readSourceFloats(g, t, 0, t.rows);
+  const b = q.read(at, ref.length * 4);
+  const dec = new Float32Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
+  for (let i = 0; i < ref.length; i++) s.add(dec[i]!, ref[i]!, 0);
+  step(sourceRowBytes(t.sourceType, t.cols) * t.rows);
+}
+
 function sameJson(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
@@ -135,7 +144,7 @@ function configProblems(f: GgufFile, ggufPath: string, dir: string): string[] {
   } catch (e) {
     return [`config.json cannot be read as JSON: ${escapeControl(messageOf(e))}`];
   }
-  const want = qwen3Config(f, ggufPath, converterLabel());
+  const want = packConfig(f, ggufPath, converterLabel());
   return Object.entries(want)
     .filter(([k, v]) => k !== 'q4nx_source' && !sameJson(config[k], v))
     .map(([k, v]) => escapeControl(`config.json ${k} is ${JSON.stringify(config[k])}, the GGUF gives ${JSON.stringify(v)}`));
@@ -144,7 +153,7 @@ function configProblems(f: GgufFile, ggufPath: string, dir: string): string[] {
 function shapeProblem(t: PlannedTensor, info: Q4nxTensorInfo | undefined): string | null {
   if (info === undefined) return `${t.name} is missing from model.q4nx`;
   const want = storedShape(t);
-  const dtype = t.store === 'q4_1' ? 'I8' : 'BF16';
+  const dtype = STORED_DTYPE[t.store];
   if (info.dtype !== dtype || !sameJson(info.shape, want)) return `${t.name} is ${info.dtype}[${info.shape.join(', ')}], pack writes ${dtype}[${want.join(', ')}]`;
   return null;
 }
@@ -159,8 +168,7 @@ export function verifyPack(ggufPath: string, dir: string, opts: VerifyOptions = 
   const g = new FileReader(ggufPath);
   const q = new FileReader(qPath);
   try {
-    requirePackable(f.metadata);
-    const plan = planQwen3(f, qwen3Dims(f.metadata));
+    const plan = packTensors(f);
     const byName = new Map(header.tensors.map((t) => [t.name, t]));
     const problems = configProblems(f, ggufPath, dir);
     const planned = new Set(plan.map((t) => t.name));
@@ -178,7 +186,7 @@ export function verifyPack(ggufPath: string, dir: string, opts: VerifyOptions = 
         opts.onProgress?.({ doneBytes, totalBytes, tensor: t.name, tensorIndex: i, tensorCount: plan.length });
       };
       const at = header.dataStart + info.begin;
-      if (t.store === 'q4_1') compareQ41(g, q, at, t, s, step); else compareBf16(g, q, at, t, s, step);
+      if (t.store === 'q4_1') compareQ41(g, q, at, t, s, step); else if (t.store === 'f32') compareF32(g, q, at, t, s, step); else compareBf16(g, q, at, t, s, step);
       const pass = s.overBound === 0 && (t.method !== 'requant' || s.cosine >= minCosine);
       tensors.push({
         name: t.name, sourceType: t.sourceType, method: t.method, elements: s.elements, overBound: s.overBound,

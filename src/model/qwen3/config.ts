@@ -8,6 +8,7 @@ import { isRecord } from '../../ir/pointer.js';
 import type { GgufFile } from '../gguf/types.js';
 import { defaultOptions, modelConfigFromGguf, type ModelConfig } from '../arch/config.js';
 import { QWEN3 } from '../arch/qwen3.js';
+import { modelConfigFromHf } from '../arch/hf.js';
 
 /**
  * Everything the programs need to know of a model: the one config of every architecture
@@ -41,11 +42,12 @@ function positiveNumber(c: Record<string, unknown>, key: string, source: string,
   return v;
 }
 
-/** The config of a Hugging Face config.json (already parsed); `source` names the file in errors. */
+/** The config of a Hugging Face config.json (already parsed) of any architecture gguf pack writes; `source` names the file in errors. */
 export function configFromJson(json: unknown, source: string): Qwen3Config {
   if (!isRecord(json)) throw new InvalidInput(source, 'config.json is not a JSON object');
   const type = json['model_type'];
-  if (type !== 'qwen3') throw new InvalidInput(`${source}/model_type`, `model_type ${JSON.stringify(type)} is not qwen3`);
+  // The other families gguf pack writes (src/model/arch/hf.ts); qwen3 is read as it always was.
+  if (type !== 'qwen3') return modelConfigFromHf(json, source);
   const heads = whole(json, 'num_attention_heads', source);
   const hidden = whole(json, 'hidden_size', source);
   const kvHeads = whole(json, 'num_key_value_heads', source, heads);

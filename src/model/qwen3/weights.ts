@@ -11,6 +11,7 @@ import type { Q4nxHeader } from '../q4nx/container.js';
 import { isQuantized as isChunked, logicalShapeFromMetadata, quantLayout, TILE_COLS, TILE_ROWS } from '../q4nx/chunks.js';
 import type { Qwen3Config } from './config.js';
 import { architecture, type LayerTensor } from '../arch/index.js';
+import { hfTensorName } from '../arch/hf.js';
 
 /** One weight: the range of the file that holds it, and how the program takes it. */
 export interface BoundWeight {
@@ -105,14 +106,13 @@ const roundUp = (n: number, m: number) => Math.ceil(n / m) * m;
 
 /** The weights of a Q4NX container at `path` (absolute) with its parsed header, named as `gguf pack` names them. */
 export function q4nxWeights(h: Q4nxHeader, path: string, c: Qwen3Config): ModelWeights {
-  const hf = new Map<string, string>([['token_embd', 'model.embed_tokens.weight'], ['output_norm', 'model.norm.weight'], ['output', 'lm_head.weight']]);
-  for (let i = 0; i < c.layers; i++) for (const [g, n] of LAYER_WEIGHTS) hf.set(`blk.${i}.${g}`, `model.layers.${i}.${n}.weight`);
   const present = new Set(h.tensors.map((t) => t.name));
   // A container without lm_head ties the head to the embedding, as config.json says.
   const withOutput = present.has('lm_head.weight') || !c.tied;
   const out = new Map<string, BoundWeight>();
   for (const [name, logical] of expectedShapes(c, withOutput)) {
-    const hfName = hf.get(name)!;
+    const hfName = hfTensorName(c.arch, name);
+    if (hfName === undefined) throw new InvalidInput(`/${c.arch}`, `the ${c.arch} graph reads ${name}, which a model directory does not carry`);
     const t = h.tensors.find((x) => x.name === hfName);
     if (t === undefined) throw new Q4nxError(hfName, 'the model.q4nx has no such tensor');
     const offset = h.dataStart + t.begin;

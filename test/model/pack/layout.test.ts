@@ -54,9 +54,9 @@ describe('gguf pack output', () => {
     expect((source as { converter: string }).converter).to.match(/^npu-offload@\d+\.\d+\.\d+ pack\/1$/);
   });
 
-  it('refuses a non-qwen3 GGUF, a missing tokenizer.json and a non-empty output dir, writing nothing', () => {
-    const llama = ws.tinyWith('llama.gguf', { 'general.architecture': gv.str('llama') });
-    expect(() => packGguf(llama, ws.path('a'), { tokenizer: ws.tokenizer })).to.throw(/architecture "llama" cannot be packed: gguf pack converts qwen3 only/);
+  it('refuses a GGUF of an architecture it does not convert, a missing tokenizer.json and a non-empty output dir, writing nothing', () => {
+    const llama = ws.tinyWith('llama.gguf', { 'general.architecture': gv.str('gpt2') });
+    expect(() => packGguf(llama, ws.path('a'), { tokenizer: ws.tokenizer })).to.throw(/architecture "gpt2" cannot be packed: gguf pack converts qwen3, llama, qwen2, phi3, minicpm, gemma3 only/);
     const g = ws.tiny('q.gguf');
     expect(() => packGguf(g, ws.path('b'), { tokenizer: ws.dir })).to.throw(/no tokenizer\.json/);
     packGguf(g, ws.path('c'), { tokenizer: ws.tokenizer });
