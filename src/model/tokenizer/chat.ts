@@ -16,12 +16,17 @@ export interface ChatSpec {
   readonly tokens: Readonly<Partial<Record<'bos_token' | 'eos_token' | 'pad_token' | 'unk_token', string>>>;
 }
 
-const compiled = new WeakMap<ChatSpec, Template>();
+const compiled = new WeakMap<ChatSpec, ChatTemplate>();
 /** The last template given in place of a model's own (a server gives the same one every time). */
-let given: { readonly text: string; readonly template: Template } | undefined;
+let given: { readonly text: string; readonly template: ChatTemplate } | undefined;
+
+/** A compiled chat template: renders a template's variables to the prompt text. */
+export interface ChatTemplate {
+  render(items?: Record<string, unknown>): string;
+}
 
 /** A Jinja chat template compiled; TokenizerError naming `source` when it does not parse. */
-export function compileChatTemplate(text: string, source: string): Template {
+export function compileChatTemplate(text: string, source: string): ChatTemplate {
   try {
     return new Template(text);
   } catch (e) {
@@ -29,7 +34,7 @@ export function compileChatTemplate(text: string, source: string): Template {
   }
 }
 
-function templateOf(spec: ChatSpec & { template: string }, source: string): Template {
+function templateOf(spec: ChatSpec & { template: string }, source: string): ChatTemplate {
   let t = compiled.get(spec);
   if (t === undefined) {
     t = compileChatTemplate(spec.template, source);
@@ -38,7 +43,7 @@ function templateOf(spec: ChatSpec & { template: string }, source: string): Temp
   return t;
 }
 
-function givenTemplate(text: string, source: string): Template {
+function givenTemplate(text: string, source: string): ChatTemplate {
   if (given?.text !== text) given = { text, template: compileChatTemplate(text, `${source} (the given chat template)`) };
   return given.template;
 }
