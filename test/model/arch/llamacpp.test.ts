@@ -19,7 +19,7 @@ import { zeroCache } from '../../../src/model/qwen3/generate.js';
 import { Qwen3Model } from '../../../src/model/qwen3/model.js';
 import { openModelSource } from '../../../src/model/qwen3/source.js';
 import { tinyQwen3Gguf, type TinyQwen3Options } from '../../../src/model/qwen3/tiny.js';
-import { skipWith } from '../../skip.js';
+import { loadLlamaCpp, type Llama, centered } from '../../llamaCpp.js';
 import { cosine } from '../qwen3/helpers.js';
 
 /** The least top-two margin (in logits) at which llama.cpp's argmax must be ours (llama.test.ts's). */
@@ -71,15 +71,7 @@ const CASES: readonly { arch: string; name?: string; file: TinyQwen3Options; typ
 
 const TYPES = ['F32', 'F16', 'Q8_0', 'Q4_0'] as const satisfies readonly QuantType[];
 
-interface Llama {
-  loadModel(o: { modelPath: string }): Promise<{ createContext(o: object): Promise<LlamaContext>; dispose(): Promise<void> }>;
-}
-interface LlamaContext {
-  getSequence(): { controlledEvaluate(input: unknown[]): Promise<({ next: { probabilities?: Map<number, number> } } | undefined)[]> };
-  dispose(): Promise<void>;
-}
 
-const centered = (a: ArrayLike<number>) => { const m = Array.from(a).reduce((s, x) => s + x, 0) / a.length; return Array.from(a, (x) => x - m); };
 const norm = (a: readonly number[]) => Math.sqrt(a.reduce((s, x) => s + x * x, 0));
 
 /** The worst of the per-position figures of ours against llama.cpp's. */
@@ -95,12 +87,7 @@ describe('architectures against llama.cpp (node-llama-cpp 3.21.1)', function () 
 
   before(async function () {
     dir = mkdtempSync(join(tmpdir(), 'arch-'));
-    try {
-      const mod = (await import('node-llama-cpp')) as unknown as { getLlama(o: object): Promise<Llama> };
-      llama = await mod.getLlama({ gpu: false, build: 'never', progressLogs: false, logLevel: 'error' });
-    } catch (e) {
-      skipWith(this, `node-llama-cpp cannot load llama.cpp here (${e instanceof Error ? e.message : String(e)})`);
-    }
+    llama = await loadLlamaCpp(this);
   });
   after(async () => {
     await engine?.close();

@@ -13,20 +13,12 @@ import { createEngine, type Engine } from '../../../src/jobs/engine.js';
 import { loadModel } from '../../../src/model/qwen3/model.js';
 import { q8Matmuls } from '../../../src/model/qwen3/gate.js';
 import { cosine, modelFixture, SMALL } from './helpers.js';
-import { skipWith } from '../../skip.js';
+import { loadLlamaCpp, type Llama, centered } from '../../llamaCpp.js';
 
 /** The least top-two margin (in logits) at which llama.cpp's token must be ours. */
 const QUANT_MARGIN = 0.2;
 
-interface Llama {
-  loadModel(o: { modelPath: string }): Promise<{ createContext(o: object): Promise<LlamaContext>; dispose(): Promise<void> }>;
-}
-interface LlamaContext {
-  getSequence(): { controlledEvaluate(input: unknown[]): Promise<({ next: { probabilities?: Map<number, number> } } | undefined)[]> };
-  dispose(): Promise<void>;
-}
 
-const centered = (a: ArrayLike<number>) => { const m = Array.from(a).reduce((s, x) => s + x, 0) / a.length; return Array.from(a, (x) => x - m); };
 
 describe('qwen3 against llama.cpp (node-llama-cpp 3.21.1)', function () {
   this.timeout(180_000);
@@ -37,12 +29,7 @@ describe('qwen3 against llama.cpp (node-llama-cpp 3.21.1)', function () {
   let llama: Llama | undefined;
 
   before(async function () {
-    try {
-      const mod = (await import('node-llama-cpp')) as unknown as { getLlama(o: object): Promise<Llama> };
-      llama = await mod.getLlama({ gpu: false, build: 'never', progressLogs: false, logLevel: 'error' });
-    } catch (e) {
-      skipWith(this, `node-llama-cpp cannot load llama.cpp here (${e instanceof Error ? e.message : String(e)})`);
-    }
+    llama = await loadLlamaCpp(this);
   });
 
   for (const type of ['Q4_0', 'Q4_1', 'Q8_0', 'Q4_K', 'Q6_K', 'F16'] as const satisfies readonly QuantType[]) {

@@ -7,18 +7,10 @@ import { expect } from 'chai';
 import { join } from 'node:path';
 import { createEngine, type Engine } from '../../../src/jobs/engine.js';
 import { loadModel } from '../../../src/model/qwen3/model.js';
-import { skipWith } from '../../skip.js';
+import { loadLlamaCpp, type Llama, centered } from '../../llamaCpp.js';
 import { cosine, modelFixture, SMALL } from './helpers.js';
 
-interface Llama {
-  loadModel(o: { modelPath: string }): Promise<{ createContext(o: object): Promise<LlamaContext>; dispose(): Promise<void> }>;
-}
-interface LlamaContext {
-  getSequence(): { controlledEvaluate(input: unknown[]): Promise<({ next: { probabilities?: Map<number, number> } } | undefined)[]> };
-  dispose(): Promise<void>;
-}
 
-const centered = (a: ArrayLike<number>): number[] => { const m = Array.from(a).reduce((s, x) => s + x, 0) / a.length; return Array.from(a, (x) => x - m); };
 
 describe('qwen3: score against llama.cpp (node-llama-cpp 3.21.1)', function () {
   this.timeout(180_000);
@@ -26,12 +18,7 @@ describe('qwen3: score against llama.cpp (node-llama-cpp 3.21.1)', function () {
   let engine: Engine | undefined;
   let llama: Llama | undefined;
   before(async function () {
-    try {
-      const mod = (await import('node-llama-cpp')) as unknown as { getLlama(o: object): Promise<Llama> };
-      llama = await mod.getLlama({ gpu: false, build: 'never', progressLogs: false, logLevel: 'error' });
-    } catch (e) {
-      skipWith(this, `node-llama-cpp cannot load llama.cpp here (${e instanceof Error ? e.message : String(e)})`);
-    }
+    llama = await loadLlamaCpp(this);
   });
   after(async () => { await engine?.close(); });
 

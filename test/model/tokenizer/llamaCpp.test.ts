@@ -14,15 +14,8 @@ import { gv, type GgufValue } from '../../../src/model/gguf/types.js';
 import { loadTokenizer, tokenizerFromGguf, type Tokenizer } from '../../../src/model/tokenizer/index.js';
 import { TextWorker } from '../../../src/model/tokenizer/textWorker.js';
 import { tempDir } from '../../jobs/helpers.js';
-import { skipWith } from '../../skip.js';
+import { loadLlamaCpp, type Llama, type LlamaModel } from '../../llamaCpp.js';
 import { SPECIAL_TEXTS, TEXTS, bpeVocabulary, spmVocabulary, tinyLlamaGguf } from './vocabs.js';
-
-interface LlamaModel {
-  tokenize(text: string, specialTokens?: boolean): number[] | Uint32Array;
-  readonly tokens: { readonly bos: number | null; readonly shouldPrependBosToken: boolean };
-  dispose(): Promise<void>;
-}
-interface Llama { loadModel(o: { modelPath: string; vocabOnly?: boolean }): Promise<LlamaModel> }
 
 /** Per text, our ids and llama.cpp's, for the texts where they differ. */
 function differences(ours: Tokenizer, theirs: LlamaModel, texts: readonly string[], special: boolean): { text: string; ours: number[]; theirs: number[] }[] {
@@ -43,12 +36,7 @@ describe('tokenizer: GGUF vocabularies against llama.cpp (node-llama-cpp 3.21.1)
   const open: LlamaModel[] = [];
   before(async function () {
     tmp = tempDir('npuo-tokcpp-');
-    try {
-      const mod = (await import('node-llama-cpp')) as unknown as { getLlama(o: object): Promise<Llama> };
-      llama = await mod.getLlama({ gpu: false, build: 'never', progressLogs: false, logLevel: 'error' });
-    } catch (e) {
-      skipWith(this, `node-llama-cpp cannot load llama.cpp here (${e instanceof Error ? e.message : String(e)})`);
-    }
+    llama = await loadLlamaCpp(this);
   });
   after(async () => { for (const m of open) await m.dispose(); tmp.remove(); });
 
