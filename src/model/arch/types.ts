@@ -69,8 +69,8 @@ export interface ArchDescriptor {
   readonly layer: readonly LayerTensor[];
 }
 
-/** A model's graph options, resolved from its descriptor and its file. */
-export interface GraphOptions {
+/** A model's graph options, resolved from its descriptor and its file (the descriptor's flags as they are). */
+export interface GraphOptions extends Pick<ArchDescriptor, 'qkNorm' | 'qkvBias' | 'fusedQkv' | 'fusedGateUp' | 'activation' | 'postNorms'> {
   readonly rope: RopeType;
   /** Elements of a head that rope turns (the head dim, or fewer: partial rotary). */
   readonly ropeDims: number;
@@ -82,12 +82,6 @@ export interface GraphOptions {
   readonly longRopeContext?: number;
   /** Rope's cos and sin are multiplied by this (`<arch>.rope.scaling.attn_factor`; 1: neutral). */
   readonly ropeAttnFactor: number;
-  readonly qkNorm: boolean;
-  readonly qkvBias: boolean;
-  readonly fusedQkv: boolean;
-  readonly fusedGateUp: boolean;
-  readonly activation: Activation;
-  readonly postNorms: boolean;
   /** Sliding-window layers, when the file declares a window: see ArchDescriptor.slidingWindow. */
   readonly slidingWindow?: { readonly window: number; readonly period: number; readonly ropeBase: number };
   /** The embedding is multiplied by this (1: neutral). */
