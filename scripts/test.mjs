@@ -34,6 +34,9 @@ const SLOWEST = [
   'contracts/exhaustive', // ~17
   'farm/farm', // ~17 (redis-server and worker processes)
   'model/qwen3/programs', // ~16
+  'model/arch/llamacpp', // ~19 (seven architectures in four types, beside llama.cpp)
+  'model/pack/architectures', // ~17
+  'cli/architectures', // ~15
   'native/sweep', // ~15
   'model/qwen3/npu4', // ~15
   'browser/servePages', // ~10, more waiting on chromium
@@ -42,6 +45,9 @@ const SLOWEST = [
   'cli/serve', // ~13
   'farm/remoteCache', // ~12
   'serve/text', // ~11
+  'serve/openai', // ~11
+  'cli/score', // ~8
+  'model/grammar/grammar', // ~7
   'jobs/deviceSession', // ~11
   'contracts/report', // ~10
   'jobs/npuTargets', // ~9

@@ -54,7 +54,7 @@ describe('qwen3 decoding: sampling truncations by selection', () => {
     ];
     let disagree = 0;
     for (const [c, o] of cases.entries()) {
-      for (let seed = 0; seed < 6; seed++) {
+      for (let seed = 0; seed < 4; seed++) {
         // A flat spread (the top_p prefix runs long) and a peaked one.
         const l = logits(151936, 100 * c + seed, seed % 2 === 0 ? 6 : 30);
         const s = new Sampler({ ...o, seed, repetitionPenalty: 1 });
