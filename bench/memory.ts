@@ -1,5 +1,5 @@
 /**
- * `node dist/bench/memory.js FILE.gguf --ctx N --prompt N --tokens N [--chunk N] [--max-program-bytes N]`: peak RSS (VmHWM) of one
+ * `node dist/bench/memory.js FILE.gguf --ctx N --prompt N --tokens N [--chunk N] [--max-program-bytes N] [--cache-type f32|f16]`: peak RSS (VmHWM) of one
  * generation on the host target, sampled around load, prefill and each decode step, and the time of
  * the first decode step against the steady ones. Prompt ids are 1..N (no tokenizer needed). Never part
  * of `npm test`. With `node --expose-gc` garbage is collected before each sample.
@@ -32,8 +32,10 @@ async function main(): Promise<void> {
   const tokens = Number(arg('tokens', '8'));
   const chunk = Number(arg('chunk', '512'));
   const maxBytes = arg('max-program-bytes', '');
+  const cacheType = arg('cache-type', 'f32');
+  if (cacheType !== 'f32' && cacheType !== 'f16') throw new Error(`--cache-type is f32 or f16, not ${cacheType}`);
   show('start');
-  const model = await loadModel(file, { target: 'host', ctx, prefillChunk: chunk, ...(maxBytes === '' ? {} : { limits: { programBytes: Number(maxBytes) } }) });
+  const model = await loadModel(file, { target: 'host', ctx, prefillChunk: chunk, cacheType, ...(maxBytes === '' ? {} : { limits: { programBytes: Number(maxBytes) } }) });
   show('loaded');
   const ids = Array.from({ length: prompt }, (_, i) => 1 + (i % 1000));
   const t0 = performance.now();
