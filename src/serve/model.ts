@@ -11,6 +11,8 @@ import type { GeneratedToken, GenerationResult } from '../model/qwen3/generate.j
 export interface ServedModel {
   generate(r: GenerateRequest): AsyncGenerator<GeneratedToken, GenerationResult, void>;
   close(): Promise<void>;
+  /** The chat template family whose tool-call format its answers are read in (src/serve/toolcalls.ts; default qwen). */
+  readonly toolCallFamily?: string;
 }
 
 /** The codes after which the model's device is not to be trusted: reload it. */

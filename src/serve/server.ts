@@ -16,6 +16,7 @@ import { countStreamFailure, isPage, registerPages } from './pages.js';
 import { ReasoningSplitter, splitReasoning, type Parted } from './reasoning.js';
 import { Metrics } from './metrics.js';
 import { ServeCounters } from './status.js';
+import { DEFAULT_TOOL_CALL_FAMILY, readToolCalls, toolCallFormat, ToolCallReader, type ParsedCall, type ToolCallFormat, type ToolPiece } from './toolcalls.js';
 import { failure, failureOf, finishOf, parseBody, type ServeRequest, type WireFailure } from './wire.js';
 
 /** Options of createServer. */
@@ -197,6 +198,33 @@ function toolCallsOf(text: string): { id: string; type: 'function'; function: { 
   }
 }
 
+/** How a response reads the calls its model writes on its own (tools given, tool_choice auto): the format, the tools' names, call ids. */
+interface AutoTools {
+  readonly format: ToolCallFormat;
+  readonly names: ReadonlySet<string>;
+  /** The next call's id, unique in the response (`call_<random>_<n>`). */
+  id(): string;
+}
+
+function autoToolsOf(kind: Kind, r: ServeRequest, m: ServedModel): AutoTools | undefined {
+  if (kind !== 'chat' || r.autoTools === undefined) return undefined;
+  const stem = `call_${randomUUID().replace(/-/g, '').slice(0, 16)}_`;
+  let n = 0;
+  return { format: toolCallFormat(m.toolCallFamily ?? DEFAULT_TOOL_CALL_FAMILY), names: new Set(r.autoTools), id: () => `${stem}${n++}` };
+}
+
+function wireCall(c: ParsedCall, id: string): { id: string; type: 'function'; function: { name: string; arguments: string } } {
+  return { id, type: 'function', function: { name: c.name, arguments: c.arguments } };
+}
+
+/** A chat answer's message with the calls the model wrote read out of its content; undefined when it wrote none. */
+function autoToolMessage(text: string, tools: AutoTools): Record<string, unknown> | undefined {
+  const p = splitReasoning(text);
+  const read = readToolCalls(p.content, tools.format, tools.names);
+  if (read.calls.length === 0) return undefined;
+  return { role: 'assistant', content: read.content, ...(p.reasoning !== '' ? { reasoning_content: p.reasoning } : {}), tool_calls: read.calls.map((c) => wireCall(c, tools.id())) };
+}
+
 /** Completions' top tokens as `{ token: logprob }`; two tokens of the same text (pieces of a character) keep the likelier. */
 function topObject(top: readonly { token: string; logprob: number }[]): Record<string, number> {
   const out: Record<string, number> = {};
@@ -300,6 +328,7 @@ async function run(m: ServedModel, g: GenerateRequest, live: Live, gone: () => b
 async function whole(kind: Kind, r: ServeRequest, m: ServedModel, live: Live, reply: FastifyReply, gone: () => boolean): Promise<void> {
   const usage = new Usage(live.metrics);
   const choices: Record<string, unknown>[] = [];
+  const tools = autoToolsOf(kind, r, m);
   for (const c of choicesOf(r)) {
     const lps = new Logprobs(kind);
     const res = await run(m, c.request, live, gone, (t) => lps.add(t));
@@ -308,7 +337,9 @@ async function whole(kind: Kind, r: ServeRequest, m: ServedModel, live: Live, re
     const finish_reason = finishOf(res.finishReason);
     const logprobs = c.request.logprobs !== undefined ? lps.wire : null;
     const calls = r.toolCall === true ? toolCallsOf(res.text) : undefined;
+    const written = tools !== undefined ? autoToolMessage(res.text, tools) : undefined;
     if (calls !== undefined) choices.push({ index: c.index, message: { role: 'assistant', content: null, tool_calls: calls }, finish_reason: 'tool_calls', logprobs });
+    else if (written !== undefined) choices.push({ index: c.index, message: written, finish_reason: 'tool_calls', logprobs });
     else choices.push(kind === 'chat'
       ? { index: c.index, message: messageOf(res.text), finish_reason, logprobs }
       : { index: c.index, text: res.text, finish_reason, logprobs });
@@ -324,6 +355,7 @@ async function streamed(kind: Kind, r: ServeRequest, m: ServedModel, live: Live,
   const object = kind === 'chat' ? 'chat.completion.chunk' : 'text_completion';
   const usage = new Usage(live.metrics);
   let out: FastifyReply['raw'] | undefined;
+  const tools = autoToolsOf(kind, r, m);
   for (const c of choicesOf(r)) {
     const chunk = (choice: Record<string, unknown>) =>
       `data: ${JSON.stringify({ id, object, created, model: r.model, choices: [{ index: c.index, ...choice }] })}\n\n`;
@@ -340,9 +372,25 @@ async function streamed(kind: Kind, r: ServeRequest, m: ServedModel, live: Live,
     const o = out;
     if (kind === 'chat') o.write(chunk({ delta: { role: 'assistant', content: '' }, finish_reason: null }));
     const thinking = new ReasoningSplitter();
+    // With tools the model may call on its own, content goes through their reader: a call is held back
+    // from its opening tag and sent as one tool-call delta when its block closes.
+    const reader = tools !== undefined ? new ToolCallReader(tools.format, tools.names) : undefined;
+    let called = 0;
+    const contentPieces = (text: string): ToolPiece[] => (reader === undefined ? (text !== '' ? [{ text }] : []) : reader.push(text));
+    // Pieces in order; the first chunk written carries `extra` (a token's logprobs); returns whether one was.
+    const writePieces = (pieces: readonly ToolPiece[], extra: Record<string, unknown> = {}): boolean => {
+      let first = true;
+      for (const x of pieces) {
+        const delta = 'text' in x ? { content: x.text } : { tool_calls: [{ index: x.index, ...wireCall(x.call, tools!.id()) }] };
+        if ('call' in x) called++;
+        o.write(chunk({ delta, ...(first ? extra : {}), finish_reason: null }));
+        first = false;
+      }
+      return !first;
+    };
     const write = (p: Parted) => {
       if (p.reasoning !== '') o.write(chunk({ delta: { reasoning_content: p.reasoning }, finish_reason: null }));
-      if (p.content !== '') o.write(chunk({ delta: { content: p.content }, finish_reason: null }));
+      writePieces(contentPieces(p.content));
     };
     const piece = (text: string) => (kind === 'chat' ? write(thinking.push(text)) : o.write(chunk({ text, finish_reason: null })));
     // With logprobs, one chunk a token, with that token's log probabilities and the text it made certain.
@@ -353,7 +401,11 @@ async function streamed(kind: Kind, r: ServeRequest, m: ServedModel, live: Live,
       lps.add(t);
       if (kind === 'chat') {
         const p = thinking.push(t.text);
-        o.write(chunk({ delta: { content: p.content, ...(p.reasoning !== '' ? { reasoning_content: p.reasoning } : {}) }, logprobs: lps.wire, finish_reason: null }));
+        if (reader === undefined) o.write(chunk({ delta: { content: p.content, ...(p.reasoning !== '' ? { reasoning_content: p.reasoning } : {}) }, logprobs: lps.wire, finish_reason: null }));
+        else {
+          if (p.reasoning !== '') o.write(chunk({ delta: { reasoning_content: p.reasoning }, finish_reason: null }));
+          if (!writePieces(contentPieces(p.content), { logprobs: lps.wire })) o.write(chunk({ delta: { content: '' }, logprobs: lps.wire, finish_reason: null }));
+        }
       } else o.write(chunk({ text: t.text, logprobs: lps.wire, finish_reason: null }));
     };
     let sent = '';
@@ -381,7 +433,8 @@ async function streamed(kind: Kind, r: ServeRequest, m: ServedModel, live: Live,
     // Text held back while it might have begun a stop string comes with the end.
     if (res.text.length > sent.length) piece(res.text.slice(sent.length));
     if (kind === 'chat') write(thinking.end());
-    o.write(kind === 'chat' ? chunk({ delta: {}, finish_reason }) : chunk({ text: '', finish_reason }));
+    if (reader !== undefined) writePieces(reader.end());
+    o.write(kind === 'chat' ? chunk({ delta: {}, finish_reason: called > 0 ? 'tool_calls' : finish_reason }) : chunk({ text: '', finish_reason }));
   }
   if (out === undefined) return;
   if (r.includeUsage) out.write(`data: ${JSON.stringify({ id, object, created, model: r.model, choices: [], usage: usage.wire })}\n\n`);

@@ -23,6 +23,8 @@ export interface ServeRequest {
   readonly n: number;
   /** A forced tool call (tool_choice required or named): the answer is parsed into `message.tool_calls`. */
   readonly toolCall?: boolean;
+  /** With tools and `tool_choice` `auto` (or none given): their names; calls the model writes are read from its answer. */
+  readonly autoTools?: readonly string[];
 }
 
 type Body = Record<string, unknown>;
@@ -257,6 +259,12 @@ function toolCallOf(v: unknown, tools: unknown[] | undefined): Grammar | undefin
   throw new InvalidOptions('tool_choice', `"none", "auto", "required" or { "type": "function", "function": { "name": ... } }, not ${shown(v)}`);
 }
 
+/** The tools' names when the model may call them on its own (tools given, `tool_choice` absent or `auto`). */
+function autoToolsOf(choice: unknown, tools: unknown[] | undefined): string[] | undefined {
+  if (tools === undefined || tools.length === 0 || !(absent(choice) || choice === 'auto')) return undefined;
+  return tools.map((t) => ((t as Body)['function'] as Body)['name'] as string);
+}
+
 /** Checks a chat or completions body; InvalidOptions names the first bad field by its wire name. */
 export function parseBody(body: unknown, kind: 'chat' | 'completions', chatTemplate?: string): ServeRequest {
   if (!isObject(body)) throw new InvalidOptions('body', 'a JSON object');
@@ -307,7 +315,8 @@ export function parseBody(body: unknown, kind: 'chat' | 'completions', chatTempl
     ...(stop !== undefined ? { stop } : {}),
   };
   const all = prompts.map((p) => ({ ...p, ...decode }) as GenerateRequest);
-  return { model: b['model'], stream, includeUsage, generate: all[0]!, prompts: all, n, ...(forced !== undefined ? { toolCall: true } : {}) };
+  const auto = kind === 'chat' ? autoToolsOf(b['tool_choice'], toolsOf(b['tools'])) : undefined;
+  return { model: b['model'], stream, includeUsage, generate: all[0]!, prompts: all, n, ...(forced !== undefined ? { toolCall: true } : {}), ...(auto !== undefined ? { autoTools: auto } : {}) };
 }
 
 /** OpenAI's finish reasons: an end-of-sequence id or a stop string is `stop`; a count or the context `length`. */
