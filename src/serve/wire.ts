@@ -67,9 +67,9 @@ const REFUSED: readonly { readonly param: string; readonly kinds: readonly ('cha
   { param: 'best_of', kinds: ['completions'], accepts: (v) => absent(v) || v === 1, what: 'best_of: 1 (choose among n with n)' },
   { param: 'echo', kinds: ['completions'], accepts: (v) => absent(v) || v === false, what: 'echo: false' },
   { param: 'suffix', kinds: ['completions'], accepts: (v) => absent(v) || v === '', what: 'no suffix' },
-  // Tools are rendered by the chat template; a call the model writes comes back as text, and forcing one
-  // (constrained decoding) is not implemented.
-  // tool_choice (none, auto, required, a named function) is read by toolCallOf.
+  // Tools are rendered by the chat template; with tool_choice auto the calls the model writes are read
+  // from its answer (autoToolsOf, src/serve/toolcalls.ts); required and a named function are forced by
+  // constrained decoding (toolCallOf).
   { param: 'parallel_tool_calls', kinds: ['chat'], accepts: (v) => absent(v) || typeof v === 'boolean', what: 'true or false' },
   { param: 'functions', kinds: ['chat'], accepts: (v) => absent(v) || (Array.isArray(v) && v.length === 0), what: 'no functions (the deprecated form; give tools)' },
   { param: 'function_call', kinds: ['chat'], accepts: (v) => absent(v) || v === 'none' || v === 'auto', what: 'function_call "none" or "auto"' },
@@ -239,7 +239,7 @@ function constraintOf(v: unknown): Grammar | undefined {
 }
 
 /**
- * `tool_choice`: `none` and `auto` ask for nothing; `required` (any of the tools) and a named function
+ * `tool_choice`: `none` and `auto` constrain nothing (auto's calls are read from the answer); `required` (any of the tools) and a named function
  * (`{ type: "function", function: { name } }`) force a call by constrained decoding, in Qwen's
  * `<tool_call>` form, its arguments valid under the tool's parameters (errors name `tools[i].function.parameters...`).
  */
