@@ -93,6 +93,20 @@ describe('serve: /v1/embeddings (issue 26, item 6)', function () {
     } finally { await lib.close(); }
   });
 
+  it('a sequence past one prefill chunk pools every chunk\'s rows: the same vector as in one step', async () => {
+    const whole = await loadModel(model.path, { target: 'host', ctx: 64 });
+    const chunked = await loadModel(model.path, { target: 'host', ctx: 64, prefillChunk: 16 });
+    try {
+      expect(chunked.fittingChunk()).to.equal(16);
+      const ids = Array.from({ length: 41 }, (_, i) => (i * 7) % 300);
+      for (const pooling of ['mean', 'last'] as const) {
+        expect(Array.from(await chunked.embed(ids, pooling))).to.deep.equal(Array.from(await whole.embed(ids, pooling)));
+      }
+      // Negative control: the first chunk alone is another vector (the later chunks count).
+      expect(Array.from(await chunked.embed(ids.slice(0, 16)))).to.not.deep.equal(Array.from(await chunked.embed(ids)));
+    } finally { await whole.close(); await chunked.close(); }
+  });
+
   it('bad input is a 400 naming the field', async () => {
     const cases: [Record<string, unknown>, string][] = [
       [{ input: ['ok', 7] }, 'input/1'],
