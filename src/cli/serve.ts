@@ -40,6 +40,7 @@ export interface ServeFlags {
   readonly cacheDir?: string;
   readonly chatTemplate?: string;
   readonly cors?: string[];
+  readonly pooling?: 'mean' | 'last';
 }
 
 function portArg(v: string): number {
@@ -86,7 +87,7 @@ export async function serveCommand(path: string | undefined, f: ServeFlags, io: 
   };
   const resolved = await resolveModel(given ?? demo!.path, load, registry, io.err).catch(async (e: unknown) => { await engine.close(); throw e; });
   const id = demo !== undefined ? 'qwen3-demo' : resolved.id;
-  const server = createServer({ modelId: id, open: async () => { await untilDevicesSettle(engine); return resolved.open(); }, engine, maxQueue: f.maxQueue, ...(chatTemplate !== undefined ? { chatTemplate } : {}), ...(f.cors !== undefined ? { cors: f.cors } : {}), ...(f.apiKey !== undefined ? { apiKey: f.apiKey } : {}), log: io.err });
+  const server = createServer({ modelId: id, open: async () => { await untilDevicesSettle(engine); return resolved.open(); }, engine, maxQueue: f.maxQueue, ...(chatTemplate !== undefined ? { chatTemplate } : {}), ...(f.cors !== undefined ? { cors: f.cors } : {}), ...(f.apiKey !== undefined ? { apiKey: f.apiKey } : {}), ...(f.pooling !== undefined ? { pooling: f.pooling } : {}), log: io.err });
   const url = await server.listen(f.port, f.host).catch(async (e: unknown) => {
     await server.close();
     await engine.close();
@@ -158,6 +159,7 @@ export const serve: CliCommand = {
       .addOption(new Option('--npu-opt <key=value>', 'an option for an add-on route (repeatable)').argParser(npuOptArg))
       .addOption(new Option('--cors <origin...>', 'origins a browser page may call from (* any); none by default'))
       .addOption(new Option('--chat-template <file>', 'a Jinja chat template used over the model\'s own'))
+      .addOption(new Option('--pooling <how>', '/v1/embeddings: the mean of the tokens\' final-norm hidden states, or the last token\'s').choices(['mean', 'last']).default('mean'))
       .addOption(new Option('--cache-dir <dir>', 'blob cache directory (and where the demo model is written)'))
       .action(action((path: string | undefined, f: ServeFlags) => serveCommand(path, f, io)));
   },

@@ -15,6 +15,8 @@ import { ModelHolder, needsReload, type ServedModel } from './model.js';
 import { countStreamFailure, isPage, registerPages } from './pages.js';
 import { ReasoningSplitter, splitReasoning, type Parted } from './reasoning.js';
 import { Metrics } from './metrics.js';
+import { registerEmbeddings } from './embeddings.js';
+import type { Pooling } from '../model/qwen3/embed.js';
 import { ServeCounters } from './status.js';
 import { DEFAULT_TOOL_CALL_FAMILY, readToolCalls, toolCallFormat, ToolCallReader, type ParsedCall, type ToolCallFormat, type ToolPiece } from './toolcalls.js';
 import { failure, failureOf, finishOf, parseBody, type ServeRequest, type WireFailure } from './wire.js';
@@ -40,6 +42,8 @@ export interface ServerOptions {
   readonly cors?: readonly string[];
   /** A Jinja chat template used over the model's own (`--chat-template FILE`, already read and checked). */
   readonly chatTemplate?: string;
+  /** How /v1/embeddings pools a sequence's hidden states (`--pooling`, default mean). */
+  readonly pooling?: Pooling;
 }
 
 /** A running server. */
@@ -162,6 +166,22 @@ export function createServer(o: ServerOptions): Server {
   };
   app.post('/v1/chat/completions', handle('chat'));
   app.post('/v1/completions', handle('completions'));
+  registerEmbeddings(app, {
+    modelId: o.modelId, pooling: o.pooling ?? 'mean',
+    admit: () => {
+      if (closing) return failure(503, 'server_error', 'ShuttingDown', 'the server is shutting down');
+      if (holder.state === 'failed') return failure(503, 'server_error', 'ModelFailed', `the model failed to load: ${failureOf(holder.error).body.error.message}`);
+      if (holder.state !== 'ready' || holder.model === undefined) return failure(503, 'server_error', 'ModelLoading', 'the model is loading; try again when /v1/health answers 200');
+      if (inFlight > maxQueue) return failure(429, 'rate_limit_error', 'QueueFull', `${inFlight - 1} requests are waiting behind the running one, the most this server holds (--max-queue ${maxQueue})`);
+      return { model: holder.model };
+    },
+    queued: async (work) => {
+      inFlight++;
+      return queue.add(async () => {
+        try { return closing ? undefined : { value: await work() }; } finally { inFlight--; }
+      });
+    },
+  });
 
   const loaded = holder.load();
   return {

@@ -18,6 +18,7 @@ import { programFor, type PlacedProgram } from './forms.js';
 import { EngineRunner, ReferenceRunner, type StepRunner } from './runner.js';
 import { openModelSource, type ModelSource } from './source.js';
 import { scoreIds, type ScoreResult } from './score.js';
+import { embedIds, type Pooling } from './embed.js';
 import { loadTokenizer } from '../tokenizer/load.js';
 import { TextWorker, type TextLimits } from '../tokenizer/textWorker.js';
 
@@ -227,15 +228,22 @@ export class Qwen3Model {
     return c;
   }
 
+  /** The program of `tokens` tokens whose result is every token's final-norm hidden state (embed). */
+  hiddenProgram(tokens: number): Program {
+    const r = this.runner;
+    const target = r instanceof EngineRunner ? (tokens > 1 ? r.prefillTarget ?? r.target : r.target) : undefined;
+    return this.#placed(target, tokens, false, 'hidden').program;
+  }
+
   #programOn(targets: string | undefined, tokens: number, allLogits: boolean): Program {
     return this.#placed(targets, tokens, allLogits).program;
   }
 
-  #placed(targets: string | undefined, tokens: number, allLogits: boolean): PlacedProgram {
-    const key = `${targets ?? ''}/${tokens}/${allLogits}`;
+  #placed(targets: string | undefined, tokens: number, allLogits: boolean, output?: 'hidden'): PlacedProgram {
+    const key = `${targets ?? ''}/${tokens}/${allLogits}${output === undefined ? '' : `/${output}`}`;
     let p = this.#programs.get(key);
     if (p === undefined) {
-      const shape = { tokens, ctx: this.ctx, allLogits, limits: this.limits, cacheType: this.cacheType };
+      const shape = { tokens, ctx: this.ctx, allLogits, limits: this.limits, cacheType: this.cacheType, ...(output === undefined ? {} : { output }) };
       p = targets === undefined ? { program: buildProgram(this.config, this.source.weights, shape) } : programFor(this.config, this.source.weights, shape, targets);
       this.#programs.set(key, p);
     }
@@ -347,6 +355,15 @@ export class Qwen3Model {
    */
   score(ids: readonly number[]): Promise<ScoreResult> {
     return scoreIds(this, ids);
+  }
+
+  /**
+   * The embedding of `ids` (at least 1, at most ctx; run from an empty cache): the final-norm hidden
+   * states pooled by `pooling`, `mean` over the tokens (default) or the `last` token's (embed.ts).
+   * `field` names the ids in errors.
+   */
+  embed(ids: readonly number[], pooling: Pooling = 'mean', field = 'ids'): Promise<Float32Array> {
+    return embedIds(this, ids, pooling, field);
   }
 
   /** Closes the engine this model made (an engine given to loadModel stays open). */

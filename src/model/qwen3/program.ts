@@ -11,7 +11,8 @@
  *   - activations `ids` `[T]` (i32) and `positions` `[T]` (i32, consecutive: the cache is written at
  *     positions[0]; rope and the causal mask read every position), and for a prefill (T > 1, not
  *     allLogits) `last` `[1]` (i32): the row whose logits are the result (stepActivations fills them).
- * Result: `logits`, `[vocab]` for the last token (or `[T, vocab]` with `allLogits`). A program's name
+ * Result: `logits`, `[vocab]` for the last token (or `[T, vocab]` with `allLogits`), or with
+ * `output: 'hidden'` `hidden` `[T, hidden]`, every token's final-norm hidden state (embeddings). A program's name
  * starts with the architecture (`qwen3-decode-ctx1024`, `llama-prefill-64-ctx1024`).
  * Rope's cos and sin are computed in the program from the positions (layers.ts, ropeTables), so the
  * fp64 reference computes them exactly too.
@@ -49,7 +50,16 @@ export interface ProgramShape {
   readonly limits?: Limits;
   /** The KV cache's dtype (default f32, the exact class; f16 rounds each stored element once). */
   readonly cacheType?: CacheType;
+  /**
+   * What the program gives: `logits` (the default) or `hidden`, every token's final-norm hidden state
+   * `[T, hidden]` (the output norm applied, no lm head: what embeddings pool). Absent by default, so
+   * the other programs keep their names and graphs.
+   */
+  readonly output?: ProgramOutput;
 }
+
+/** What a program's result is: see ProgramShape.output. */
+export type ProgramOutput = 'logits' | 'hidden';
 
 /** The dtypes a KV cache is held in. */
 export type CacheType = 'f32' | 'f16';
@@ -134,10 +144,12 @@ export function buildProgram(c: Qwen3Config, weights: ModelWeights, shape: Progr
   const cacheType = shape.cacheType ?? 'f32';
   if (!CACHE_TYPES.includes(cacheType)) throw new InvalidOptions('cacheType', `f32 or f16, not ${JSON.stringify(cacheType)}`);
   const f = PIECES[form];
+  const output = shape.output ?? 'logits';
+  if (output !== 'logits' && output !== 'hidden') throw new InvalidOptions('output', `logits or hidden, not ${JSON.stringify(output)}`);
   const o = c.options;
   if (form === 'plain' && (o.ropeFreqs || o.longRopeContext !== undefined || o.ropeAttnFactor !== 1)) throw new InvalidOptions('form', 'the plain form takes rope tables as inputs, which do not carry rope_freqs factors; run the fused form');
   if (form === 'plain' && o.slidingWindow !== undefined) throw new InvalidOptions('form', 'the plain form takes one rope table and one mask as inputs, not a sliding window\'s second ones; run the fused form');
-  const p = program(`${t === 1 ? `${c.arch}-decode` : `${c.arch}-prefill-${t}`}-ctx${ctx}${shape.allLogits === true ? '-all' : ''}${form === 'plain' ? '-plain' : ''}${cacheType === 'f32' ? '' : `-kv${cacheType}`}`);
+  const p = program(`${t === 1 ? `${c.arch}-decode` : `${c.arch}-prefill-${t}`}-ctx${ctx}${shape.allLogits === true ? '-all' : ''}${form === 'plain' ? '-plain' : ''}${cacheType === 'f32' ? '' : `-kv${cacheType}`}${output === 'hidden' ? '-hidden' : ''}`);
   // LongRoPE: the long factors past the original context, else the short ones (both are args, one read).
   const longRope = o.longRopeContext === undefined ? undefined : ctx > o.longRopeContext ? 'rope_factors_long' : 'rope_factors_short';
   const w = new Map<string, Value>();
@@ -217,6 +229,13 @@ export function buildProgram(c: Qwen3Config, weights: ModelWeights, shape: Progr
     }
     const act = o.activation === 'silu' ? f.glu(p, gate, up) : geglu(p, gate, up);
     x = p.add(x, branch(post(linear(p, act, L('ffn_down'), c.hidden), 'post_ffw_norm')));
+  }
+  if (output === 'hidden') {
+    // Every row's final-norm hidden state, no lm head: a padded bucket's rows past the ids are the caller's to drop.
+    p.results(p.named('hidden').reshape(f.norm(p, x, W('output_norm'), c.rmsEps), [t, c.hidden]));
+    const hidden = p.build(shape.limits);
+    if (plain) TABLE_INPUTS.set(hidden, { headDim: rd, theta: c.ropeTheta, ctx, freqScale: o.ropeFreqScale });
+    return hidden;
   }
   // Only the last token's logits are needed to go on (the lm head is the largest matmul of a step):
   // the row `last` names, so a padded prefill gives its last real token's.

@@ -29,6 +29,11 @@ export interface StepInput {
   readonly state: TensorMap;
 }
 
+/** A step's one result: its `logits`, or a hidden-state program's `hidden` (program.ts, ProgramShape.output). */
+function resultOf(results: Readonly<Record<string, Tensor>>): Tensor {
+  return results['logits'] ?? results['hidden']!;
+}
+
 /** What one step gives: the logits (of the last token, or of each with allLogits) and the KV cache after it. */
 export interface StepResult {
   readonly logits: Tensor;
@@ -168,7 +173,7 @@ class SessionCursor implements CacheCursor {
     }
     const out = await s.step(stepActivations(program, ids, positions));
     this.#record(prefillTarget !== undefined ? 'prefill' : 'decode', target, [{ device: s.deviceName, simulated: s.simulated }]);
-    return out.results['logits']!;
+    return resultOf(out.results);
   }
 
   #record(phase: RanOn['phase'], target: string, devices: readonly { readonly device: string; readonly simulated: boolean }[]): void {
@@ -261,7 +266,7 @@ export class EngineRunner implements StepRunner {
     });
     const r = await job.result;
     const devices = r.partition?.segments.map((g) => ({ device: g.device, simulated: g.simulated })) ?? [{ device: r.target, simulated: r.simulated }];
-    return { logits: r.results['logits']!, state: r.state, devices };
+    return { logits: resultOf(r.results), state: r.state, devices };
   }
 
   /** A generation over device sessions: its KV cache stays on the device. */
@@ -338,7 +343,7 @@ export class ReferenceRunner implements StepRunner {
     let checked = this.#checked.get(program.name);
     if (checked === undefined) this.#checked.set(program.name, (checked = checkProgram(program)));
     const out = runStep(checked, { weights: this.#weights, state: input.state, activations: stepActivations(program, input.ids, input.positions) }, { fp64: true });
-    return Promise.resolve({ logits: out.results['logits']!, state: out.state });
+    return Promise.resolve({ logits: resultOf(out.results), state: out.state });
   }
 
   begin(zero: () => TensorMap): Promise<CacheCursor> {
