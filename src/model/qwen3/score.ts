@@ -8,24 +8,15 @@
  * of its second half counted (positions ctx/2 to ctx-2), so every counted token has at least half a
  * window of context.
  */
-import { InvalidOptions, ResourceLimit } from '../../errors/index.js';
-import type { Tensor } from '../../ir/tensor.js';
+import { InvalidOptions } from '../../errors/index.js';
 import { TextWorker, type TextLimits } from '../tokenizer/textWorker.js';
-import { prefillTokens, zeroCache } from './generate.js';
+import { checkForcedIds, forcedSteps, type ForcedModel } from './forced.js';
 import type { Program } from '../../ir/types.js';
 import type { Tokenizer } from '../tokenizer/types.js';
-import type { Qwen3Config } from './config.js';
-import type { CacheType } from './program.js';
-import type { StepRunner } from './runner.js';
 
 /** What scoring reads of a loaded model (Qwen3Model has it; named here, not imported, so the two files do not import each other). */
-export interface ScoredModel {
-  readonly config: Qwen3Config;
-  readonly ctx: number;
-  readonly cacheType: CacheType;
-  readonly runner: StepRunner;
+export interface ScoredModel extends ForcedModel {
   readonly tokenizer: Tokenizer | null;
-  fittingChunk(): number;
   program(tokens: number, allLogits?: boolean): Program;
 }
 
@@ -63,15 +54,7 @@ const perplexityOf = (logprobs: readonly number[]): number => Math.exp(-logprobs
 
 /** Checks ids against the model: whole numbers in the vocabulary, at least two, at most the context; InvalidOptions or ResourceLimit naming `field`. */
 export function checkScoreIds(model: ScoredModel, ids: unknown, field: string): number[] {
-  if (!Array.isArray(ids)) throw new InvalidOptions(field, 'an array of token ids');
-  const vocab = model.config.vocab;
-  ids.forEach((id, i) => {
-    if (!(typeof id === 'number' && Number.isSafeInteger(id))) throw new InvalidOptions(`${field}/${i}`, `token id ${JSON.stringify(id)} is not a whole number`);
-    if (id < 0 || id >= vocab) throw new InvalidOptions(`${field}/${i}`, `token id ${id} is outside the vocabulary (0 to ${vocab - 1})`);
-  });
-  if (ids.length < 2) throw new InvalidOptions(field, `${ids.length} ids: scoring needs at least 2 (the first is only context)`);
-  if (ids.length > model.ctx) throw new ResourceLimit('context', ids.length, model.ctx, field);
-  return ids as number[];
+  return checkForcedIds(model, ids, field, 2, (n) => `${n} ids: scoring needs at least 2 (the first is only context)`);
 }
 
 /**
@@ -80,19 +63,9 @@ export function checkScoreIds(model: ScoredModel, ids: unknown, field: string): 
  */
 async function eachRow(model: ScoredModel, ids: readonly number[], row: (t: number, logits: Float64Array) => void): Promise<void> {
   const vocab = model.config.vocab;
-  const chunk = model.fittingChunk();
-  const cursor = await model.runner.begin(() => zeroCache(model.config, model.ctx, model.cacheType));
-  try {
-    for (let at = 0; at < ids.length; at += chunk) {
-      const part = ids.slice(at, at + chunk);
-      const tokens = prefillTokens(part.length, model.ctx - at, chunk);
-      const out: Tensor = await cursor.step(model.program(tokens, true), part, part.map((_, k) => at + k));
-      // A padded bucket has rows past the chunk's ids: those are not positions of the sequence.
-      for (let k = 0; k < part.length; k++) row(at + k, out.data.subarray(k * vocab, (k + 1) * vocab));
-    }
-  } finally {
-    await cursor.close();
-  }
+  await forcedSteps(model, ids, (tokens) => model.program(tokens, true), (at, count, out) => {
+    for (let k = 0; k < count; k++) row(at + k, out.data.subarray(k * vocab, (k + 1) * vocab));
+  });
 }
 
 /** Scores ids teacher-forced (see the module's comment); `field` names them in errors. */
