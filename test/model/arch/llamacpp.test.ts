@@ -58,6 +58,17 @@ const CASES: readonly { arch: string; name?: string; file: TinyQwen3Options; typ
       { what: 'the logit scale dropped', flip: { logitScale: 1 } },
     ],
   },
+  // Qwen3 itself, in the types its own llama.cpp test (test/model/qwen3/llama.test.ts) does not take, and
+  // the negative controls of its thresholds: a rope bug, a norm dropped, a mask bug (layer 0 sees only
+  // the last 2 positions; the rope base unchanged, so the mask alone differs).
+  {
+    arch: 'qwen3', file: {}, types: ['F32', 'Q4_0'],
+    controls: [
+      { what: 'normal rope for neox', flip: { rope: 'normal' } },
+      { what: 'the q/k norms dropped', flip: { qkNorm: false } },
+      { what: 'a causal mask of 2 positions in layer 0', flip: { slidingWindow: { window: 2, period: 2, ropeBase: 1_000_000 } } },
+    ],
+  },
   // A sliding window of 6 over the 12 positions, layer 0 local and layer 1 global (tiny.ts).
   {
     arch: 'gemma3', file: {},
