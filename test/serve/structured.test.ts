@@ -10,7 +10,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { qwen3TokenizerDir } from '../../src/serve/demo.js';
 import { writeTinyQwen3 } from '../../src/model/qwen3/tiny.js';
-import { acceptsPrefix, jsonObjectGrammar } from '../../src/model/grammar/index.js';
+import { acceptsPrefix, hasVocabularyTrie, jsonObjectGrammar } from '../../src/model/grammar/index.js';
+import { loadModel, type Qwen3Model } from '../../src/model/qwen3/model.js';
+import { Registry } from '../../src/serve/addons.js';
+import { resolveModel } from '../../src/serve/open.js';
 import { problem } from '../model/grammar/validate.js';
 import { startServer, tinyModel } from './helpers.js';
 
@@ -138,5 +141,18 @@ describe('serve: tool_choice required and named, by constrained decoding', funct
     const b = await post({ tool_choice: 'required', response_format: { type: 'json_object' } });
     expect(b.status).to.equal(400);
     expect(((await b.json()) as { error: { param: string } }).error.param).to.equal('response_format');
+  });
+
+  it('a model `serve` opens has its vocabulary trie built while it loads, not by its first constrained request', async () => {
+    const r = await resolveModel(model.path, { target: 'host', ctx: 64 }, new Registry(), () => undefined);
+    const served = (await r.open()) as Qwen3Model;
+    try {
+      expect(hasVocabularyTrie(served.tokenizer!)).to.equal(true);
+    } finally { await served.close(); }
+    // The control: a model loaded by itself has none until a constrained answer asks for it.
+    const bare = await loadModel(model.path, { target: 'host', ctx: 64 });
+    try {
+      expect(hasVocabularyTrie(bare.tokenizer!)).to.equal(false);
+    } finally { await bare.close(); }
   });
 });

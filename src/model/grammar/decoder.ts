@@ -97,6 +97,11 @@ export class VocabularyTrie {
 
 const tries = new WeakMap<Tokenizer, VocabularyTrie>();
 
+/** Whether `tok`'s vocabulary trie is built already (a served model builds it while it loads). */
+export function hasVocabularyTrie(tok: Tokenizer): boolean {
+  return tries.has(tok);
+}
+
 /** The trie of a tokenizer's vocabulary, built once per tokenizer. */
 export function vocabularyTrie(tok: Tokenizer): VocabularyTrie {
   let t = tries.get(tok);
