@@ -203,21 +203,6 @@ function messageOf(text: string): Record<string, unknown> {
   return { role: 'assistant', content: p.content, ...(p.reasoning !== '' ? { reasoning_content: p.reasoning } : {}) };
 }
 
-/**
- * A forced tool call's answer (`<tool_call>\n{"name": ..., "arguments": {...}}\n</tool_call>`, as the
- * constraint writes it) as OpenAI's `tool_calls`; undefined when the text is not a whole call (cut by max_tokens).
- */
-function toolCallsOf(text: string): { id: string; type: 'function'; function: { name: string; arguments: string } }[] | undefined {
-  const m = /^<tool_call>\n([\s\S]*)\n<\/tool_call>$/.exec(text);
-  if (m === null) return undefined;
-  try {
-    const call = JSON.parse(m[1]!) as { name: string; arguments: unknown };
-    return [{ id: `call_${randomUUID().replace(/-/g, '').slice(0, 24)}`, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.arguments) } }];
-  } catch {
-    return undefined;
-  }
-}
-
 /** How a response reads the calls its model writes on its own (tools given, tool_choice auto): the format, the tools' names, call ids. */
 interface AutoTools {
   readonly format: ToolCallFormat;
@@ -226,11 +211,25 @@ interface AutoTools {
   id(): string;
 }
 
-function autoToolsOf(kind: Kind, r: ServeRequest, m: ServedModel): AutoTools | undefined {
-  if (kind !== 'chat' || r.autoTools === undefined) return undefined;
+function toolsReadAs(m: ServedModel, names: readonly string[]): AutoTools {
   const stem = `call_${randomUUID().replace(/-/g, '').slice(0, 16)}_`;
   let n = 0;
-  return { format: toolCallFormat(m.toolCallFamily ?? DEFAULT_TOOL_CALL_FAMILY), names: new Set(r.autoTools), id: () => `${stem}${n++}` };
+  return { format: toolCallFormat(m.toolCallFamily ?? DEFAULT_TOOL_CALL_FAMILY), names: new Set(names), id: () => `${stem}${n++}` };
+}
+
+function autoToolsOf(kind: Kind, r: ServeRequest, m: ServedModel): AutoTools | undefined {
+  return kind !== 'chat' || r.autoTools === undefined ? undefined : toolsReadAs(m, r.autoTools);
+}
+
+/**
+ * A forced tool call's answer, read as a model's own calls are, as OpenAI's `tool_calls`; undefined
+ * when the text is not whole calls and nothing else (cut by max_tokens).
+ */
+function forcedCallsOf(text: string, r: ServeRequest, m: ServedModel): { id: string; type: 'function'; function: { name: string; arguments: string } }[] | undefined {
+  if (r.toolCall === undefined) return undefined;
+  const tools = toolsReadAs(m, r.toolCall);
+  const read = readToolCalls(text, tools.format, tools.names);
+  return read.calls.length === 0 || read.content !== null ? undefined : read.calls.map((c) => wireCall(c, tools.id()));
 }
 
 function wireCall(c: ParsedCall, id: string): { id: string; type: 'function'; function: { name: string; arguments: string } } {
@@ -356,7 +355,7 @@ async function whole(kind: Kind, r: ServeRequest, m: ServedModel, live: Live, re
     usage.add(res, c.first);
     const finish_reason = finishOf(res.finishReason);
     const logprobs = c.request.logprobs !== undefined ? lps.wire : null;
-    const calls = r.toolCall === true ? toolCallsOf(res.text) : undefined;
+    const calls = forcedCallsOf(res.text, r, m);
     const written = tools !== undefined ? autoToolMessage(res.text, tools) : undefined;
     if (calls !== undefined) choices.push({ index: c.index, message: { role: 'assistant', content: null, tool_calls: calls }, finish_reason: 'tool_calls', logprobs });
     else if (written !== undefined) choices.push({ index: c.index, message: written, finish_reason: 'tool_calls', logprobs });
@@ -433,7 +432,7 @@ async function streamed(kind: Kind, r: ServeRequest, m: ServedModel, live: Live,
       while (n.done !== true) {
         if (gone()) { await it.return(undefined as never); return; }
         // A forced tool call is sent whole at its end, as one tool-call delta.
-        if (r.toolCall === true) { /* held */ } else if (withLogprobs) { token(n.value); sent += n.value.text; } else if (n.value.text !== '') { piece(n.value.text); sent += n.value.text; }
+        if (r.toolCall !== undefined) { /* held */ } else if (withLogprobs) { token(n.value); sent += n.value.text; } else if (n.value.text !== '') { piece(n.value.text); sent += n.value.text; }
         n = await it.next();
       }
     } catch (e) {
@@ -444,7 +443,7 @@ async function streamed(kind: Kind, r: ServeRequest, m: ServedModel, live: Live,
     const res = n.value;
     usage.add(res, c.first);
     const finish_reason = finishOf(res.finishReason);
-    const calls = r.toolCall === true ? toolCallsOf(res.text) : undefined;
+    const calls = forcedCallsOf(res.text, r, m);
     if (calls !== undefined) {
       o.write(chunk({ delta: { tool_calls: calls.map((x, index) => ({ index, ...x })) }, finish_reason: null }));
       o.write(chunk({ delta: {}, finish_reason: 'tool_calls' }));

@@ -21,8 +21,8 @@ export interface ServeRequest {
   readonly prompts: readonly GenerateRequest[];
   /** Choices per prompt (default 1); choice j of a prompt samples with seed + j. */
   readonly n: number;
-  /** A forced tool call (tool_choice required or named): the answer is parsed into `message.tool_calls`. */
-  readonly toolCall?: boolean;
+  /** A forced tool call (tool_choice required or named): the names it may call; the answer is read into `message.tool_calls`. */
+  readonly toolCall?: readonly string[];
   /** With tools and `tool_choice` `auto` (or none given): their names; calls the model writes are read from its answer. */
   readonly autoTools?: readonly string[];
 }
@@ -259,10 +259,18 @@ function toolCallOf(v: unknown, tools: unknown[] | undefined): Grammar | undefin
   throw new InvalidOptions('tool_choice', `"none", "auto", "required" or { "type": "function", "function": { "name": ... } }, not ${shown(v)}`);
 }
 
+/** The names of checked tools. */
+const namesOf = (tools: unknown[]): string[] => tools.map((t) => ((t as Body)['function'] as Body)['name'] as string);
+
 /** The tools' names when the model may call them on its own (tools given, `tool_choice` absent or `auto`). */
 function autoToolsOf(choice: unknown, tools: unknown[] | undefined): string[] | undefined {
   if (tools === undefined || tools.length === 0 || !(absent(choice) || choice === 'auto')) return undefined;
-  return tools.map((t) => ((t as Body)['function'] as Body)['name'] as string);
+  return namesOf(tools);
+}
+
+/** The names a forced call (toolCallOf's) may call: the named function, or any tool for `required`. */
+function forcedNamesOf(choice: unknown, tools: unknown[] | undefined): string[] {
+  return choice === 'required' ? namesOf(tools ?? []) : [((choice as Body)['function'] as Body)['name'] as string];
 }
 
 /** Checks a chat or completions body; InvalidOptions names the first bad field by its wire name. */
@@ -316,7 +324,7 @@ export function parseBody(body: unknown, kind: 'chat' | 'completions', chatTempl
   };
   const all = prompts.map((p) => ({ ...p, ...decode }) as GenerateRequest);
   const auto = kind === 'chat' ? autoToolsOf(b['tool_choice'], toolsOf(b['tools'])) : undefined;
-  return { model: b['model'], stream, includeUsage, generate: all[0]!, prompts: all, n, ...(forced !== undefined ? { toolCall: true } : {}), ...(auto !== undefined ? { autoTools: auto } : {}) };
+  return { model: b['model'], stream, includeUsage, generate: all[0]!, prompts: all, n, ...(forced !== undefined ? { toolCall: forcedNamesOf(b['tool_choice'], toolsOf(b['tools'])) } : {}), ...(auto !== undefined ? { autoTools: auto } : {}) };
 }
 
 /** OpenAI's finish reasons: an end-of-sequence id or a stop string is `stop`; a count or the context `length`. */
