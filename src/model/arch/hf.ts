@@ -140,7 +140,8 @@ export function hfConfig(c: ModelConfig, bos: number | undefined): Record<string
   return out;
 }
 
-function whole(c: Record<string, unknown>, key: string, source: string, fallback?: number): number {
+/** `c[key]` (or `fallback`) as a positive whole number; InvalidInput at `source/key`. */
+export function whole(c: Record<string, unknown>, key: string, source: string, fallback?: number): number {
   const v = c[key] ?? fallback;
   if (typeof v !== 'number' || !Number.isSafeInteger(v) || v <= 0) {
     throw new InvalidInput(`${source}/${key}`, v === undefined ? 'config.json does not give it' : `a positive whole number, not ${JSON.stringify(v)}`);
@@ -148,7 +149,8 @@ function whole(c: Record<string, unknown>, key: string, source: string, fallback
   return v;
 }
 
-function positiveNumber(c: Record<string, unknown>, key: string, source: string, fallback?: number): number {
+/** `c[key]` (or `fallback`) as a positive finite number; InvalidInput at `source/key`. */
+export function positiveNumber(c: Record<string, unknown>, key: string, source: string, fallback?: number): number {
   const v = c[key] ?? fallback;
   if (typeof v !== 'number' || !(v > 0) || !Number.isFinite(v)) {
     throw new InvalidInput(`${source}/${key}`, v === undefined ? 'config.json does not give it' : `a positive number, not ${JSON.stringify(v)}`);

@@ -8,7 +8,7 @@ import { isRecord } from '../../ir/pointer.js';
 import type { GgufFile } from '../gguf/types.js';
 import { defaultOptions, modelConfigFromGguf, type ModelConfig } from '../arch/config.js';
 import { QWEN3 } from '../arch/qwen3.js';
-import { modelConfigFromHf } from '../arch/hf.js';
+import { modelConfigFromHf, positiveNumber, whole } from '../arch/hf.js';
 
 /**
  * Everything the programs need to know of a model: the one config of every architecture
@@ -26,20 +26,6 @@ export const QWEN3_SHAPES = {
 /** The config of a GGUF of any architecture that runs (src/model/arch); InvalidInput at the key for another one or inconsistent dims. */
 export function configFromGguf(f: GgufFile): Qwen3Config {
   return modelConfigFromGguf(f);
-}
-
-function whole(c: Record<string, unknown>, key: string, source: string, fallback?: number): number {
-  const v = c[key] ?? fallback;
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v <= 0) {
-    throw new InvalidInput(`${source}/${key}`, v === undefined ? 'config.json does not give it' : `a positive whole number, not ${JSON.stringify(v)}`);
-  }
-  return v;
-}
-
-function positiveNumber(c: Record<string, unknown>, key: string, source: string, fallback: number): number {
-  const v = c[key] ?? fallback;
-  if (typeof v !== 'number' || !(v > 0) || !Number.isFinite(v)) throw new InvalidInput(`${source}/${key}`, `a positive number, not ${JSON.stringify(v)}`);
-  return v;
 }
 
 /** The config of a Hugging Face config.json (already parsed) of any architecture gguf pack writes; `source` names the file in errors. */
