@@ -43,25 +43,40 @@ export function defaultOptions(a: ArchDescriptor, headDim: number): GraphOptions
   };
 }
 
-/** 1, or 1 / the factor of linear rope scaling the file declares; InvalidInput for a scaling the graph does not do. */
-function ropeFreqScale(f: GgufFile, p: string): number {
+/** llama.cpp's YaRN defaults (llama-hparams.h, llama-context.cpp): the ramp's rotation bounds and, for a YaRN file, an ext factor of 1. */
+export const YARN_DEFAULTS = { betaFast: 32, betaSlow: 1, extFactor: 1 } as const;
+
+/**
+ * The rope scaling a file declares, as llama.cpp reads it: `rope.scaling.type` (default linear; none,
+ * linear and yarn run), the factor from `rope.scaling.factor` or the older `rope.scale_linear` (the
+ * frequency scale is 1 / it, 1 when absent or 0, and 1 for none), and for YaRN the original context
+ * (`rope.scaling.original_context_length`, default `contextLength`) with llama.cpp's defaults for the
+ * rest. llama.cpp reads `rope.scaling.yarn_*` only for other architectures (grok, mistral3, deepseek2);
+ * such a key with a value other than its default is refused here rather than dropped.
+ */
+function ropeScaling(f: GgufFile, p: string, contextLength: number): Pick<GraphOptions, 'ropeFreqScale' | 'ropeYarn'> {
   const m = f.metadata;
-  const type = m.get(`${p}rope.scaling.type`);
-  if (type !== undefined) {
-    if (type.type !== 'string') throw new InvalidInput(`/metadata/${p}rope.scaling.type`, `is a ${type.type}, not a string`);
-    if (type.value === 'none') return 1;
-    if (type.value !== 'linear') {
-      throw new InvalidInput(`/metadata/${p}rope.scaling.type`, `rope scaling ${JSON.stringify(type.value)} is not done by this graph (none and linear are)`);
-    }
-    const factor = metadataNumber(m, `${p}rope.scaling.factor`, 1, p.slice(0, -1));
-    if (!(factor > 0)) throw new InvalidInput(`/metadata/${p}rope.scaling.factor`, `a positive number, not ${factor}`);
-    return 1 / factor;
+  const typeValue = m.get(`${p}rope.scaling.type`);
+  if (typeValue !== undefined && typeValue.type !== 'string') throw new InvalidInput(`/metadata/${p}rope.scaling.type`, `is a ${typeValue.type}, not a string`);
+  const type = typeValue?.value ?? 'linear';
+  if (type !== 'none' && type !== 'linear' && type !== 'yarn') {
+    throw new InvalidInput(`/metadata/${p}rope.scaling.type`, `rope scaling ${JSON.stringify(type)} is not done by this graph (none, linear and yarn are)`);
   }
-  // No type: llama.cpp takes it as linear, by rope.scaling.factor or the older rope.scale_linear.
   const key = m.get(`${p}rope.scaling.factor`) !== undefined ? `${p}rope.scaling.factor` : `${p}rope.scale_linear`;
-  const linear = metadataNumber(m, key, 1, p.slice(0, -1));
-  if (!(linear > 0)) throw new InvalidInput(`/metadata/${key}`, `a positive number, not ${linear}`);
-  return 1 / linear;
+  const factor = metadataNumber(m, key, 0, p.slice(0, -1));
+  if (!(factor >= 0) || !Number.isFinite(factor)) throw new InvalidInput(`/metadata/${key}`, `a positive number, not ${factor}`);
+  const yarnKeys = { yarn_beta_fast: YARN_DEFAULTS.betaFast, yarn_beta_slow: YARN_DEFAULTS.betaSlow, yarn_ext_factor: -1, yarn_attn_factor: 1, yarn_log_multiplier: 0 };
+  for (const [k, neutral] of Object.entries(yarnKeys)) {
+    const v = m.get(`${p}rope.scaling.${k}`);
+    if (v !== undefined && metadataNumber(m, `${p}rope.scaling.${k}`, neutral, p.slice(0, -1)) !== neutral) {
+      throw new InvalidInput(`/metadata/${p}rope.scaling.${k}`, `llama.cpp does not read ${k} for ${p.slice(0, -1)} (it keeps its default ${neutral}), and neither does this graph`);
+    }
+  }
+  if (type === 'none') return { ropeFreqScale: 1 };
+  const ropeFreqScale = factor === 0 ? 1 : 1 / factor;
+  if (type === 'linear') return { ropeFreqScale };
+  const origContext = metadataPositive(m, `${p}rope.scaling.original_context_length`, contextLength, p.slice(0, -1));
+  return { ropeFreqScale, ropeYarn: { origContext, ...YARN_DEFAULTS } };
 }
 
 /** The sliding-window layers a file declares for an architecture that has them (types.ts), else nothing. */
@@ -115,10 +130,11 @@ export function modelConfigFromGguf(f: GgufFile): ModelConfig {
     return v;
   };
   const eos = numericValue(m.get('tokenizer.ggml.eos_token_id'));
+  const contextLength = num(`${p}context_length`, a.defaults.contextLength);
   return {
     arch: a.name,
     options: {
-      ...defaultOptions(a, d.headDim), ropeDims, ropeFreqScale: ropeFreqScale(f, p),
+      ...defaultOptions(a, d.headDim), ropeDims, ...ropeScaling(f, p, contextLength),
       ropeFreqs: a.ropeFreqs && f.tensor('rope_freqs.weight') !== undefined,
       ropeAttnFactor: positiveNumber(`${p}rope.scaling.attn_factor`, 1),
       ...(longRope ? { longRopeContext: metadataPositive(m, `${p}rope.scaling.original_context_length`, num(`${p}context_length`, a.defaults.contextLength), a.name) } : {}),
@@ -130,7 +146,7 @@ export function modelConfigFromGguf(f: GgufFile): ModelConfig {
     vocab: embd.dims[1]!,
     ropeTheta: num(`${p}rope.freq_base`, a.defaults.ropeTheta),
     rmsEps: num(`${p}attention.layer_norm_rms_epsilon`, a.defaults.rmsEps),
-    contextLength: num(`${p}context_length`, a.defaults.contextLength),
+    contextLength,
     tied: f.tensor('output.weight') === undefined,
     eosIds: eos === undefined ? [] : [eos],
   };

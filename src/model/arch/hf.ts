@@ -12,9 +12,9 @@
 import { InvalidInput } from '../../errors/index.js';
 import { isRecord } from '../../ir/pointer.js';
 import { shortestF32 } from '../pack/config.js';
-import { defaultOptions, type ModelConfig } from './config.js';
+import { defaultOptions, YARN_DEFAULTS, type ModelConfig } from './config.js';
 import { ARCHITECTURES, architecture } from './index.js';
-import type { LayerTensor } from './types.js';
+import type { GraphOptions, LayerTensor } from './types.js';
 
 /** The architectures `gguf pack` converts (and a Q4NX directory's config.json may name). */
 export const HF_ARCHITECTURES: readonly string[] = ['qwen3', 'llama', 'qwen2', 'phi3', 'minicpm', 'gemma3'];
@@ -165,15 +165,37 @@ function period(c: Record<string, unknown>, source: string, fallback: number): n
   return v;
 }
 
-/** 1, or 1 / the factor of a linear rope_scaling; InvalidInput for another rope type. */
-function ropeFreqScale(json: Record<string, unknown>, source: string): number {
+/**
+ * The rope scaling of an HF config.json's `rope_scaling` (`rope_type`, or the older `type`): none
+ * (absent, null, default), linear (`factor`) or yarn (`factor`, `original_max_position_embeddings`
+ * (default the config's, else `contextLength`), `beta_fast` 32, `beta_slow` 1, `attention_factor`
+ * (default 1 + 0.1 ln factor, as transformers' get_mscale)), as the graph options a GGUF of the same
+ * model gives. Transformers' YaRN equals ggml's rope_yarn with an ext factor of 1, its attention
+ * factor being ggml's whole mscale: ropeAttnFactor is it over ggml's own 1 + 0.1 ln factor.
+ * DeepSeek's `mscale`/`mscale_all_dim` and `truncate: false` are refused (the graph does not do them).
+ */
+export function ropeScalingFromHf(json: Record<string, unknown>, source: string, contextLength: number): Pick<GraphOptions, 'ropeFreqScale' | 'ropeYarn' | 'ropeAttnFactor'> {
   const rs = json['rope_scaling'];
-  if (rs === undefined || rs === null) return 1;
+  if (rs === undefined || rs === null) return { ropeFreqScale: 1, ropeAttnFactor: 1 };
   if (!isRecord(rs)) throw new InvalidInput(`${source}/rope_scaling`, 'an object or null');
   const type = rs['rope_type'] ?? rs['type'];
-  if (type === 'default' || type === 'none') return 1;
-  if (type !== 'linear') throw new InvalidInput(`${source}/rope_scaling/rope_type`, `rope scaling ${JSON.stringify(type)} is not done by this graph (linear is)`);
-  return 1 / positiveNumber(rs, 'factor', `${source}/rope_scaling`);
+  const at = `${source}/rope_scaling`;
+  if (type === 'default' || type === 'none') return { ropeFreqScale: 1, ropeAttnFactor: 1 };
+  if (type === 'linear') return { ropeFreqScale: 1 / positiveNumber(rs, 'factor', at), ropeAttnFactor: 1 };
+  if (type !== 'yarn') throw new InvalidInput(`${at}/rope_type`, `rope scaling ${JSON.stringify(type)} is not done by this graph (linear and yarn are)`);
+  for (const k of ['mscale', 'mscale_all_dim']) {
+    if (rs[k] !== undefined && rs[k] !== null) throw new InvalidInput(`${at}/${k}`, 'DeepSeek\'s YaRN mscale is not done by this graph');
+  }
+  if (rs['truncate'] === false) throw new InvalidInput(`${at}/truncate`, 'YaRN without rounding the correction range is not done by this graph');
+  const factor = positiveNumber(rs, 'factor', at);
+  const origContext = whole(rs, 'original_max_position_embeddings', at, typeof json['original_max_position_embeddings'] === 'number' ? json['original_max_position_embeddings'] : contextLength);
+  const own = 1 + 0.1 * Math.log(factor);
+  const attention = positiveNumber(rs, 'attention_factor', at, factor <= 1 ? 1 : own);
+  return {
+    ropeFreqScale: 1 / factor,
+    ropeYarn: { origContext, betaFast: positiveNumber(rs, 'beta_fast', at, YARN_DEFAULTS.betaFast), betaSlow: positiveNumber(rs, 'beta_slow', at, YARN_DEFAULTS.betaSlow), extFactor: 1 },
+    ropeAttnFactor: attention / own,
+  };
 }
 
 /** The config of an HF config.json (parsed) of any architecture gguf pack writes; `source` names the file in errors. */
@@ -198,7 +220,8 @@ export function modelConfigFromHf(json: unknown, source: string): ModelConfig {
   const ropeDims = Math.round(headDim * partial);
   if (ropeDims % 2 !== 0) throw new InvalidInput(`${source}/partial_rotary_factor`, `rope on ${ropeDims} of ${headDim} elements: not an even count`);
   // HF's rows pair (i, i + D/2) whatever the family: see the file comment.
-  const options = { ...defaultOptions(a, headDim), rope: 'neox' as const, ropeDims, ropeFreqScale: ropeFreqScale(json, source) };
+  const contextLength = whole(json, 'max_position_embeddings', source, a.defaults.contextLength);
+  const options = { ...defaultOptions(a, headDim), rope: 'neox' as const, ropeDims, ...ropeScalingFromHf(json, source, contextLength) };
   let scales = {};
   let window = {};
   if (a.name === 'minicpm') {
@@ -233,7 +256,7 @@ export function modelConfigFromHf(json: unknown, source: string): ModelConfig {
     vocab: whole(json, 'vocab_size', source),
     ropeTheta: positiveNumber(json, 'rope_theta', source, a.defaults.ropeTheta),
     rmsEps: positiveNumber(json, 'rms_norm_eps', source, a.defaults.rmsEps),
-    contextLength: whole(json, 'max_position_embeddings', source, a.defaults.contextLength),
+    contextLength,
     tied: json['tie_word_embeddings'] === true,
     eosIds,
   };

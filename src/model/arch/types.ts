@@ -69,6 +69,17 @@ export interface ArchDescriptor {
   readonly layer: readonly LayerTensor[];
 }
 
+/** YaRN's parameters beside its factor (llama.cpp's defaults: beta_fast 32, beta_slow 1, ext factor 1). */
+export interface YarnParams {
+  /** The context the model was trained at before the scaling (`<arch>.rope.scaling.original_context_length`, default the context length). */
+  readonly origContext: number;
+  /** The rotation counts over the original context that bound the ramp: faster frequencies extrapolate, slower ones interpolate. */
+  readonly betaFast: number;
+  readonly betaSlow: number;
+  /** How much of the extrapolated frequency the ramp mixes in (1 for YaRN). */
+  readonly extFactor: number;
+}
+
 /** A model's graph options, resolved from its descriptor and its file (the descriptor's flags as they are). */
 export interface GraphOptions extends Pick<ArchDescriptor, 'qkNorm' | 'qkvBias' | 'fusedQkv' | 'fusedGateUp' | 'activation' | 'postNorms'> {
   readonly rope: RopeType;
@@ -80,6 +91,13 @@ export interface GraphOptions extends Pick<ArchDescriptor, 'qkNorm' | 'qkvBias' 
   readonly ropeFreqs: boolean;
   /** The weights include `rope_factors_long` and `rope_factors_short`: the long ones divide the frequencies at a context past this, else the short ones. */
   readonly longRopeContext?: number;
+  /**
+   * YaRN (`<arch>.rope.scaling.type = yarn`): the frequency scale (`ropeFreqScale`, 1 / the factor)
+   * applies to each frequency through YaRN's ramp between the correction dims of the original context,
+   * and cos and sin are times 1 + 0.1 ln(factor) besides `ropeAttnFactor` (ggml's rope_yarn;
+   * src/model/qwen3/layers.ts, ropeTables). Fused form only.
+   */
+  readonly ropeYarn?: YarnParams;
   /** Rope's cos and sin are multiplied by this (`<arch>.rope.scaling.attn_factor`; 1: neutral). */
   readonly ropeAttnFactor: number;
   /** Sliding-window layers, when the file declares a window: see ArchDescriptor.slidingWindow. */

@@ -147,7 +147,7 @@ export function buildProgram(c: Qwen3Config, weights: ModelWeights, shape: Progr
   const output = shape.output ?? 'logits';
   if (output !== 'logits' && output !== 'hidden') throw new InvalidOptions('output', `logits or hidden, not ${JSON.stringify(output)}`);
   const o = c.options;
-  if (form === 'plain' && (o.ropeFreqs || o.longRopeContext !== undefined || o.ropeAttnFactor !== 1)) throw new InvalidOptions('form', 'the plain form takes rope tables as inputs, which do not carry rope_freqs factors; run the fused form');
+  if (form === 'plain' && (o.ropeFreqs || o.longRopeContext !== undefined || o.ropeAttnFactor !== 1 || o.ropeYarn !== undefined)) throw new InvalidOptions('form', 'the plain form takes rope tables as inputs, which do not carry rope_freqs factors, YaRN or an attention factor; run the fused form');
   if (form === 'plain' && o.slidingWindow !== undefined) throw new InvalidOptions('form', 'the plain form takes one rope table and one mask as inputs, not a sliding window\'s second ones; run the fused form');
   const p = program(`${t === 1 ? `${c.arch}-decode` : `${c.arch}-prefill-${t}`}-ctx${ctx}${shape.allLogits === true ? '-all' : ''}${form === 'plain' ? '-plain' : ''}${cacheType === 'f32' ? '' : `-kv${cacheType}`}${output === 'hidden' ? '-hidden' : ''}`);
   // LongRoPE: the long factors past the original context, else the short ones (both are args, one read).
@@ -167,7 +167,7 @@ export function buildProgram(c: Qwen3Config, weights: ModelWeights, shape: Progr
   const tables = plain
     ? { cos: p.activation('rope.cos', 'f32', [t, rd / 2]), sin: p.activation('rope.sin', 'f32', [t, rd / 2]) }
     : ropeTables(p, positions, rd, c.ropeTheta, {
-      freqScale: o.ropeFreqScale, attnFactor: o.ropeAttnFactor,
+      freqScale: o.ropeFreqScale, attnFactor: o.ropeAttnFactor, ...(o.ropeYarn !== undefined ? { yarn: o.ropeYarn } : {}),
       ...(o.ropeFreqs ? { freqs: W('rope_freqs') } : longRope !== undefined ? { freqs: W(longRope) } : {}),
     });
   const turn = o.rope === 'neox' ? rope : ropeNormal;

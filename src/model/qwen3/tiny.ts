@@ -30,6 +30,12 @@ export interface TinyQwen3Options {
   readonly longRope?: number;
   /** Linear rope scaling by this factor (`<arch>.rope.scaling.type = linear`, `rope.scaling.factor`; default 1, none written). */
   readonly ropeScaleLinear?: number;
+  /**
+   * YaRN rope scaling by this factor (0: none): `<arch>.rope.scaling.type = yarn`, `rope.scaling.factor`
+   * and, when `yarnContext` is not 0, `rope.scaling.original_context_length` (else llama.cpp takes the context length).
+   */
+  readonly yarn?: number;
+  readonly yarnContext?: number;
   /** phi3: rope on this many elements of a head (`phi3.rope.dimension_count`; default the head dim, 0 meaning that). */
   readonly ropeDims?: number;
   /** gemma3: the sliding window's positions (default 6). */
@@ -76,7 +82,7 @@ export const QWEN3_0_6B_SHAPE: TinyQwen3Options = {
 /** Fills in defaults: 2 layers, hidden 256, 4 heads of 64 (2 kv heads), ffn 512, vocab 320, Q8_0, tied. */
 export function tinyQwen3Config(o: TinyQwen3Options = {}): TinyQwen3Config {
   return {
-    arch: o.arch ?? 'qwen3', ropeFreqs: o.ropeFreqs ?? false, ropeFreqsContext: o.ropeFreqsContext ?? 8192, ropeScaleLinear: o.ropeScaleLinear ?? 1, longRope: o.longRope ?? 0, ropeDims: o.ropeDims ?? 0, slidingWindow: o.slidingWindow ?? 6, biasStd: o.biasStd ?? 0.5,
+    arch: o.arch ?? 'qwen3', ropeFreqs: o.ropeFreqs ?? false, ropeFreqsContext: o.ropeFreqsContext ?? 8192, ropeScaleLinear: o.ropeScaleLinear ?? 1, longRope: o.longRope ?? 0, yarn: o.yarn ?? 0, yarnContext: o.yarnContext ?? 0, ropeDims: o.ropeDims ?? 0, slidingWindow: o.slidingWindow ?? 6, biasStd: o.biasStd ?? 0.5,
     type: o.type ?? 'Q8_0', layers: o.layers ?? 2, hidden: o.hidden ?? 256, intermediate: o.intermediate ?? 512,
     heads: o.heads ?? 4, kvHeads: o.kvHeads ?? 2, headDim: o.headDim ?? 64, vocab: o.vocab ?? 320,
     contextLength: o.contextLength ?? 4096, ropeTheta: o.ropeTheta ?? 1_000_000, rmsEps: o.rmsEps ?? 1e-6,
@@ -92,7 +98,7 @@ function check(c: TinyQwen3Config): void {
   if (!QUANT_TYPES.includes(c.type)) throw new InvalidInput('/type', `unknown type ${String(c.type)}`);
   const block = quantTypeInfo(c.type).blockSize;
   for (const [k, v] of Object.entries(c)) {
-    if (k !== 'seed' && k !== 'ropeDims' && k !== 'longRope' && typeof v === 'number' && !(v > 0)) throw new InvalidInput(`/${k}`, `${k} must be positive, got ${v}`);
+    if (k !== 'seed' && k !== 'ropeDims' && k !== 'longRope' && k !== 'yarn' && k !== 'yarnContext' && typeof v === 'number' && !(v > 0)) throw new InvalidInput(`/${k}`, `${k} must be positive, got ${v}`);
   }
   for (const [name, t] of Object.entries(c.types)) {
     if (!QUANT_TYPES.includes(t)) throw new InvalidInput(`/types/${name}`, `unknown type ${String(t)}`);
@@ -253,6 +259,11 @@ export function tinyQwen3Metadata(opts: TinyQwen3Options = {}): Map<string, Gguf
   const a = c.arch;
   const extra: [string, GgufValue][] = [];
   if (a !== 'qwen3') extra.push([`${a}.rope.dimension_count`, gv.u32(ropeDimsOf(c))]);
+  if (c.yarn !== 0) {
+    if (c.ropeScaleLinear !== 1) throw new InvalidInput('/yarn', 'one rope scaling type: yarn or linear');
+    extra.push([`${a}.rope.scaling.type`, gv.str('yarn')], [`${a}.rope.scaling.factor`, gv.f32(c.yarn)]);
+    if (c.yarnContext !== 0) extra.push([`${a}.rope.scaling.original_context_length`, gv.u32(c.yarnContext)]);
+  }
   if (c.ropeScaleLinear !== 1) extra.push([`${a}.rope.scaling.type`, gv.str('linear')], [`${a}.rope.scaling.factor`, gv.f32(c.ropeScaleLinear)]);
   // llama.cpp before it switched Phi-3's sliding window off reads this key; a window past any test's context changes nothing.
   // MiniCPM's scales as its converter writes them (scale_emb 12, scale_depth 1.4; logit_scale is hidden / dim_model_base,

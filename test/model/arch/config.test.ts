@@ -6,7 +6,7 @@ import { readGguf } from '../../../src/model/gguf/reader.js';
 import { quantize } from '../../../src/model/gguf/quantize.js';
 import { gv, type GgufValue } from '../../../src/model/gguf/types.js';
 import { writeGguf } from '../../../src/model/gguf/writer.js';
-import { configFromGguf } from '../../../src/model/qwen3/config.js';
+import { configFromGguf, configFromJson } from '../../../src/model/qwen3/config.js';
 import { expectedShapes, ggufWeights } from '../../../src/model/qwen3/weights.js';
 import { tinyQwen3Gguf, tinyQwen3Metadata, tinyQwen3Tensors, type TinyQwen3Options } from '../../../src/model/qwen3/tiny.js';
 
@@ -44,13 +44,24 @@ describe('model/arch: descriptors read from a GGUF', () => {
     expect(() => configFromGguf(file({ arch: 'llama' }, (m) => m.set('llama.logit_scale', gv.f32(1))))).not.to.throw();
   });
 
-  it('linear rope scaling is read; YaRN is refused at its key; a bad number names its key', () => {
+  it('linear rope scaling and YaRN are read as llama.cpp reads them; another type or a yarn_* key is refused at its key; a bad number names its key', () => {
     const lin = configFromGguf(file({ arch: 'llama' }, (m) => { m.set('llama.rope.scaling.type', gv.str('linear')); m.set('llama.rope.scaling.factor', gv.f32(4)); }));
     expect(lin.options.ropeFreqScale).to.equal(0.25);
     // No type: linear, as llama.cpp defaults it.
     expect(configFromGguf(file({ arch: 'llama' }, (m) => m.set('llama.rope.scaling.factor', gv.f32(2)))).options.ropeFreqScale).to.equal(0.5);
     expect(() => configFromGguf(file({ arch: 'llama' }, (m) => m.set('llama.rope.scaling.attn_factor', gv.f32(-1))))).to.throw(InvalidInput, /llama\.rope\.scaling\.attn_factor: a positive number/);
-    expect(() => configFromGguf(file({ arch: 'qwen2' }, (m) => m.set('qwen2.rope.scaling.type', gv.str('yarn'))))).to.throw(InvalidInput, /qwen2\.rope\.scaling\.type: rope scaling "yarn"/);
+    // YaRN: the factor, the original context (default the context length) and llama.cpp's defaults.
+    const yarn = configFromGguf(file({ arch: 'qwen2', contextLength: 4096 }, (m) => { m.set('qwen2.rope.scaling.type', gv.str('yarn')); m.set('qwen2.rope.scaling.factor', gv.f32(4)); }));
+    expect(yarn.options.ropeFreqScale).to.equal(0.25);
+    expect(yarn.options.ropeYarn).to.deep.equal({ origContext: 4096, betaFast: 32, betaSlow: 1, extFactor: 1 });
+    const orig = configFromGguf(file({ arch: 'qwen3' }, (m) => { m.set('qwen3.rope.scaling.type', gv.str('yarn')); m.set('qwen3.rope.scaling.factor', gv.f32(4)); m.set('qwen3.rope.scaling.original_context_length', gv.u32(32768)); }));
+    expect(orig.options.ropeYarn?.origContext).to.equal(32768);
+    // A linear file has no YaRN; "none" turns a declared factor off, as llama.cpp does.
+    expect(lin.options.ropeYarn).to.equal(undefined);
+    expect(configFromGguf(file({ arch: 'llama' }, (m) => { m.set('llama.rope.scaling.type', gv.str('none')); m.set('llama.rope.scaling.factor', gv.f32(4)); })).options.ropeFreqScale).to.equal(1);
+    expect(() => configFromGguf(file({ arch: 'qwen2' }, (m) => m.set('qwen2.rope.scaling.type', gv.str('longrope'))))).to.throw(InvalidInput, /qwen2\.rope\.scaling\.type: rope scaling "longrope"/);
+    expect(() => configFromGguf(file({ arch: 'qwen3' }, (m) => { m.set('qwen3.rope.scaling.type', gv.str('yarn')); m.set('qwen3.rope.scaling.yarn_beta_fast', gv.f32(16)); }))).to.throw(InvalidInput, /qwen3\.rope\.scaling\.yarn_beta_fast: llama\.cpp does not read/);
+    expect(() => configFromGguf(file({ arch: 'qwen3' }, (m) => { m.set('qwen3.rope.scaling.type', gv.str('yarn')); m.set('qwen3.rope.scaling.yarn_beta_fast', gv.f32(32)); }))).not.to.throw();
     expect(() => configFromGguf(file({ arch: 'llama' }, (m) => m.set('llama.rope.freq_base', gv.str('x'))))).to.throw(InvalidInput, /llama\.rope\.freq_base: is a string/);
     expect(() => configFromGguf(file({ arch: 'llama' }, (m) => m.delete('llama.embedding_length')))).to.throw(InvalidInput, /llama\.embedding_length: the llama GGUF does not declare it/);
   });
@@ -64,5 +75,27 @@ describe('model/arch: descriptors read from a GGUF', () => {
       m.set('general.architecture', gv.str('llama'));
     });
     expect(() => ggufWeights(asLlama, '/m.gguf', configFromGguf(asLlama))).to.throw(InvalidInput, /blk\.0\.attn_q\.bias: the llama graph does not read this tensor/);
+  });
+});
+
+describe('model/arch: rope scaling read from a Hugging Face config.json', () => {
+  const base = { hidden_size: 64, intermediate_size: 128, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 1, head_dim: 32, vocab_size: 320, max_position_embeddings: 131072 };
+  it('YaRN in a llama and a qwen3 config.json gives the options its GGUF gives (original context, defaults, attention factor)', () => {
+    for (const model_type of ['llama', 'qwen3']) {
+      const c = configFromJson({ ...base, model_type, rope_scaling: { rope_type: 'yarn', factor: 4, original_max_position_embeddings: 32768 } }, '/config.json');
+      expect(c.options.ropeFreqScale).to.equal(0.25);
+      expect(c.options.ropeYarn).to.deep.equal({ origContext: 32768, betaFast: 32, betaSlow: 1, extFactor: 1 });
+      // transformers' default attention factor is ggml's own 1 + 0.1 ln(factor): nothing besides.
+      expect(c.options.ropeAttnFactor).to.equal(1);
+    }
+    // The older `type`, a given attention factor (the whole mscale), betas, and the original context defaulting to max_position_embeddings.
+    const c = configFromJson({ ...base, model_type: 'qwen2', rope_scaling: { type: 'yarn', factor: 4, attention_factor: 1.5, beta_fast: 16, beta_slow: 2 } }, '/config.json');
+    expect(c.options.ropeYarn).to.deep.equal({ origContext: 131072, betaFast: 16, betaSlow: 2, extFactor: 1 });
+    expect(c.options.ropeAttnFactor).to.be.closeTo(1.5 / (1 + 0.1 * Math.log(4)), 1e-12);
+  });
+  it('refuses what the graph does not do, naming the key', () => {
+    expect(() => configFromJson({ ...base, model_type: 'llama', rope_scaling: { rope_type: 'yarn', factor: 4, mscale: 0.7 } }, '/c')).to.throw(InvalidInput, /\/c\/rope_scaling\/mscale/);
+    expect(() => configFromJson({ ...base, model_type: 'qwen3', rope_scaling: { rope_type: 'dynamic', factor: 4 } }, '/c')).to.throw(InvalidInput, /\/c\/rope_scaling\/rope_type: rope scaling "dynamic"/);
+    expect(() => configFromJson({ ...base, model_type: 'qwen3', rope_scaling: { rope_type: 'yarn' } }, '/c')).to.throw(InvalidInput, /\/c\/rope_scaling\/factor/);
   });
 });
