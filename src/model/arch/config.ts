@@ -33,6 +33,12 @@ export interface ModelConfig {
   readonly tied: boolean;
   /** End-of-sequence ids the file declares (the tokenizer may add end-of-turn ids). */
   readonly eosIds: readonly number[];
+  /**
+   * The file stores each norm weight as w where the model multiplies by 1 + w (a Gemma 3 directory in
+   * Hugging Face's layout). The programs take what they multiply by, so the loader binds 1 + w
+   * (src/model/qwen3/normShift.ts); absent: the norms are stored as they are used.
+   */
+  readonly normWeightsPlusOne?: boolean;
 }
 
 /** The graph options of a descriptor with nothing read from a file (full rotary, no rope scaling). */

@@ -100,6 +100,13 @@ export interface GraphOptions extends Pick<ArchDescriptor, 'qkNorm' | 'qkvBias' 
   readonly ropeYarn?: YarnParams;
   /** Rope's cos and sin are multiplied by this (`<arch>.rope.scaling.attn_factor`; 1: neutral). */
   readonly ropeAttnFactor: number;
+  /**
+   * The rope frequency factors as numbers, in place of the `rope_freqs` / `rope_factors_*` weight args:
+   * a model directory's, from its config.json's rope_scaling (llama3's parameters, LongRoPE's
+   * long_factor and short_factor). Each frequency is divided by its factor; `long` when the context is
+   * past `longRopeContext`, else `short`. Fused form only.
+   */
+  readonly ropeFactorValues?: { readonly short: readonly number[]; readonly long?: readonly number[] };
   /** Sliding-window layers, when the file declares a window: see ArchDescriptor.slidingWindow. */
   readonly slidingWindow?: { readonly window: number; readonly period: number; readonly ropeBase: number };
   /** The embedding is multiplied by this (1: neutral). */

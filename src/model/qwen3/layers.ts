@@ -52,6 +52,12 @@ export function linear(p: ProgramBuilder, x: Value, w: Value, n: number): Value 
   return y.shape[1] === n ? y : p.slice(y, [0, 0], [t, n]);
 }
 
+/** An f32 vector `[n]` of these numbers, built from literals (each rounded to f32): a model directory's rope factors. */
+export function constantVector(p: ProgramBuilder, values: readonly number[]): Value {
+  const zero = p.mul(p.iota([1], 0, 'f32'), 0);
+  return p.concat(values.map((v) => p.add(zero, v)), 0);
+}
+
 /**
  * The frequency indices between which YaRN's ramp runs, for rope on `dims` elements with base `theta`:
  * the index at which a frequency turns `beta` times over the original context, rounded down for

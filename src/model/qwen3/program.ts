@@ -31,7 +31,7 @@ import type { Tensor } from '../../ir/tensor.js';
 import { tensor } from '../../ir/tensor.js';
 import {
   causalBias, causalMaskValues, geglu, linear, slidingBias, maskedSoftmax, maskedSoftmaxPlain, rmsNorm, rmsNormPlain, rope, ropeNormal, ropePartial,
-  ropeTables, ropeTableValues, swiglu, swigluPlain,
+  constantVector, ropeTables, ropeTableValues, swiglu, swigluPlain,
 } from './layers.js';
 import type { LayerTensor } from '../arch/types.js';
 import type { ModelWeights } from './weights.js';
@@ -147,7 +147,7 @@ export function buildProgram(c: Qwen3Config, weights: ModelWeights, shape: Progr
   const output = shape.output ?? 'logits';
   if (output !== 'logits' && output !== 'hidden') throw new InvalidOptions('output', `logits or hidden, not ${JSON.stringify(output)}`);
   const o = c.options;
-  if (form === 'plain' && (o.ropeFreqs || o.longRopeContext !== undefined || o.ropeAttnFactor !== 1 || o.ropeYarn !== undefined)) throw new InvalidOptions('form', 'the plain form takes rope tables as inputs, which do not carry rope_freqs factors, YaRN or an attention factor; run the fused form');
+  if (form === 'plain' && (o.ropeFreqs || o.longRopeContext !== undefined || o.ropeAttnFactor !== 1 || o.ropeYarn !== undefined || o.ropeFactorValues !== undefined)) throw new InvalidOptions('form', 'the plain form takes rope tables as inputs, which do not carry rope_freqs factors, YaRN or an attention factor; run the fused form');
   if (form === 'plain' && o.slidingWindow !== undefined) throw new InvalidOptions('form', 'the plain form takes one rope table and one mask as inputs, not a sliding window\'s second ones; run the fused form');
   const p = program(`${t === 1 ? `${c.arch}-decode` : `${c.arch}-prefill-${t}`}-ctx${ctx}${shape.allLogits === true ? '-all' : ''}${form === 'plain' ? '-plain' : ''}${cacheType === 'f32' ? '' : `-kv${cacheType}`}${output === 'hidden' ? '-hidden' : ''}`);
   // LongRoPE: the long factors past the original context, else the short ones (both are args, one read).
@@ -168,7 +168,9 @@ export function buildProgram(c: Qwen3Config, weights: ModelWeights, shape: Progr
     ? { cos: p.activation('rope.cos', 'f32', [t, rd / 2]), sin: p.activation('rope.sin', 'f32', [t, rd / 2]) }
     : ropeTables(p, positions, rd, c.ropeTheta, {
       freqScale: o.ropeFreqScale, attnFactor: o.ropeAttnFactor, ...(o.ropeYarn !== undefined ? { yarn: o.ropeYarn } : {}),
-      ...(o.ropeFreqs ? { freqs: W('rope_freqs') } : longRope !== undefined ? { freqs: W(longRope) } : {}),
+      ...(o.ropeFactorValues !== undefined
+        ? { freqs: constantVector(p, longRope === 'rope_factors_long' ? o.ropeFactorValues.long ?? o.ropeFactorValues.short : o.ropeFactorValues.short) }
+        : o.ropeFreqs ? { freqs: W('rope_freqs') } : longRope !== undefined ? { freqs: W(longRope) } : {}),
     });
   const turn = o.rope === 'neox' ? rope : ropeNormal;
   const mask = plain ? p.activation('mask', 'f32', [t, ctx]) : causalBias(p, positions, ctx);

@@ -52,7 +52,8 @@ export function expectedShapes(c: Qwen3Config, withOutput: boolean): Map<string,
   const m = new Map<string, readonly number[]>([['token_embd', [c.vocab, c.hidden]], ['output_norm', [c.hidden]]]);
   if (withOutput) m.set('output', [c.vocab, c.hidden]);
   if (c.options.ropeFreqs) m.set('rope_freqs', [c.options.ropeDims / 2]);
-  if (c.options.longRopeContext !== undefined) {
+  // A directory's factors are numbers of its config.json (ropeFactorValues), not weights.
+  if (c.options.longRopeContext !== undefined && c.options.ropeFactorValues === undefined) {
     m.set('rope_factors_long', [c.options.ropeDims / 2]);
     m.set('rope_factors_short', [c.options.ropeDims / 2]);
   }

@@ -8,7 +8,8 @@ import { gv, type GgufValue } from '../../../src/model/gguf/types.js';
 import { writeGguf } from '../../../src/model/gguf/writer.js';
 import { configFromGguf, configFromJson } from '../../../src/model/qwen3/config.js';
 import { expectedShapes, ggufWeights } from '../../../src/model/qwen3/weights.js';
-import { tinyQwen3Gguf, tinyQwen3Metadata, tinyQwen3Tensors, type TinyQwen3Options } from '../../../src/model/qwen3/tiny.js';
+import { llama3FreqFactors, tinyQwen3Gguf, tinyQwen3Metadata, tinyQwen3Tensors, type TinyQwen3Options } from '../../../src/model/qwen3/tiny.js';
+import { llama3RopeFromFactors } from '../../../src/model/arch/hf.js';
 
 const SHAPE: TinyQwen3Options = { layers: 1, hidden: 64, intermediate: 128, heads: 2, kvHeads: 1, headDim: 32, vocab: 320, type: 'F32' };
 
@@ -97,5 +98,27 @@ describe('model/arch: rope scaling read from a Hugging Face config.json', () => 
     expect(() => configFromJson({ ...base, model_type: 'llama', rope_scaling: { rope_type: 'yarn', factor: 4, mscale: 0.7 } }, '/c')).to.throw(InvalidInput, /\/c\/rope_scaling\/mscale/);
     expect(() => configFromJson({ ...base, model_type: 'qwen3', rope_scaling: { rope_type: 'dynamic', factor: 4 } }, '/c')).to.throw(InvalidInput, /\/c\/rope_scaling\/rope_type: rope scaling "dynamic"/);
     expect(() => configFromJson({ ...base, model_type: 'qwen3', rope_scaling: { rope_type: 'yarn' } }, '/c')).to.throw(InvalidInput, /\/c\/rope_scaling\/factor/);
+  });
+});
+
+describe('model/arch: llama3 and LongRoPE rope_scaling', () => {
+  const base = { hidden_size: 64, intermediate_size: 128, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 1, head_dim: 32, vocab_size: 320, max_position_embeddings: 131072, rope_theta: 500_000 };
+  it('llama3 parameters are recovered from the factors llama.cpp\'s converter writes (Llama 3.1\'s), and give them back', () => {
+    const f = llama3FreqFactors(128, 500_000, 8192);
+    expect(llama3RopeFromFactors(f, 128, 500_000)).to.deep.equal({ factor: 8, lowFreqFactor: 1, highFreqFactor: 4, originalContext: 8192 });
+    const c = configFromJson({ ...base, model_type: 'llama', rope_scaling: { rope_type: 'llama3', factor: 8, low_freq_factor: 1, high_freq_factor: 4, original_max_position_embeddings: 32 } }, '/c');
+    const want = llama3FreqFactors(32, 500_000, 32);
+    c.options.ropeFactorValues!.short.forEach((v, i) => expect(v).to.be.closeTo(want[i]!, 1e-6 * want[i]!));
+    // Negative control: factors of no llama3 scaling (rising and falling) are not recovered.
+    expect(llama3RopeFromFactors(Float32Array.from({ length: 64 }, (_, i) => 1 + (i % 3)), 128, 500_000)).to.equal(null);
+  });
+  it('longrope: both factor lists, the original context, transformers\' default attention factor; a list of the wrong length is refused', () => {
+    const long = Array.from({ length: 16 }, (_, i) => 1 + i / 4);
+    const short = Array.from({ length: 16 }, () => 1.1);
+    const c = configFromJson({ ...base, model_type: 'phi3', original_max_position_embeddings: 4096, rope_scaling: { type: 'longrope', long_factor: long, short_factor: short } }, '/c');
+    expect(c.options.longRopeContext).to.equal(4096);
+    expect(c.options.ropeFactorValues).to.deep.equal({ long, short });
+    expect(c.options.ropeAttnFactor).to.be.closeTo(Math.sqrt(1 + Math.log(32) / Math.log(4096)), 1e-12);
+    expect(() => configFromJson({ ...base, model_type: 'phi3', original_max_position_embeddings: 4096, rope_scaling: { type: 'longrope', long_factor: long.slice(1), short_factor: short } }, '/c')).to.throw(InvalidInput, /\/c\/rope_scaling\/long_factor: 16 positive numbers/);
   });
 });
