@@ -137,20 +137,41 @@ describe('gguf pack: llama, qwen2, phi3, minicpm and gemma3 run from their model
     }
   });
 
+  /** A tiny GGUF of `o` (F32 unless it says) with its metadata and tensor values edited. */
+  const write = (name: string, o: TinyQwen3Options, edit: (m: Map<string, GgufValue>, t: { name: string; values: Float32Array }[]) => void): string => {
+    const opts: TinyQwen3Options = { layers: 1, type: 'F32', ...o };
+    const m = tinyQwen3Metadata(opts);
+    const tensors = tinyQwen3Tensors(opts);
+    edit(m, tensors);
+    const path = join(fx.dir(), name);
+    writeFileSync(path, writeGguf({ version: 3, metadata: m, tensors: tensors.map((t) => ({ name: t.name, dims: t.dims, type: t.type, data: quantize(t.type, t.values) })) }));
+    return path;
+  };
+
+  it('qwen3 with YaRN and an attention factor: config.json carries it as attention_factor, and the directory gives the GGUF\'s logits (without it, not)', async () => {
+    const gguf = write('qwen3-yarn-attn.gguf', { arch: 'qwen3', type: 'Q4_0', layers: 2, std: 0.05, seed: 3, yarn: 4, yarnContext: 8, contextLength: 32 }, (m) => m.set('qwen3.rope.scaling.attn_factor', gv.f32(1.3)));
+    const dir = join(fx.dir(), 'qwen3-yarn-attn');
+    packGguf(gguf, dir);
+    const config = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')) as Json;
+    const rs = config['rope_scaling'] as Json;
+    expect(rs['attention_factor']).to.be.closeTo(Math.fround(1.3) * (1 + 0.1 * Math.log(4)), 1e-9);
+    const a = await logitsOf(gguf);
+    const good = worst(a, await logitsOf(dir));
+    console.log(`      qwen3 YaRN + attn_factor: worst cosine ${good.toFixed(6)}`);
+    expect(good).to.be.at.least(0.999);
+    delete rs['attention_factor'];
+    writeFileSync(join(dir, 'config.json'), JSON.stringify(config));
+    const bad = worst(a, await logitsOf(dir));
+    console.log(`      qwen3 YaRN without its attention_factor: worst cosine ${bad.toFixed(6)}`);
+    expect(bad).to.be.below(0.99);
+  });
+
   it('refuses rope factors config.json cannot say, naming the tensor or key (rope_freqs that are no llama3 scaling, an attention factor alone)', () => {
-    const write = (name: string, o: TinyQwen3Options, edit: (m: Map<string, GgufValue>, t: { name: string; values: Float32Array }[]) => void): string => {
-      const opts = { ...o, type: 'F32' as const, layers: 1 };
-      const m = tinyQwen3Metadata(opts);
-      const tensors = tinyQwen3Tensors(opts);
-      edit(m, tensors);
-      const path = join(fx.dir(), name);
-      writeFileSync(path, writeGguf({ version: 3, metadata: m, tensors: tensors.map((t) => ({ name: t.name, dims: t.dims, type: t.type, data: quantize(t.type, t.values) })) }));
-      return path;
-    };
     // Factors rising and falling: no llama3 parameters give them.
     const zigzag = write('zigzag.gguf', { arch: 'llama', ropeFreqs: true }, (_m, t) => { t.find((x) => x.name === 'rope_freqs.weight')!.values.forEach((_v, i, a) => { a[i] = 1 + (i % 3); }); });
     const attn = write('attn.gguf', { arch: 'llama' }, (m) => m.set('llama.rope.scaling.attn_factor', gv.f32(1.2)));
-    for (const [path, what] of [[zigzag, 'rope_freqs.weight'], [attn, 'attn_factor']] as const) {
+    const qwen3Attn = write('attn-qwen3.gguf', { arch: 'qwen3' }, (m) => m.set('qwen3.rope.scaling.attn_factor', gv.f32(1.2)));
+    for (const [path, what] of [[zigzag, 'rope_freqs.weight'], [attn, 'attn_factor'], [qwen3Attn, 'qwen3.rope.scaling.attn_factor']] as const) {
       let err: unknown;
       try { packGguf(path, join(fx.dir(), `${what}-out`)); } catch (e) { err = e; }
       expect(err, what).to.be.instanceOf(InvalidInput);
