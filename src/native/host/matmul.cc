@@ -5,7 +5,10 @@
 #include <string>
 #include <vector>
 
+#include <cstring>
+
 #include "dequant.h"
+#include "failure.h"
 
 namespace host {
 namespace {
@@ -118,6 +121,46 @@ void matmulWeightOf(const Ctx& c, const float* x, int64_t T, const WeightView& w
 }
 
 }  // namespace
+
+void matmulId(const Ctx& c, const float* x, const int32_t* ids, float* y, int64_t T, int64_t S, int64_t B, int64_t N,
+              const WeightView& w, bool q8) {
+  const int64_t E = N > 0 ? w.n / N : 0;
+  for (int64_t i = 0; i < T * S; i++) {
+    if (ids[i] < 0 || ids[i] >= E) throw Failure::outOfRange(c.eqn, ids[i], E);
+  }
+  if (T * S == 0 || N == 0) return;
+  const int64_t K = w.k;
+  // The slots of each expert, in token order: one pass over the ids, then one matmul per chosen expert.
+  std::vector<int64_t> count(size_t(E) + 1, 0);
+  for (int64_t i = 0; i < T * S; i++) count[size_t(ids[i]) + 1]++;
+  for (int64_t e = 0; e < E; e++) count[size_t(e) + 1] += count[size_t(e)];
+  std::vector<int64_t> order(size_t(T * S));
+  {
+    std::vector<int64_t> at(count.begin(), count.end() - 1);
+    for (int64_t i = 0; i < T * S; i++) order[size_t(at[size_t(ids[i])]++)] = i;
+  }
+  std::vector<float> xs, ys;
+  for (int64_t e = 0; e < E; e++) {
+    const int64_t n0 = count[size_t(e)], rows = count[size_t(e) + 1] - n0;
+    if (rows == 0) continue;
+    xs.resize(size_t(rows * K));
+    ys.resize(size_t(rows * N));
+    for (int64_t r = 0; r < rows; r++) {
+      const int64_t slot = order[size_t(n0 + r)];
+      const int64_t t = slot / S, s = slot % S;
+      std::memcpy(xs.data() + r * K, x + (t * B + (B == 1 ? 0 : s)) * K, size_t(K) * sizeof(float));
+    }
+    // Expert e: rows [e·N, (e+1)·N) of the weight, a matrix of its own (a ggml type's rows are whole).
+    WeightView v = w;
+    v.data = w.data + uint64_t(e) * uint64_t(N) * w.rowBytes;
+    v.n = N;
+    if (q8) matmulWeightQ8(c, xs.data(), rows, v, ys.data());
+    else matmulWeight(c, xs.data(), rows, v, ys.data());
+    for (int64_t r = 0; r < rows; r++) {
+      std::memcpy(y + order[size_t(n0 + r)] * N, ys.data() + r * N, size_t(N) * sizeof(float));
+    }
+  }
+}
 
 void matmulF32(const Ctx& c, const float* a, const float* b, float* out, int64_t batch, int64_t M, int64_t K, int64_t N) {
   const IsaKernels& k = *c.k;
