@@ -9,7 +9,7 @@ import type { GgufFile } from '../gguf/types.js';
 import { numericValue } from '../gguf/types.js';
 import { architectureOf, metadataNumber, metadataPositive, modelDims } from '../pack/config.js';
 import { architecture } from './index.js';
-import type { ArchDescriptor, GraphOptions, ScaleKey } from './types.js';
+import type { ArchDescriptor, GraphOptions, MoeOptions, ScaleKey } from './types.js';
 
 /** Everything the programs need to know of a model. */
 export interface ModelConfig {
@@ -101,6 +101,18 @@ function slidingWindow(f: GgufFile, a: ArchDescriptor, p: string): { slidingWind
   return { slidingWindow: { window, period, ropeBase: metadataNumber(m, `${p}rope.freq_base_swa`, 10_000, a.name) } };
 }
 
+/** The mixture of experts a file declares for an architecture that has one (types.ts), else nothing. */
+function moe(f: GgufFile, a: ArchDescriptor, p: string): { moe?: MoeOptions } {
+  if (a.moe === undefined) return {};
+  const m = f.metadata;
+  // Each required: a missing or non-positive one is InvalidInput at /metadata/<arch>.<key>.
+  const whole = (k: string): number => metadataPositive(m, `${p}${k}`, undefined, a.name);
+  const experts = whole('expert_count');
+  const used = whole('expert_used_count');
+  if (used > experts) throw new InvalidInput(`/metadata/${p}expert_used_count`, `${used} experts used of ${experts}`);
+  return { moe: { experts, used, ff: whole('expert_feed_forward_length'), normalize: a.moe.normalize } };
+}
+
 /** The config of a GGUF of an architecture that runs; refuses another one (listing those that run), inconsistent dims or an unhonoured scale. */
 export function modelConfigFromGguf(f: GgufFile): ModelConfig {
   const a = architecture(architectureOf(f.metadata));
@@ -146,6 +158,7 @@ export function modelConfigFromGguf(f: GgufFile): ModelConfig {
       ...(longRope ? { longRopeContext: metadataPositive(m, `${p}rope.scaling.original_context_length`, num(`${p}context_length`, a.defaults.contextLength), a.name) } : {}),
       embeddingScale: scale('embedding_scale'), residualScale: scale('residual_scale'), logitScale: scale('logit_scale'),
       ...slidingWindow(f, a, p),
+      ...moe(f, a, p),
     },
     layers: d.layers, hidden: d.hidden, intermediate: d.intermediate,
     heads: d.qDim / d.headDim, kvHeads: d.kvDim / d.headDim, headDim: d.headDim,

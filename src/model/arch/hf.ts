@@ -50,6 +50,11 @@ export function hfLayerName(arch: string, t: LayerTensor): string {
     case 'ffn_gate': return 'mlp.gate_proj.weight';
     case 'ffn_up': return a.fusedGateUp ? 'mlp.gate_up_proj.weight' : 'mlp.up_proj.weight';
     case 'ffn_down': return 'mlp.down_proj.weight';
+    // A mixture of experts (not packed: HF keeps one tensor per expert, these name the stacked ones).
+    case 'ffn_gate_inp': return 'mlp.gate.weight';
+    case 'ffn_gate_exps': return 'mlp.experts.gate_proj.weight';
+    case 'ffn_up_exps': return 'mlp.experts.up_proj.weight';
+    case 'ffn_down_exps': return 'mlp.experts.down_proj.weight';
   }
 }
 

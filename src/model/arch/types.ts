@@ -12,7 +12,9 @@ export type RopeType = 'neox' | 'normal';
 export type LayerTensor =
   | 'attn_norm' | 'attn_q' | 'attn_k' | 'attn_v' | 'attn_qkv' | 'attn_output' | 'attn_q_norm' | 'attn_k_norm'
   | 'attn_q.bias' | 'attn_k.bias' | 'attn_v.bias'
-  | 'ffn_norm' | 'ffn_gate' | 'ffn_up' | 'ffn_down' | 'post_attention_norm' | 'post_ffw_norm';
+  | 'ffn_norm' | 'ffn_gate' | 'ffn_up' | 'ffn_down' | 'post_attention_norm' | 'post_ffw_norm'
+  /** A mixture of experts' FFN: the router `[E, hidden]` and the experts `[E, ff, hidden]`, `[E, hidden, ff]`. */
+  | 'ffn_gate_inp' | 'ffn_gate_exps' | 'ffn_up_exps' | 'ffn_down_exps';
 
 /** The GLU's activation: SwiGLU's silu, or GeGLU's tanh-approximated GELU (llama.cpp's ggml_gelu). */
 export type Activation = 'silu' | 'gelu_tanh';
@@ -67,6 +69,24 @@ export interface ArchDescriptor {
   readonly defaults: { readonly ropeTheta: number; readonly rmsEps: number; readonly contextLength: number };
   /** The per-layer tensors, in the order the programs take them; every one is required. */
   readonly layer: readonly LayerTensor[];
+  /**
+   * A mixture of experts in place of the dense FFN (llama.cpp's build_moe_ffn with softmax gating):
+   * reads `<arch>.expert_count`, `expert_used_count` and `expert_feed_forward_length`; `normalize`:
+   * the chosen experts' weights divided by their sum (llama.cpp's norm_w).
+   */
+  readonly moe?: { readonly normalize: boolean };
+}
+
+/**
+ * A mixture of experts' FFN (GraphOptions.moe): the router's softmax over `experts`, the `used` most
+ * probable experts (lowest index first among equals), their probabilities as weights (divided by their
+ * sum when `normalize`), each chosen expert's SwiGLU of width `ff` read by matmul_id, the weighted sum.
+ */
+export interface MoeOptions {
+  readonly experts: number;
+  readonly used: number;
+  readonly ff: number;
+  readonly normalize: boolean;
 }
 
 /** YaRN's parameters beside its factor (llama.cpp's defaults: beta_fast 32, beta_slow 1, ext factor 1). */
@@ -115,4 +135,6 @@ export interface GraphOptions extends Pick<ArchDescriptor, 'qkNorm' | 'qkvBias' 
   readonly residualScale: number;
   /** The logits are divided by this (1: neutral). */
   readonly logitScale: number;
+  /** A mixture of experts in place of the dense FFN (ArchDescriptor.moe), when the architecture has one. */
+  readonly moe?: MoeOptions;
 }

@@ -33,7 +33,7 @@ import {
   causalBias, causalMaskValues, geglu, linear, slidingBias, maskedSoftmax, maskedSoftmaxPlain, rmsNorm, rmsNormPlain, rope, ropeNormal, ropePartial,
   constantVector, ropeTables, ropeTableValues, swiglu, swigluPlain,
 } from './layers.js';
-import type { LayerTensor } from '../arch/types.js';
+import type { LayerTensor, MoeOptions } from '../arch/types.js';
 import type { ModelWeights } from './weights.js';
 
 /** The shape of one program of a model. */
@@ -120,6 +120,46 @@ export function cacheShapes(c: Qwen3Config, ctx: number): Map<string, readonly n
     m.set(`cache.v.${l}`, [c.kvHeads, ctx, c.headDim]);
   }
   return m;
+}
+
+/**
+ * A mixture of experts' FFN on `h [T, hidden]` (llama.cpp's build_moe_ffn with softmax gating): the
+ * router's probabilities over the experts, the `used` most probable chosen one at a time (the lowest
+ * index among equals), their probabilities as weights (divided by their sum when `normalize`), each
+ * chosen expert's SwiGLU by matmul_id (only the chosen experts' rows are read), the weighted sum.
+ */
+function moeFfn(p: ProgramBuilder, f: Pieces, h: Value, L: (n: LayerTensor) => Value, moe: MoeOptions, hidden: number): Value {
+  const t = h.shape[0]!;
+  const { experts: e, used: k, ff } = moe;
+  const logits = linear(p, h, L('ffn_gate_inp'), e);
+  const row = (v: Value) => p.broadcast(v, [t, e], [0]);
+  const ex = p.exp(p.sub(logits, row(p.reduceMax(logits, [1]))));
+  const probs = p.div(ex, row(p.reduceSum(ex, [1])));
+  const index = p.iota([t, e], 1, 'f32');
+  let left = probs;
+  const ids: Value[] = [];
+  const weights: Value[] = [];
+  for (let j = 0; j < k; j++) {
+    const top = p.reduceMax(left, [1]);
+    const isTop = p.convert(p.ge(left, row(top)), 'f32');
+    // The lowest index holding the maximum: the least of index + e where not the maximum.
+    const first = p.neg(p.reduceMax(p.neg(p.add(index, p.mul(p.sub(1, isTop), e))), [1]));
+    ids.push(p.reshape(p.convert(first, 'i32'), [t, 1]));
+    weights.push(p.reshape(top, [t, 1]));
+    if (j + 1 < k) {
+      // Taken out of the running: a probability is at most 1, so minus 2 is below every other.
+      const chosen = p.mul(p.convert(p.ge(index, row(first)), 'f32'), p.convert(p.ge(row(first), index), 'f32'));
+      left = p.sub(left, p.mul(chosen, 2));
+    }
+  }
+  const id = k === 1 ? ids[0]! : p.concat(ids, 1);
+  let w = k === 1 ? weights[0]! : p.concat(weights, 1);
+  if (moe.normalize) w = p.div(w, p.broadcast(p.reduceSum(w, [1]), [t, k], [0]));
+  const x = p.reshape(h, [t, 1, hidden]);
+  const act = f.glu(p, p.matmulId(x, L('ffn_gate_exps'), id), p.matmulId(x, L('ffn_up_exps'), id));
+  const down = p.matmulId(act, L('ffn_down_exps'), id);
+  void ff;
+  return p.reduceSum(p.mul(down, p.broadcast(w, [t, k, hidden], [0, 1])), [1]);
 }
 
 /** Attention of `q [T, H, D]` over the cache after this step's keys and values are written. */
@@ -218,6 +258,10 @@ export function buildProgram(c: Qwen3Config, weights: ModelWeights, shape: Progr
     const post = (y: Value, name: 'post_attention_norm' | 'post_ffw_norm') => (o.postNorms ? f.norm(p, y, L(name), c.rmsEps) : y);
     x = p.add(x, branch(post(linear(p, att, L('attn_output'), c.hidden), 'post_attention_norm')));
     const h2 = f.norm(p, x, L('ffn_norm'), c.rmsEps);
+    if (o.moe !== undefined) {
+      x = p.add(x, branch(moeFfn(p, f, h2, L, o.moe, c.hidden)));
+      continue;
+    }
     let gate: Value;
     let up: Value;
     if (o.fusedGateUp) {

@@ -36,8 +36,31 @@ describe('model/arch: descriptors read from a GGUF', () => {
 
   it('refuses an architecture that does not run, listing those that do', () => {
     const f = file({}, (m) => m.set('general.architecture', gv.str('falcon')));
-    expect(() => configFromGguf(f)).to.throw(InvalidInput, /general\.architecture: architecture "falcon" does not run: the architectures that do are qwen3, llama, qwen2, phi3, minicpm, gemma3/);
-    expect(ARCHITECTURE_NAMES).to.deep.equal(['qwen3', 'llama', 'qwen2', 'phi3', 'minicpm', 'gemma3']);
+    expect(() => configFromGguf(f)).to.throw(InvalidInput, /general\.architecture: architecture "falcon" does not run: the architectures that do are qwen3, qwen3moe, llama, qwen2, phi3, minicpm, gemma3/);
+    expect(ARCHITECTURE_NAMES).to.deep.equal(['qwen3', 'qwen3moe', 'llama', 'qwen2', 'phi3', 'minicpm', 'gemma3']);
+  });
+
+  it('qwen3moe reads its experts from its keys, each refused by name when missing or wrong; its tensors are [E, ...]', () => {
+    const moe = { arch: 'qwen3moe', experts: 4, expertsUsed: 2, expertFf: 96 };
+    const c = configFromGguf(file(moe));
+    expect(c.options).to.include({ rope: 'neox', qkNorm: true });
+    expect(c.options.moe).to.deep.equal({ experts: 4, used: 2, ff: 96, normalize: true });
+    expect(expectedShapes(c, false).get('blk.0.ffn_gate_inp')).to.deep.equal([4, 64]);
+    expect(expectedShapes(c, false).get('blk.0.ffn_up_exps')).to.deep.equal([4, 96, 64]);
+    expect(expectedShapes(c, false).get('blk.0.ffn_down_exps')).to.deep.equal([4, 64, 96]);
+    const f = file(moe);
+    expect(ggufWeights(f, '/m.gguf', configFromGguf(f)).get('blk.0.ffn_gate_exps')).to.include({ dtype: 'f32' });
+    for (const key of ['expert_count', 'expert_used_count', 'expert_feed_forward_length']) {
+      expect(() => configFromGguf(file(moe, (m) => m.delete(`qwen3moe.${key}`))), key).to.throw(InvalidInput, new RegExp(`qwen3moe\\.${key}: the qwen3moe GGUF does not declare it`));
+      expect(() => configFromGguf(file(moe, (m) => m.set(`qwen3moe.${key}`, gv.u32(0)))), key).to.throw(InvalidInput, new RegExp(`qwen3moe\\.${key}: 0 is not a positive integer`));
+    }
+    expect(() => configFromGguf(file(moe, (m) => m.set('qwen3moe.expert_used_count', gv.u32(5))))).to.throw(InvalidInput, /qwen3moe\.expert_used_count: 5 experts used of 4/);
+    // A dense FFN tensor in a qwen3moe file is not read: refused at it.
+    const dense = readGguf(writeGguf({ version: 3, metadata: tinyQwen3Metadata({ ...SHAPE, ...moe }), tensors: [
+      ...tinyQwen3Tensors({ ...SHAPE, ...moe }).map((t) => ({ name: t.name, dims: t.dims, type: t.type, data: quantize(t.type, t.values) })),
+      { name: 'blk.0.ffn_up.weight', dims: [64, 128], type: 'F32', data: quantize('F32', new Float32Array(64 * 128)) },
+    ] }));
+    expect(() => ggufWeights(dense, '/m.gguf', configFromGguf(dense))).to.throw(InvalidInput, /blk\.0\.ffn_up\.weight: the qwen3moe graph does not read this tensor/);
   });
 
   it('refuses a declared scale the graph does not honour (a neutral one passes), naming the key', () => {
