@@ -136,6 +136,24 @@ describe('matmul_id', () => {
       }
     }
 
+    it('an expert no slot chooses is never read: NaN experts leave the result finite (a dense product masked by 0 would not)', async () => {
+      const p = program('moe');
+      p.results(p.named('y').matmulId(p.activation('x', 'f32', [T, 1, K]), p.weight('w', 'f32', [E, N, K]), p.activation('ids', 'i32', [T, S])));
+      const raw = values(E * N * K);
+      // Experts 1 and 3 are NaN throughout; the ids choose 0 and 2 only.
+      for (const e of [1, 3]) raw.fill(NaN, e * N * K, (e + 1) * N * K);
+      const ids = [0, 2, 2, 0, 2, 2];
+      const inputs = { x: tensor('f32', [T, 1, K], values(T * K)), w: tensor('f32', [E, N, K], raw), ids: tensor('i32', [T, S], ids) };
+      for (const target of ['host', 'cpu'] as const) {
+        const y = Array.from((await engine.submit({ program: p.build(), target, inputs }).result).results['y']!.data);
+        expect(y.every(Number.isFinite), target).to.equal(true);
+      }
+      // Control: choosing expert 1 once makes its slot NaN.
+      const bad = Array.from((await engine.submit({ program: p.build(), target: 'host', inputs: { ...inputs, ids: tensor('i32', [T, S], [0, 1, 2, 0, 2, 2]) } }).result).results['y']!.data);
+      expect(bad.slice(N, 2 * N).every(Number.isNaN)).to.equal(true);
+      expect(bad.filter(Number.isNaN)).to.have.length(N);
+    });
+
     it('an id out of range on the host is the IndexOutOfRange of the equation', async () => {
       const p = program('moe');
       p.results(p.named('y').matmulId(p.activation('x', 'f32', [T, 1, K]), p.weight('w', 'q8_0', [E, N, K]), p.activation('ids', 'i32', [T, S])));
