@@ -20,7 +20,7 @@ import type { Tensor } from '../ir/tensor.js';
 import { elementDtype } from '../ir/types.js';
 import type { StepOutput, TensorMap } from '../ir/values.js';
 import { isArenaSlot, type ArenaId, type BufferId, type Device } from '../devices/device.js';
-import { checkTensor, firstOutOfRange, readFrom, writeTo, zeroAt, type Command, type Placement, type RangeChecks } from './commands.js';
+import { checkTensor, firstOutOfRange, readAt, readFrom, writeAt, writeTo, zeroAt, type Command, type Placement, type RangeChecks } from './commands.js';
 import { Recorder, type SessionInit, type Stage } from './recorder.js';
 import type { ResidentWeights } from './residentWeights.js';
 
@@ -159,6 +159,67 @@ export class Session {
     }
     for (const [arg, h] of this.stateHomes) writeTo(this.device, h.at, from[arg]!.bytes);
     this.stateUnchecked = true;
+  }
+
+  /**
+   * Positions `[from, to)` of each state arg named in `axes`, along its axis there (a KV cache's
+   * positions), as the row-major bytes of that sub-box in shared memory, one piece per range: a state's
+   * filled part read without the rest of it. InvalidInput names an arg or a range that is not the state's.
+   */
+  readPositions(axes: Readonly<Record<string, number>>, ranges: readonly (readonly [number, number])[]): SharedState[] {
+    const boxes = this.positionBoxes(axes);
+    return ranges.map(([from, to]) => {
+      const out: Record<string, SharedStateArg> = {};
+      for (const b of boxes) {
+        if (!(Number.isSafeInteger(from) && Number.isSafeInteger(to) && from >= 0 && from < to && to <= b.count)) throw new InvalidInput(`/${b.arg}`, `positions [${from}, ${to}) are not within the ${b.count} of state ${b.arg}`);
+        const run = (to - from) * b.inner;
+        const bytes = new Uint8Array(new SharedArrayBuffer(b.outer * run));
+        for (let o = 0; o < b.outer; o++) bytes.set(readAt(this.device, b.home.at, (o * b.count + from) * b.inner, run), o * run);
+        const shape = [...b.home.shape];
+        shape[b.axis] = to - from;
+        out[b.arg] = { dtype: b.home.dtype, shape, bytes };
+      }
+      return out;
+    });
+  }
+
+  /**
+   * Writes pieces that readPositions gave (each state arg's positions from `from`, along the same axes)
+   * into the carried state; the other positions keep their bytes. Every piece is checked before any
+   * is written: InvalidInput names the first that does not fit.
+   */
+  writePositions(axes: Readonly<Record<string, number>>, pieces: readonly { readonly from: number; readonly state: SharedState }[]): void {
+    const boxes = this.positionBoxes(axes);
+    for (const { from, state } of pieces) {
+      for (const b of boxes) {
+        const src = state[b.arg];
+        const n = src?.shape[b.axis] ?? 0;
+        const fits = src !== undefined && src.dtype === b.home.dtype && src.shape.length === b.home.shape.length
+          && src.shape.every((d, i) => i === b.axis || d === b.home.shape[i]) && Number.isSafeInteger(from) && from >= 0 && n >= 1 && from + n <= b.count
+          && src.bytes.length === b.outer * n * b.inner;
+        if (!fits) throw new InvalidInput(`/${b.arg}`, `the piece of state ${b.arg} at position ${from} is not ${b.home.dtype} positions of [${b.home.shape.join(', ')}] along axis ${b.axis}`);
+      }
+    }
+    for (const { from, state } of pieces) {
+      for (const b of boxes) {
+        const src = state[b.arg]!;
+        const run = src.shape[b.axis]! * b.inner;
+        for (let o = 0; o < b.outer; o++) writeAt(this.device, b.home.at, (o * b.count + from) * b.inner, src.bytes.subarray(o * run, (o + 1) * run));
+      }
+    }
+    this.stateUnchecked = true;
+  }
+
+  // Each named state arg's home and how its positions lie: `outer` runs of `count` positions of `inner` bytes.
+  private positionBoxes(axes: Readonly<Record<string, number>>): { arg: string; home: Placement; axis: number; count: number; outer: number; inner: number }[] {
+    return Object.entries(axes).map(([arg, axis]) => {
+      const home = this.stateHomes.get(arg);
+      if (home === undefined || !(Number.isSafeInteger(axis) && axis >= 0 && axis < home.shape.length)) throw new InvalidInput(`/${arg}`, `no state ${arg} with an axis ${axis}`);
+      const elements = home.shape.reduce((a, d) => a * d, 1);
+      const outer = home.shape.slice(0, axis).reduce((a, d) => a * d, 1);
+      const inner = (home.shape.slice(axis + 1).reduce((a, d) => a * d, 1) * home.bytes) / elements;
+      return { arg, home, axis, count: home.shape[axis]!, outer, inner };
+    });
   }
 
   /**

@@ -112,14 +112,22 @@ export function stepActivations(program: Program, ids: readonly number[], positi
   return out;
 }
 
-/** The state args of a model's programs, with their shapes (each a zeroed tensor of the cache type at the start of a generation). */
-export function cacheShapes(c: Qwen3Config, ctx: number): Map<string, readonly number[]> {
-  const m = new Map<string, readonly number[]>();
+/**
+ * The KV cache's layout: each state arg's shape and the axis its positions run along. What reads or
+ * writes positions of a cache outside the programs (the prefix cache, prefix.ts) goes by this alone.
+ */
+export function cacheLayout(c: Qwen3Config, ctx: number): Map<string, { readonly shape: readonly number[]; readonly positionAxis: number }> {
+  const m = new Map<string, { readonly shape: readonly number[]; readonly positionAxis: number }>();
   for (let l = 0; l < c.layers; l++) {
-    m.set(`cache.k.${l}`, [c.kvHeads, c.headDim, ctx]);
-    m.set(`cache.v.${l}`, [c.kvHeads, ctx, c.headDim]);
+    m.set(`cache.k.${l}`, { shape: [c.kvHeads, c.headDim, ctx], positionAxis: 2 });
+    m.set(`cache.v.${l}`, { shape: [c.kvHeads, ctx, c.headDim], positionAxis: 1 });
   }
   return m;
+}
+
+/** The state args of a model's programs, with their shapes (each a zeroed tensor of the cache type at the start of a generation). */
+export function cacheShapes(c: Qwen3Config, ctx: number): Map<string, readonly number[]> {
+  return new Map([...cacheLayout(c, ctx)].map(([k, l]) => [k, l.shape]));
 }
 
 /** Attention of `q [T, H, D]` over the cache after this step's keys and values are written. */
