@@ -168,19 +168,27 @@ export class Session {
    */
   readPositions(axes: Readonly<Record<string, number>>, ranges: readonly (readonly [number, number])[]): SharedState[] {
     const boxes = this.positionBoxes(axes);
-    return ranges.map(([from, to]) => {
-      const out: Record<string, SharedStateArg> = {};
-      for (const b of boxes) {
+    const out = ranges.map(() => ({}) as Record<string, SharedStateArg>);
+    for (const b of boxes) {
+      const pieces = ranges.map(([from, to]) => {
         if (!(Number.isSafeInteger(from) && Number.isSafeInteger(to) && from >= 0 && from < to && to <= b.count)) throw new InvalidInput(`/${b.arg}`, `positions [${from}, ${to}) are not within the ${b.count} of state ${b.arg}`);
-        const run = (to - from) * b.inner;
-        const bytes = new Uint8Array(new SharedArrayBuffer(b.outer * run));
-        for (let o = 0; o < b.outer; o++) bytes.set(readAt(this.device, b.home.at, (o * b.count + from) * b.inner, run), o * run);
         const shape = [...b.home.shape];
         shape[b.axis] = to - from;
-        out[b.arg] = { dtype: b.home.dtype, shape, bytes };
+        return { from, run: (to - from) * b.inner, bytes: new Uint8Array(new SharedArrayBuffer(b.outer * (to - from) * b.inner)), shape };
+      });
+      // Ranges that follow one another are read as one run per row: a call per row, not per range and row.
+      for (const group of adjacent(pieces, b.inner)) {
+        const first = group[0]!;
+        const run = group.reduce((a, g) => a + g.run, 0);
+        for (let o = 0; o < b.outer; o++) {
+          const row = readAt(this.device, b.home.at, o * b.count * b.inner + first.from * b.inner, run);
+          let at = 0;
+          for (const g of group) { g.bytes.set(row.subarray(at, at + g.run), o * g.run); at += g.run; }
+        }
       }
-      return out;
-    });
+      pieces.forEach((g, i) => { out[i]![b.arg] = { dtype: b.home.dtype, shape: g.shape, bytes: g.bytes }; });
+    }
+    return out;
   }
 
   /**
@@ -200,11 +208,17 @@ export class Session {
         if (!fits) throw new InvalidInput(`/${b.arg}`, `the piece of state ${b.arg} at position ${from} is not ${b.home.dtype} positions of [${b.home.shape.join(', ')}] along axis ${b.axis}`);
       }
     }
-    for (const { from, state } of pieces) {
-      for (const b of boxes) {
-        const src = state[b.arg]!;
-        const run = src.shape[b.axis]! * b.inner;
-        for (let o = 0; o < b.outer; o++) writeAt(this.device, b.home.at, (o * b.count + from) * b.inner, src.bytes.subarray(o * run, (o + 1) * run));
+    for (const b of boxes) {
+      const runs = pieces.map(({ from, state }) => ({ from, run: state[b.arg]!.shape[b.axis]! * b.inner, bytes: state[b.arg]!.bytes }));
+      // Pieces that follow one another are written as one run per row.
+      for (const group of adjacent(runs, b.inner)) {
+        const run = group.reduce((a, g) => a + g.run, 0);
+        const row = new Uint8Array(run);
+        for (let o = 0; o < b.outer; o++) {
+          let at = 0;
+          for (const g of group) { row.set(g.bytes.subarray(o * g.run, (o + 1) * g.run), at); at += g.run; }
+          writeAt(this.device, b.home.at, o * b.count * b.inner + group[0]!.from * b.inner, row);
+        }
       }
     }
     this.stateUnchecked = true;
@@ -299,4 +313,16 @@ export class Session {
     for (const k of this.weightKeys) this.resident?.release(k);
     for (const b of this.owned) this.device.free(b);
   }
+}
+
+/** Runs of pieces each starting where the one before ends (in the order given), for one call per row. */
+function adjacent<T extends { readonly from: number; readonly run: number }>(pieces: readonly T[], inner: number): T[][] {
+  const groups: T[][] = [];
+  for (const p of pieces) {
+    const last = groups[groups.length - 1];
+    const prev = last?.[last.length - 1];
+    if (last !== undefined && prev !== undefined && prev.from * inner + prev.run === p.from * inner) last.push(p);
+    else groups.push([p]);
+  }
+  return groups;
 }
