@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import { loadModel } from '../src/model/qwen3/model.js';
 import { QWEN3_0_6B_SHAPE, writeTinyQwen3 } from '../src/model/qwen3/tiny.js';
+import { DEFAULT_PREFIX_CACHE_BYTES } from '../src/model/qwen3/prefix.js';
 import { mulberry32 } from '../src/numerics/random.js';
 import { demoModel } from '../src/serve/demo.js';
 import { createServer } from '../src/serve/server.js';
@@ -103,7 +104,7 @@ async function repeatedPrompt(): Promise<void> {
       writeTinyQwen3(path, { ...QWEN3_0_6B_SHAPE, type: 'Q4_0' });
     }
     const n = arg('prompt', 1200);
-    const model = await loadModel(path, { target: 'host', threads: 2, ctx: 2048, cacheDir: join(dir, 'cache') });
+    const model = await loadModel(path, { target: 'host', threads: 2, ctx: 2048, cacheDir: join(dir, 'cache'), prefixCache: { bytes: DEFAULT_PREFIX_CACHE_BYTES } });
     await model.warm({ promptTokens: n });
     const r = mulberry32(7);
     const prompt = Array.from({ length: n }, () => Math.floor(r() * (model.config.vocab - 3)));

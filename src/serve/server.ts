@@ -17,7 +17,7 @@ import { ReasoningSplitter, splitReasoning, type Parted } from './reasoning.js';
 import { Metrics } from './metrics.js';
 import { registerEmbeddings } from './embeddings.js';
 import type { Pooling } from '../model/qwen3/embed.js';
-import { ServeCounters } from './status.js';
+import { prefixCacheStats, ServeCounters } from './status.js';
 import { DEFAULT_TOOL_CALL_FAMILY, readToolCalls, toolCallFormat, ToolCallReader, type ParsedCall, type ToolCallFormat, type ToolPiece } from './toolcalls.js';
 import { failure, failureOf, finishOf, parseBody, type ServeRequest, type WireFailure } from './wire.js';
 
@@ -114,8 +114,10 @@ export function createServer(o: ServerOptions): Server {
   app.get('/metrics', async (_req, reply) => {
     const m = holder.model as { ctx?: unknown } | undefined;
     const kvSize = typeof m?.ctx === 'number' ? m.ctx : undefined;
+    const prefix = prefixCacheStats(holder.model);
     return reply.type('text/plain; version=0.0.4; charset=utf-8').send(metrics.text({
       waiting: queue.size, running: queue.pending, slots: 1, ready: holder.state === 'ready', kvUsed: live.kv, ...(kvSize !== undefined ? { kvSize } : {}),
+      ...(prefix !== null ? { prefix } : {}),
     }));
   });
 

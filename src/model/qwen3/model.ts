@@ -14,7 +14,7 @@ import type { Tokenizer } from '../tokenizer/types.js';
 import type { Qwen3Config } from './config.js';
 import { generateIds, prefillTokens, type DecodeRequest, type GenerateOptions, type GeneratedToken, type GenerationContext, type GenerationResult } from './generate.js';
 import { buildProgram, CACHE_TYPES, cacheLayout, type CacheType } from './program.js';
-import { checkPrefixCacheOptions, DEFAULT_PREFIX_CACHE_BYTES, PrefixCache, type PrefixCacheOptions, type PrefixCut } from './prefix.js';
+import { checkPrefixCacheOptions, PrefixCache, type PrefixCacheOptions, type PrefixCut } from './prefix.js';
 import { programFor, type PlacedProgram } from './forms.js';
 import { EngineRunner, ReferenceRunner, type StepRunner } from './runner.js';
 import { openModelSource, type ModelSource } from './source.js';
@@ -71,9 +71,10 @@ export interface LoadModelOptions {
   readonly limits?: Partial<Limits>;
   /**
    * The prefix cache (prefix.ts): the KV cache of the prompts' prefixes kept across generations, at
-   * most `bytes` of it (default 1 GiB) in blocks of `block` positions (default 64), so that a prompt
-   * starting with a cached prefix prefills only the rest, its answer the bytes of a cold run's.
-   * `false`: none. A partitioned prefill target (a list) takes none.
+   * most `bytes` of it in blocks of `block` positions (default 64), so that a prompt starting with a
+   * cached prefix prefills only the rest, its answer the bytes of a cold run's. Unset or `false`: none
+   * (a model that runs one generation would only pay for keeping it); `serve` gives one of
+   * `--cache-ram` MiB (default DEFAULT_PREFIX_CACHE_BYTES). A partitioned prefill target (a list) takes none.
    */
   readonly prefixCache?: PrefixCacheOptions | false;
 }
@@ -157,7 +158,7 @@ export class Qwen3Model {
     if (opts.engine !== undefined && opts.exactMatmul !== undefined) {
       throw new InvalidOptions('exactMatmul', 'an engine given to loadModel keeps its own matmul class: createEngine({ devices: { host: { matmul } } })');
     }
-    const prefix = checkPrefixCacheOptions(opts.prefixCache) ?? { bytes: DEFAULT_PREFIX_CACHE_BYTES };
+    const prefix = checkPrefixCacheOptions(opts.prefixCache) ?? false;
     const host = { ...(opts.threads === undefined ? {} : { threads: opts.threads }), matmul: opts.exactMatmul === true ? 'exact' as const : 'q8' as const };
     // Made now so that bad limits refuse the load; its thread starts with the first text.
     const text = source.tokenizer instanceof TokenizerError ? undefined : new TextWorker(source.tokenizer.source, opts.textLimits);

@@ -31,7 +31,7 @@ export interface PrefixCacheOptions {
   readonly block?: number;
 }
 
-/** The default budget of a model's prefix cache (1 GiB; serve's `--cache-ram 1024`). */
+/** The budget of a served model's prefix cache unless `--cache-ram` says otherwise (1 GiB). */
 export const DEFAULT_PREFIX_CACHE_BYTES = 1024 * 1024 * 1024;
 
 /** What a prefix cache holds and has done, for /v1/status and /metrics. */
