@@ -33,12 +33,12 @@ describe('qwen3 on host: the prefix cache gives the bytes of a cold run', functi
     for (const e of engines) await e.close();
   });
 
-  async function model(matmul: 'q8' | 'exact', prefixCache: false | { bytes: number; block: number } = { bytes: 1 << 30, block: BLOCK }): Promise<Qwen3Model> {
+  async function model(matmul: 'q8' | 'exact', prefixCache: false | { bytes: number; block: number } = { bytes: 1 << 30, block: BLOCK }, cacheType: 'f32' | 'f16' = 'f32'): Promise<Qwen3Model> {
     const e = createEngine({ cacheDir: join(fx.dir(), `cache-${matmul}`), devices: { host: { matmul } } });
     engines.push(e);
     // The exact class on Q8_0 weights, whose matmul sums in another order below 12 rows than from 12 (docs/HOST.md).
     const type = matmul === 'q8' ? 'Q4_0' : 'Q8_0';
-    const m = await loadModel(fx.gguf(`${type}.gguf`, { ...SMALL, type }), { engine: e, target: 'host', ctx: 256, prefillChunk: CHUNK, prefixCache });
+    const m = await loadModel(fx.gguf(`${type}.gguf`, { ...SMALL, type }), { engine: e, target: 'host', ctx: 256, prefillChunk: CHUNK, prefixCache, cacheType });
     models.push(m);
     return m;
   }
@@ -87,6 +87,20 @@ describe('qwen3 on host: the prefix cache gives the bytes of a cold run', functi
       expect(w.cached, `${p.length} tokens`).to.be.greaterThan(0);
       expect(w.cached % BLOCK).to.equal(0);
       expect(w.cached).to.be.lessThan(p.length);
+      expect(same(w, await run(cold, p)), `prompt of ${p.length} from ${w.cached}`).to.equal(true);
+    }
+  });
+
+  it('an f16 KV cache: its positions are kept as f16 (half the bytes), and every prompt gives the cold bytes', async () => {
+    const m = await model('q8', { bytes: 1 << 30, block: BLOCK }, 'f16');
+    const f32 = await model('q8');
+    expect(m.prefixCache!.positionBytes * 2).to.equal(f32.prefixCache!.positionBytes);
+    const cold = contextOf(m, undefined);
+    const warm = contextOf(m, cacheOf(m, 'block'));
+    await run(warm, BASE.slice(0, 90));
+    for (const p of PROMPTS.slice(0, 4)) {
+      const w = await run(warm, p);
+      expect(w.cached, `${p.length} tokens`).to.be.greaterThan(0);
       expect(same(w, await run(cold, p)), `prompt of ${p.length} from ${w.cached}`).to.equal(true);
     }
   });
