@@ -295,15 +295,18 @@ function* choicesOf(r: ServeRequest): Generator<{ index: number; first: boolean;
 class Usage {
   prompt = 0;
   completion = 0;
+  // Of the prompt tokens counted, those taken from the prefix cache (OpenAI's prompt_tokens_details.cached_tokens).
+  cached = 0;
   constructor(private readonly metrics: Metrics) {}
   add(res: GenerationResult, first: boolean): void {
     const prompt = first ? res.promptTokens : 0;
     this.prompt += prompt;
+    if (first) this.cached += res.cachedTokens ?? 0;
     this.completion += res.ids.length;
     this.metrics.promptTokens += prompt;
     this.metrics.generatedTokens += res.ids.length;
   }
-  get wire() { return { prompt_tokens: this.prompt, completion_tokens: this.completion, total_tokens: this.prompt + this.completion }; }
+  get wire() { return { prompt_tokens: this.prompt, completion_tokens: this.completion, total_tokens: this.prompt + this.completion, prompt_tokens_details: { cached_tokens: this.cached } }; }
 }
 
 /** What the metrics see of the running generation. */

@@ -106,11 +106,15 @@ describe('serve: /v1/status', function () {
     const long = { ...REQ, prompt: 'hello world, '.repeat(8), max_tokens: 2 };
     const s = await startServer(model.path, { load: { ctx: 256, prefillChunk: 16, prefixCache: { bytes: 1 << 24, block: 8 } } });
     try {
-      const first = await (await post(s.url, long)).json() as { choices: { text: string }[] };
+      type Answer = { choices: { text: string }[]; usage: { prompt_tokens: number; prompt_tokens_details: { cached_tokens: number } } };
+      const first = await (await post(s.url, long)).json() as Answer;
+      expect(first.usage.prompt_tokens_details.cached_tokens).to.equal(0);
       expect((await status(s.url)).prefixCache).to.include({ lookups: 1, hits: 0, reusedTokens: 0, budget: 1 << 24, block: 8 });
-      const second = await (await post(s.url, long)).json() as { choices: { text: string }[] };
+      const second = await (await post(s.url, long)).json() as Answer;
       expect(second.choices[0]!.text).to.equal(first.choices[0]!.text);
       const p = (await status(s.url)).prefixCache!;
+      expect(second.usage.prompt_tokens_details.cached_tokens).to.equal(p.reusedTokens);
+      expect(p.reusedTokens).to.be.lessThan(second.usage.prompt_tokens);
       expect(p).to.include({ lookups: 2, hits: 1 });
       expect(p.reusedTokens).to.be.greaterThan(0);
       expect(p.blocks).to.be.greaterThan(0);
