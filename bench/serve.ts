@@ -5,13 +5,22 @@
  * first token includes the wait in the queue, as one generation runs at a time), and the server's
  * overhead per token: a request's time per generated token against `generate` on the same model.
  *
- * Flags: --requests N per client (default 4), --tokens N (default 32). Never part of `npm test`.
+ * Then the prefix cache (src/model/qwen3/prefix.ts): time to first token of a 1200-token prompt and of
+ * the same prompt again (its prefix taken from the cache), on a Qwen3-0.6B-shaped Q4_0 file (--model
+ * PATH, else one generated), ctx 2048, 2 threads; the goal is the second under a quarter of the first,
+ * with the same answer.
+ *
+ * Flags: --requests N per client (default 4), --tokens N (default 32), --model PATH, --prompt N (1200).
+ * Never part of `npm test`.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { loadModel } from '../src/model/qwen3/model.js';
+import { QWEN3_0_6B_SHAPE, writeTinyQwen3 } from '../src/model/qwen3/tiny.js';
+import { DEFAULT_PREFIX_CACHE_BYTES } from '../src/model/qwen3/prefix.js';
+import { mulberry32 } from '../src/numerics/random.js';
 import { demoModel } from '../src/serve/demo.js';
 import { createServer } from '../src/serve/server.js';
 
@@ -84,4 +93,46 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+/** Time to first token of a long prompt, then of the same prompt again (from the prefix cache). */
+async function repeatedPrompt(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'npu-prefix-bench-'));
+  try {
+    const i = process.argv.indexOf('--model');
+    let path = i >= 0 ? process.argv[i + 1]! : '';
+    if (path === '') {
+      path = join(dir, 'q06-Q4_0.gguf');
+      writeTinyQwen3(path, { ...QWEN3_0_6B_SHAPE, type: 'Q4_0' });
+    }
+    const n = arg('prompt', 1200);
+    const model = await loadModel(path, { target: 'host', threads: 2, ctx: 2048, cacheDir: join(dir, 'cache'), prefixCache: { bytes: DEFAULT_PREFIX_CACHE_BYTES } });
+    await model.warm({ promptTokens: n });
+    const r = mulberry32(7);
+    const prompt = Array.from({ length: n }, () => Math.floor(r() * (model.config.vocab - 3)));
+    // Wall time, and the process's CPU time (every thread's: the device's too), which a shared machine disturbs less.
+    const once = async (): Promise<{ ttftMs: number; cpuMs: number; ids: number[]; cached: number }> => {
+      const t0 = performance.now();
+      const c0 = process.cpuUsage();
+      let ttft = -1;
+      let cpu = -1;
+      const it = model.generate({ promptIds: prompt, maxTokens: 16, temperature: 0, ignoreEos: true });
+      for (;;) {
+        const x = await it.next();
+        if (ttft < 0) { ttft = performance.now() - t0; const c = process.cpuUsage(c0); cpu = (c.user + c.system) / 1000; }
+        if (x.done === true) return { ttftMs: ttft, cpuMs: cpu, ids: x.value.ids, cached: x.value.cachedTokens ?? 0 };
+      }
+    };
+    const first = await once();
+    const second = await once();
+    const s = model.prefixCache?.stats();
+    console.log(`prefix cache: a ${n}-token prompt twice, 0.6B-shaped Q4_0, ctx 2048, 2 threads`);
+    console.log(`  time to first token: first ${first.ttftMs.toFixed(0)} ms, second ${second.ttftMs.toFixed(0)} ms (${second.cached} positions from the cache), ratio ${(second.ttftMs / first.ttftMs).toFixed(3)} (goal < 0.25); same answer: ${first.ids.join() === second.ids.join()}`);
+    console.log(`  its CPU time: first ${first.cpuMs.toFixed(0)} ms, second ${second.cpuMs.toFixed(0)} ms, ratio ${(second.cpuMs / first.cpuMs).toFixed(3)} (${cpus().length} cores, load ${loadavg()[0]!.toFixed(1)})`);
+    if (s !== undefined) console.log(`  cache: ${s.blocks} blocks of ${s.block} positions, ${(s.bytes / 2 ** 20).toFixed(0)} MiB of ${(s.budget / 2 ** 20).toFixed(0)} MiB, cut at any ${s.cut}`);
+    await model.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (!process.argv.includes('--prefix-only')) await main();
+await repeatedPrompt();

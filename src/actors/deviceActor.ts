@@ -237,6 +237,14 @@ export function deviceApi(opts: DeviceActorOptions) {
     exportState(session: number): SharedState {
       return openSession(session).exportState();
     },
+    /** Positions of a session's state along each named arg's axis, in shared memory (Session.readPositions). */
+    readPositions(session: number, axes: Readonly<Record<string, number>>, ranges: readonly (readonly [number, number])[]): SharedState[] {
+      return openSession(session).readPositions(axes, ranges);
+    },
+    /** Writes positions readPositions gave into a session's state (Session.writePositions). */
+    writePositions(session: number, axes: Readonly<Record<string, number>>, pieces: readonly { readonly from: number; readonly state: SharedState }[]): void {
+      openSession(session).writePositions(axes, pieces);
+    },
     /** Sets a session's state to bytes another device's session exported. */
     setSharedState(session: number, from: SharedState): void {
       openSession(session).setSharedState(from);

@@ -19,6 +19,7 @@ import { intArg } from './options.js';
 import { threadsArg } from './limits.js';
 import { maxProgramBytesOption } from './modelFlags.js';
 import { EXIT, type Io } from './output.js';
+import { DEFAULT_PREFIX_CACHE_BYTES } from '../model/qwen3/prefix.js';
 
 /** The flags of `serve`. */
 export interface ServeFlags {
@@ -41,6 +42,9 @@ export interface ServeFlags {
   readonly chatTemplate?: string;
   readonly cors?: string[];
   readonly pooling?: 'mean' | 'last';
+  /** The prefix cache's budget in MiB (default 1024); `--no-prefix-cache` sets prefixCache false. */
+  readonly cacheRam?: number;
+  readonly prefixCache?: boolean;
 }
 
 function portArg(v: string): number {
@@ -84,6 +88,7 @@ export async function serveCommand(path: string | undefined, f: ServeFlags, io: 
     ...(f.cacheDir !== undefined ? { cacheDir: f.cacheDir } : {}),
     ...(demo !== undefined ? { tokenizer: demo.tokenizer, ctx: f.ctx ?? 1024 } : {}),
     npuOpts: f.npuOpt ?? {},
+    prefixCache: f.prefixCache === false ? false as const : { bytes: f.cacheRam !== undefined ? f.cacheRam * 2 ** 20 : DEFAULT_PREFIX_CACHE_BYTES },
   };
   const resolved = await resolveModel(given ?? demo!.path, load, registry, io.err).catch(async (e: unknown) => { await engine.close(); throw e; });
   const id = demo !== undefined ? 'qwen3-demo' : resolved.id;
@@ -153,6 +158,8 @@ export const serve: CliCommand = {
       .addOption(new Option('--cache-type <type>', 'the KV cache\'s dtype: f32 (the exact class) or f16 (half the bytes, each stored element rounded once; docs/MODELS.md)').choices(['f32', 'f16']).default('f32'))
       .addOption(new Option('--prefill-target <targets>', 'where prompts are prefilled, a target or a list (xdna2,host); the KV cache is handed to --target'))
       .addOption(new Option('--ctx <n>', 'positions the KV cache holds').argParser(intArg('--ctx')))
+      .addOption(new Option('--cache-ram <MiB>', 'the prefix cache\'s budget: the KV cache of prompts\' prefixes kept across requests, so a prompt that starts with one prefills only the rest (default 1024; 0 keeps none)').argParser(intArg('--cache-ram')))
+      .addOption(new Option('--no-prefix-cache', 'keep no prefix cache: every prompt prefilled whole'))
       .addOption(new Option('--max-queue <n>', 'requests that may wait behind the running one; one more gets 429').argParser(intArg('--max-queue')).default(16))
       .addOption(new Option('--api-key <key>', 'require Authorization: Bearer KEY'))
       .addOption(new Option('--addon <pkg...>', 'load an add-on (package name or path) that adds routes'))

@@ -15,6 +15,7 @@ import type { ActorSupervisor } from '../actors/supervisor.js';
 import type { Tensor } from '../ir/tensor.js';
 import type { TensorMap } from '../ir/values.js';
 import type { ProgramSource } from './inputs.js';
+import type { SharedState } from '../session/session.js';
 import { replay } from './runSteps.js';
 
 /** What openSession takes. */
@@ -107,6 +108,20 @@ export class DeviceSession {
     const shared = await other.device.call('exportState', [other.#id()], { deadlineMs: other.deadlineMs });
     await this.device.call('setSharedState', [this.#id(), shared], { deadlineMs: this.deadlineMs });
     if (move) await other.zeroState();
+  }
+
+  /**
+   * Positions `[from, to)` of the state args named in `axes` (each along its axis: a KV cache's
+   * positions), one piece per range, in shared memory: the filled part of a cache read without the
+   * rest. InvalidInput names an arg or a range that is not the state's.
+   */
+  readPositions(axes: Readonly<Record<string, number>>, ranges: readonly (readonly [number, number])[]): Promise<SharedState[]> {
+    return this.device.call('readPositions', [this.#id(), axes, ranges], { deadlineMs: this.deadlineMs });
+  }
+
+  /** Writes pieces readPositions gave into the carried state at their positions (the others keep theirs). */
+  writePositions(axes: Readonly<Record<string, number>>, pieces: readonly { readonly from: number; readonly state: SharedState }[]): Promise<void> {
+    return this.device.call('writePositions', [this.#id(), axes, pieces], { deadlineMs: this.deadlineMs });
   }
 
   /** Frees the session's buffers on the device (a device restarted since has freed them already). */

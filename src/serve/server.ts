@@ -17,7 +17,7 @@ import { ReasoningSplitter, splitReasoning, type Parted } from './reasoning.js';
 import { Metrics } from './metrics.js';
 import { registerEmbeddings } from './embeddings.js';
 import type { Pooling } from '../model/qwen3/embed.js';
-import { ServeCounters } from './status.js';
+import { prefixCacheStats, ServeCounters } from './status.js';
 import { DEFAULT_TOOL_CALL_FAMILY, readToolCalls, toolCallFormat, ToolCallReader, type ParsedCall, type ToolCallFormat, type ToolPiece } from './toolcalls.js';
 import { failure, failureOf, finishOf, parseBody, type ServeRequest, type WireFailure } from './wire.js';
 
@@ -114,8 +114,10 @@ export function createServer(o: ServerOptions): Server {
   app.get('/metrics', async (_req, reply) => {
     const m = holder.model as { ctx?: unknown } | undefined;
     const kvSize = typeof m?.ctx === 'number' ? m.ctx : undefined;
+    const prefix = prefixCacheStats(holder.model);
     return reply.type('text/plain; version=0.0.4; charset=utf-8').send(metrics.text({
       waiting: queue.size, running: queue.pending, slots: 1, ready: holder.state === 'ready', kvUsed: live.kv, ...(kvSize !== undefined ? { kvSize } : {}),
+      ...(prefix !== null ? { prefix } : {}),
     }));
   });
 
@@ -293,15 +295,18 @@ function* choicesOf(r: ServeRequest): Generator<{ index: number; first: boolean;
 class Usage {
   prompt = 0;
   completion = 0;
+  // Of the prompt tokens counted, those taken from the prefix cache (OpenAI's prompt_tokens_details.cached_tokens).
+  cached = 0;
   constructor(private readonly metrics: Metrics) {}
   add(res: GenerationResult, first: boolean): void {
     const prompt = first ? res.promptTokens : 0;
     this.prompt += prompt;
+    if (first) this.cached += res.cachedTokens ?? 0;
     this.completion += res.ids.length;
     this.metrics.promptTokens += prompt;
     this.metrics.generatedTokens += res.ids.length;
   }
-  get wire() { return { prompt_tokens: this.prompt, completion_tokens: this.completion, total_tokens: this.prompt + this.completion }; }
+  get wire() { return { prompt_tokens: this.prompt, completion_tokens: this.completion, total_tokens: this.prompt + this.completion, prompt_tokens_details: { cached_tokens: this.cached } }; }
 }
 
 /** What the metrics see of the running generation. */

@@ -55,6 +55,17 @@ describe('cli: serve', function () {
     expect(r.stderr).to.include('SIGTERM');
   });
 
+  it('--cache-ram MiB sets the prefix cache\'s budget (on /v1/status), --no-prefix-cache keeps none, a bad --cache-ram is a usage error', async () => {
+    const statusOf = async (url: string) => ((await (await fetch(`${url}/v1/status`)).json()) as { prefixCache: { budget: number } | null }).prefixCache;
+    let on: unknown;
+    expect((await serveOnce([model.path, '--ctx', '64', '--cache-ram', '3'], async (url) => { on = await statusOf(url); })).code).to.equal(0);
+    expect(on).to.deep.include({ budget: 3 * 2 ** 20, lookups: 0 });
+    let off: unknown = 'unread';
+    expect((await serveOnce([model.path, '--ctx', '64', '--no-prefix-cache'], async (url) => { off = await statusOf(url); })).code).to.equal(0);
+    expect(off).to.equal(null);
+    expect((await cliHere(['serve', model.path, '--port', '0', '--cache-ram', 'lots'])).status).to.equal(2);
+  });
+
   it('a SIGTERM while the model is still loading stops the server cleanly: exit 0, no stack trace', async () => {
     const r = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
       const p = spawn(process.execPath, [BIN, 'serve', '--port', '0', model.path, '--ctx', '64'], { stdio: ['ignore', 'pipe', 'pipe'] });

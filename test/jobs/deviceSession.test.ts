@@ -88,6 +88,30 @@ for (const target of ['cpu', 'host'] as const) {
       expect(data((await other.state())['cache'])).to.deep.equal([1, 1, 1, 1, 2, 3, 2, 2, 2, 5, 5, 5]);
     });
 
+    it('reads and writes a range of positions along an axis (the prefix cache\'s), checking every piece before writing any', async () => {
+      const s = await engine.openSession({ program: cacheProgram('k3'), target, zeroState: true });
+      for (let r = 0; r < 4; r++) await s.step(rowAt(r, 3 * r + 1, 3 * r + 2, 3 * r + 3));
+      const whole = data((await s.state())['cache']);
+      // Axis 0 (rows): positions 1 and 2, one run.
+      const [rows] = await s.readPositions({ cache: 0 }, [[1, 3]]);
+      expect(rows!['cache']!.shape).to.deep.equal([2, 3]);
+      expect(Array.from(new Float32Array(rows!['cache']!.bytes.slice().buffer))).to.deep.equal([4, 5, 6, 7, 8, 9]);
+      // Axis 1 (columns): a run per row, two adjacent ranges read as one.
+      const cols = await s.readPositions({ cache: 1 }, [[0, 1], [1, 3]]);
+      expect(Array.from(new Float32Array(cols[1]!['cache']!.bytes.slice().buffer))).to.deep.equal([2, 3, 5, 6, 8, 9, 11, 12]);
+      const t = await engine.openSession({ program: cacheProgram('k3'), target, zeroState: true });
+      await t.writePositions({ cache: 1 }, [{ from: 1, state: cols[1]! }]);
+      expect(data((await t.state())['cache'])).to.deep.equal([0, 2, 3, 0, 5, 6, 0, 8, 9, 0, 11, 12]);
+      await t.writePositions({ cache: 1 }, [{ from: 0, state: cols[0]! }]);
+      expect(data((await t.state())['cache'])).to.deep.equal(whole);
+      // A piece past the end refuses the whole write: the first piece is not written either.
+      await t.zeroState();
+      await rejectsWith(t.writePositions({ cache: 1 }, [{ from: 0, state: cols[0]! }, { from: 2, state: cols[1]! }]), 'InvalidInput');
+      expect(data((await t.state())['cache'])).to.deep.equal(new Array(12).fill(0));
+      await rejectsWith(s.readPositions({ cache: 0 }, [[3, 5]]), 'InvalidInput');
+      await rejectsWith(s.readPositions({ other: 0 }, [[0, 1]]), 'InvalidInput');
+    });
+
     it('moves its state to another program\'s session: the taker goes on from it, the giver is zeroed', async () => {
       const s = await engine.openSession({ program: cacheProgram('k1'), target, zeroState: true });
       await s.step(rowAt(0, 1, 1, 1));

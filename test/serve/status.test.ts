@@ -102,6 +102,37 @@ describe('serve: /v1/status', function () {
     } finally { await server.close(); }
   });
 
+  it('shows the prefix cache\'s hits, reused tokens, blocks and bytes on /v1/status, the status page and /metrics; none with prefixCache false', async () => {
+    const long = { ...REQ, prompt: 'hello world, '.repeat(8), max_tokens: 2 };
+    const s = await startServer(model.path, { load: { ctx: 256, prefillChunk: 16, prefixCache: { bytes: 1 << 24, block: 8 } } });
+    try {
+      type Answer = { choices: { text: string }[]; usage: { prompt_tokens: number; prompt_tokens_details: { cached_tokens: number } } };
+      const first = await (await post(s.url, long)).json() as Answer;
+      expect(first.usage.prompt_tokens_details.cached_tokens).to.equal(0);
+      expect((await status(s.url)).prefixCache).to.include({ lookups: 1, hits: 0, reusedTokens: 0, budget: 1 << 24, block: 8 });
+      const second = await (await post(s.url, long)).json() as Answer;
+      expect(second.choices[0]!.text).to.equal(first.choices[0]!.text);
+      const p = (await status(s.url)).prefixCache!;
+      expect(second.usage.prompt_tokens_details.cached_tokens).to.equal(p.reusedTokens);
+      expect(p.reusedTokens).to.be.lessThan(second.usage.prompt_tokens);
+      expect(p).to.include({ lookups: 2, hits: 1 });
+      expect(p.reusedTokens).to.be.greaterThan(0);
+      expect(p.blocks).to.be.greaterThan(0);
+      expect(p.bytes).to.be.greaterThan(0);
+      const metrics = await (await fetch(`${s.url}/metrics`)).text();
+      expect(metrics).to.match(/^npu_offload_prefix_cache_hits_total 1$/m);
+      expect(metrics).to.match(new RegExp(`^npu_offload_prefix_cache_reused_tokens_total ${p.reusedTokens}$`, 'm'));
+      expect(metrics).to.match(new RegExp(`^npu_offload_prefix_cache_bytes ${p.bytes}$`, 'm'));
+      expect(await (await fetch(`${s.url}/status`)).text()).to.match(/Prefix cache/);
+    } finally { await s.server.close(); }
+    const off = await startServer(model.path, { load: { prefixCache: false } });
+    try {
+      await post(off.url, REQ);
+      expect((await status(off.url)).prefixCache).to.equal(null);
+      expect(await (await fetch(`${off.url}/metrics`)).text()).not.to.match(/prefix_cache/);
+    } finally { await off.server.close(); }
+  });
+
   it('without an engine it says so (engine null); with --api-key the pages need no key but /v1/status does', async () => {
     const s = await startServer(model.path, { apiKey: 'sesame' });
     try {

@@ -13,7 +13,8 @@ import type { ChatMessage, ChatOptions } from '../tokenizer/types.js';
 import type { Tokenizer } from '../tokenizer/types.js';
 import type { Qwen3Config } from './config.js';
 import { generateIds, prefillTokens, type DecodeRequest, type GenerateOptions, type GeneratedToken, type GenerationContext, type GenerationResult } from './generate.js';
-import { buildProgram, CACHE_TYPES, type CacheType } from './program.js';
+import { buildProgram, CACHE_TYPES, cacheLayout, type CacheType } from './program.js';
+import { checkPrefixCacheOptions, PrefixCache, type PrefixCacheOptions, type PrefixCut } from './prefix.js';
 import { programFor, type PlacedProgram } from './forms.js';
 import { EngineRunner, ReferenceRunner, type StepRunner } from './runner.js';
 import { openModelSource, type ModelSource } from './source.js';
@@ -68,6 +69,14 @@ export interface LoadModelOptions {
    * `programBytes` (ctx 32768 for Qwen3-0.6B holds 7.5 GB of f32 KV cache, 15 GB as the limit counts it).
    */
   readonly limits?: Partial<Limits>;
+  /**
+   * The prefix cache (prefix.ts): the KV cache of the prompts' prefixes kept across generations, at
+   * most `bytes` of it in blocks of `block` positions (default 64), so that a prompt starting with a
+   * cached prefix prefills only the rest, its answer the bytes of a cold run's. Unset or `false`: none
+   * (a model that runs one generation would only pay for keeping it); `serve` gives one of
+   * `--cache-ram` MiB (default DEFAULT_PREFIX_CACHE_BYTES). A partitioned prefill target (a list) takes none.
+   */
+  readonly prefixCache?: PrefixCacheOptions | false;
 }
 
 /** Each model source's text worker, shared by the models made from it (reference(), decodeTargetOnly()). */
@@ -125,6 +134,9 @@ export class Qwen3Model {
   readonly #programs = new Map<string, PlacedProgram>();
   readonly #owned: Engine | undefined;
   #chunk: number | undefined;
+  // The prefix cache's options (none for a model made from another: reference(), decodeTargetOnly()), and the cache once made.
+  #prefixOptions: PrefixCacheOptions | false = false;
+  #prefixes: PrefixCache | undefined;
 
   private constructor(readonly source: ModelSource, readonly ctx: number, readonly prefillChunk: number, readonly runner: StepRunner, owned?: Engine, readonly limits: Limits = DEFAULT_LIMITS, readonly cacheType: CacheType = 'f32') {
     this.#owned = owned;
@@ -146,6 +158,7 @@ export class Qwen3Model {
     if (opts.engine !== undefined && opts.exactMatmul !== undefined) {
       throw new InvalidOptions('exactMatmul', 'an engine given to loadModel keeps its own matmul class: createEngine({ devices: { host: { matmul } } })');
     }
+    const prefix = checkPrefixCacheOptions(opts.prefixCache) ?? false;
     const host = { ...(opts.threads === undefined ? {} : { threads: opts.threads }), matmul: opts.exactMatmul === true ? 'exact' as const : 'q8' as const };
     // Made now so that bad limits refuse the load; its thread starts with the first text.
     const text = source.tokenizer instanceof TokenizerError ? undefined : new TextWorker(source.tokenizer.source, opts.textLimits);
@@ -157,6 +170,7 @@ export class Qwen3Model {
     const prefill = opts.prefillTarget === undefined ? undefined : checkTargetList(opts.prefillTarget, 'prefillTarget');
     const runner = new EngineRunner(opts.engine ?? owned!, target, source.weights, opts.deadlineMs, prefill);
     const model = new Qwen3Model(source, ctx, opts.prefillChunk ?? 512, runner, owned, limits, opts.cacheType ?? 'f32');
+    model.#prefixOptions = prefill?.includes(',') === true ? false : prefix;
     try {
       model.#checkPlanned();
     } catch (e) {
@@ -328,6 +342,38 @@ export class Qwen3Model {
   }
 
   /**
+   * The prefix cache (prefix.ts), made at the first generation; undefined when the model has none
+   * (`prefixCache: false`, a partitioned prefill target, the reference).
+   */
+  get prefixCache(): PrefixCache | undefined {
+    const o = this.#prefixOptions;
+    if (this.#prefixes !== undefined || o === false) return this.#prefixes;
+    const layout = cacheLayout(this.config, this.ctx);
+    const axes: Record<string, number> = {};
+    let positionBytes = 0;
+    for (const [arg, l] of layout) {
+      axes[arg] = l.positionAxis;
+      positionBytes += (l.shape.reduce((a, d) => a * d, 1) / l.shape[l.positionAxis]!) * (this.cacheType === 'f16' ? 2 : 4);
+    }
+    this.#prefixes = new PrefixCache(o.bytes, o.block ?? 64, this.#prefixCut(), this.fittingChunk(), axes, positionBytes);
+    return this.#prefixes;
+  }
+
+  /**
+   * Where the prefix cache may cut a prompt (prefix.ts): at any block when every row's keys and values
+   * are computed alike in any chunking (host, its q8 class, every layer matmul by a q4_0, q4_1 or q8_0
+   * weight: docs/HOST.md, batch invariance), else only where a cold prefill starts a chunk.
+   */
+  #prefixCut(): PrefixCut {
+    const r = this.runner;
+    if (!(r instanceof EngineRunner) || r.target !== 'host' || r.prefillTarget !== undefined || r.engine.hostMatmul !== 'q8') return 'chunk';
+    for (const [name, w] of this.source.weights) {
+      if (name.startsWith('blk.') && w.shape.length === 2 && !['q4_0', 'q4_1', 'q8_0'].includes(w.dtype)) return 'chunk';
+    }
+    return 'block';
+  }
+
+  /**
    * Generates from a request: yields each token as it is made, returns the whole result.
    * `options.signal` ends it with Aborted (GenerateOptions), the model then free for the next one.
    */
@@ -336,6 +382,7 @@ export class Qwen3Model {
     const g: GenerationContext = {
       config: this.config, ctx: this.ctx, cacheType: this.cacheType, prefillChunk: this.fittingChunk(), tokenizer: this.tokenizer,
       eosIds: this.eosIds, runner: this.runner, program: (n) => (n > 1 ? this.prefillProgram(n) : this.program(n)),
+      ...(this.prefixCache !== undefined ? { prefixCache: this.prefixCache } : {}),
     };
     return yield* generateIds(g, { ...r, promptIds }, options);
   }
@@ -368,6 +415,7 @@ export class Qwen3Model {
 
   /** Closes the engine this model made (an engine given to loadModel stays open). */
   async close(): Promise<void> {
+    this.#prefixes?.clear();
     await TEXT_WORKERS.get(this.source)?.worker?.close();
     await this.runner.close?.();
     await this.#owned?.close();

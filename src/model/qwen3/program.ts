@@ -112,14 +112,22 @@ export function stepActivations(program: Program, ids: readonly number[], positi
   return out;
 }
 
-/** The state args of a model's programs, with their shapes (each a zeroed tensor of the cache type at the start of a generation). */
-export function cacheShapes(c: Qwen3Config, ctx: number): Map<string, readonly number[]> {
-  const m = new Map<string, readonly number[]>();
+/**
+ * The KV cache's layout: each state arg's shape and the axis its positions run along. What reads or
+ * writes positions of a cache outside the programs (the prefix cache, prefix.ts) goes by this alone.
+ */
+export function cacheLayout(c: Qwen3Config, ctx: number): Map<string, { readonly shape: readonly number[]; readonly positionAxis: number }> {
+  const m = new Map<string, { readonly shape: readonly number[]; readonly positionAxis: number }>();
   for (let l = 0; l < c.layers; l++) {
-    m.set(`cache.k.${l}`, [c.kvHeads, c.headDim, ctx]);
-    m.set(`cache.v.${l}`, [c.kvHeads, ctx, c.headDim]);
+    m.set(`cache.k.${l}`, { shape: [c.kvHeads, c.headDim, ctx], positionAxis: 2 });
+    m.set(`cache.v.${l}`, { shape: [c.kvHeads, ctx, c.headDim], positionAxis: 1 });
   }
   return m;
+}
+
+/** The state args of a model's programs, with their shapes (each a zeroed tensor of the cache type at the start of a generation). */
+export function cacheShapes(c: Qwen3Config, ctx: number): Map<string, readonly number[]> {
+  return new Map([...cacheLayout(c, ctx)].map(([k, l]) => [k, l.shape]));
 }
 
 /**
@@ -130,7 +138,7 @@ export function cacheShapes(c: Qwen3Config, ctx: number): Map<string, readonly n
  */
 function moeFfn(p: ProgramBuilder, f: Pieces, h: Value, L: (n: LayerTensor) => Value, moe: MoeOptions, hidden: number): Value {
   const t = h.shape[0]!;
-  const { experts: e, used: k, ff } = moe;
+  const { experts: e, used: k } = moe;
   const logits = linear(p, h, L('ffn_gate_inp'), e);
   const row = (v: Value) => p.broadcast(v, [t, e], [0]);
   const ex = p.exp(p.sub(logits, row(p.reduceMax(logits, [1]))));
@@ -158,7 +166,6 @@ function moeFfn(p: ProgramBuilder, f: Pieces, h: Value, L: (n: LayerTensor) => V
   const x = p.reshape(h, [t, 1, hidden]);
   const act = f.glu(p, p.matmulId(x, L('ffn_gate_exps'), id), p.matmulId(x, L('ffn_up_exps'), id));
   const down = p.matmulId(act, L('ffn_down_exps'), id);
-  void ff;
   return p.reduceSum(p.mul(down, p.broadcast(w, [t, k, hidden], [0, 1])), [1]);
 }
 
