@@ -142,19 +142,25 @@ struct V512 {
   // q8dot and simdQ8.inc's accumulation of one row fused: the same operations lane by lane (MODE as
   // Q8Mode: 0 one term with an offset, 1 a second term of the activations' sum, 2 two half terms).
   static constexpr bool Q8FUSED = true;
+  // acc + the 4 products u*x of each 32-bit lane, x's 4 codes broadcast by the instruction's own
+  // memory operand ({1to16}: a load, no shuffle-unit operation as a separate broadcast costs on Zen 4).
+  static __m512i dpw(__m512i acc, __m512i u, const int8_t* x) {
+    __asm__("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(u), "m"(*reinterpret_cast<const int32_t*>(x)));
+    return acc;
+  }
   template <int MODE, bool WIDE, class Tile>
   static void q8acc(const Tile& t, const int8_t* x, int32_t x0, int32_t x1, float d, float* o) {
-    // Each word of 4 codes broadcast straight from memory (a load, not a move through a general
-    // register), and each half's sum in two chains: integer additions, exact in any order.
-    const auto word = [x](int q) { return _mm512_broadcastd_epi32(_mm_loadu_si32(x + 4 * q)); };
-    const auto dp = [&](__m512i acc, int q) { return _mm512_dpbusd_epi32(acc, _mm512_load_si512(t.u + q * 64), word(q)); };
+    // Each half's sum in one chain (rows interleave in the caller's loop), integer additions, exact in
+    // any order; in mode 0 the first chain starts from the offset term, so I1 needs no subtraction.
+    const auto dp = [&](__m512i acc, int q) { return dpw(acc, _mm512_load_si512(t.u + q * 64), x + 4 * q); };
     const __m512i z = _mm512_setzero_si512();
-    const __m512i l = _mm512_add_epi32(dp(dp(z, 0), 2), dp(dp(z, 1), 3));
-    const __m512i h = _mm512_add_epi32(dp(dp(z, 4), 6), dp(dp(z, 5), 7));
+    const __m512i l0 = MODE == 0 ? _mm512_set1_epi32(-(WIDE ? 128 : 8) * (x0 + x1)) : z;
+    const __m512i l = dp(dp(dp(dp(l0, 0), 1), 2), 3);
+    const __m512i h = dp(dp(dp(dp(z, 4), 5), 6), 7);
     const __m512 dv = _mm512_set1_ps(d);
     __m512 acc = _mm512_load_ps(o);
     if constexpr (MODE == 0) {
-      const __m512i i1 = _mm512_sub_epi32(_mm512_add_epi32(l, h), _mm512_set1_epi32((WIDE ? 128 : 8) * (x0 + x1)));
+      const __m512i i1 = _mm512_add_epi32(l, h);
       acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_cvtepi32_ps(i1), _mm512_mul_ps(_mm512_load_ps(t.a1), dv)));
     } else if constexpr (MODE == 1) {
       acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(l, h)), _mm512_mul_ps(_mm512_load_ps(t.a1), dv)));

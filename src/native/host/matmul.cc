@@ -33,9 +33,11 @@ void matmulQ8Of(const Ctx& c, const float* x, int64_t T, const WeightView& w, fl
   std::vector<int32_t> s(size_t(T * kb * 2));
   const bool fault = q8Round.load(std::memory_order_relaxed);
   c.pool->run(T, T * w.k >= (1 << 14) ? 1 : T, [&](int, int64_t t0, int64_t t1) {
-    for (int64_t t = t0; t < t1; t++) k.q8quant(x + t * w.k, w.k, kb, q.data() + t * kb * 32, d.data() + t * kb, s.data() + t * kb * 2, fault);
+    for (int64_t t = t0; t < t1; t++) k.q8quant(x + t * w.k, w.k, kb, q.data() + t * 32, d.data() + t, s.data() + t * 2, T, fault);
   });
-  const Q8Act a{q.data(), d.data(), s.data(), kb};
+  // Block-major: a tile reads block b of its rows from one contiguous run (row-major, rows K bytes
+  // apart, fell into a few L1 sets).
+  const Q8Act a{q.data(), d.data(), s.data(), kb, 1, T};
   const uint64_t rowBytes = w.type == W_Q4NX_Q41 ? uint64_t(w.kTiles) * Q4NX_TILE_BYTES / Q4NX_TILE_ROWS : w.rowBytes;
   const int64_t tiles = (w.n + 15) / 16;
   const int64_t grain = int64_t(MIN_SHARE_BYTES / (16 * (rowBytes ? rowBytes : 1))) / std::max<int64_t>(1, T) + 1;
