@@ -148,28 +148,45 @@ struct V512 {
     __asm__("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(u), "m"(*reinterpret_cast<const int32_t*>(x)));
     return acc;
   }
-  template <int MODE, bool WIDE, class Tile>
-  static void q8acc(const Tile& t, const int8_t* x, int32_t x0, int32_t x1, float d, float* o) {
-    // Each half's sum in one chain (rows interleave in the caller's loop), integer additions, exact in
-    // any order; in mode 0 the first chain starts from the offset term, so I1 needs no subtraction.
-    const auto dp = [&](__m512i acc, int q) { return dpw(acc, _mm512_load_si512(t.u + q * 64), x + 4 * q); };
-    const __m512i z = _mm512_setzero_si512();
-    const __m512i l0 = MODE == 0 ? _mm512_set1_epi32(-(WIDE ? 128 : 8) * (x0 + x1)) : z;
-    const __m512i l = dp(dp(dp(dp(l0, 0), 1), 2), 3);
-    const __m512i h = dp(dp(dp(dp(z, 4), 5), 6), 7);
-    const __m512 dv = _mm512_set1_ps(d);
-    __m512 acc = _mm512_load_ps(o);
-    if constexpr (MODE == 0) {
-      const __m512i i1 = _mm512_add_epi32(l, h);
-      acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_cvtepi32_ps(i1), _mm512_mul_ps(_mm512_load_ps(t.a1), dv)));
-    } else if constexpr (MODE == 1) {
-      acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(l, h)), _mm512_mul_ps(_mm512_load_ps(t.a1), dv)));
-      acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_set1_ps(float(x0 + x1)), _mm512_mul_ps(_mm512_load_ps(t.a2), dv)));
-    } else {
-      acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(l, _mm512_set1_epi32(32 * x0))), _mm512_mul_ps(_mm512_load_ps(t.a1), dv)));
-      acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(h, _mm512_set1_epi32(32 * x1))), _mm512_mul_ps(_mm512_load_ps(t.a2), dv)));
+  // R activation rows against one tile block: row r's codes at x + r*rs*32, its scale xd[r*rs], its
+  // half sums xs[r*rs*2 ..], its accumulator o + r*16. The tile's codes are loaded once for the R rows
+  // and the rows' chains interleaved (each half's sum one chain per row: integer additions, exact in
+  // any order; in mode 0 the first chain starts from the offset term, so I1 needs no subtraction).
+  // The float steps are simdQ8.inc's, lane by lane, for each row.
+  template <int MODE, bool WIDE, int R, class Tile>
+  static void q8acc(const Tile& t, const int8_t* x, const float* xd, const int32_t* xs, int64_t rs, float* o) {
+    __m512i u[8];
+    for (int q = 0; q < 8; q++) u[q] = _mm512_load_si512(t.u + q * 64);
+    __m512i l[R], h[R];
+    for (int r = 0; r < R; r++) {
+      const int32_t* sr = xs + r * rs * 2;
+      l[r] = MODE == 0 ? _mm512_set1_epi32(-(WIDE ? 128 : 8) * (sr[0] + sr[1])) : _mm512_setzero_si512();
+      h[r] = _mm512_setzero_si512();
     }
-    _mm512_store_ps(o, acc);
+    for (int q = 0; q < 4; q++) {
+      for (int r = 0; r < R; r++) l[r] = dpw(l[r], u[q], x + r * rs * 32 + 4 * q);
+    }
+    for (int q = 4; q < 8; q++) {
+      for (int r = 0; r < R; r++) h[r] = dpw(h[r], u[q], x + r * rs * 32 + 4 * q);
+    }
+    const __m512 a1 = _mm512_load_ps(t.a1);
+    for (int r = 0; r < R; r++) {
+      const __m512 dv = _mm512_set1_ps(xd[r * rs]);
+      float* orow = o + r * 16;
+      __m512 acc = _mm512_load_ps(orow);
+      if constexpr (MODE == 0) {
+        acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(l[r], h[r])), _mm512_mul_ps(a1, dv)));
+      } else if constexpr (MODE == 1) {
+        const int32_t* sr = xs + r * rs * 2;
+        acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(l[r], h[r])), _mm512_mul_ps(a1, dv)));
+        acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_set1_ps(float(sr[0] + sr[1])), _mm512_mul_ps(_mm512_load_ps(t.a2), dv)));
+      } else {
+        const int32_t* sr = xs + r * rs * 2;
+        acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(l[r], _mm512_set1_epi32(32 * sr[0]))), _mm512_mul_ps(a1, dv)));
+        acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(h[r], _mm512_set1_epi32(32 * sr[1]))), _mm512_mul_ps(_mm512_load_ps(t.a2), dv)));
+      }
+      _mm512_store_ps(orow, acc);
+    }
   }
   // Four rows' 16 bytes (rows r, r+1, r+2, r+3 in 128-bit lanes 0-3).
   static __m512i rows4(const uint8_t* p, size_t stride, const int* r) {
