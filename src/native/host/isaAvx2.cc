@@ -157,6 +157,8 @@ struct V256 {
     }
   }
   static constexpr bool Q8FUSED = false;
+  static constexpr bool Q8QUANT = false;
+  static bool q8quantBlock(const float*, int8_t*, float*, int32_t*, bool) { return false; }
   static constexpr bool Q8ROW1 = false;
   template <int TYPE>
   static void q8Row1(const WeightView&, int64_t, int, const int8_t*, const float*, const int32_t*, int64_t, const uint8_t*, size_t, float*) {}

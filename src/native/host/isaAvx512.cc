@@ -188,6 +188,39 @@ struct V512 {
       _mm512_store_ps(orow, acc);
     }
   }
+  // One whole block of 32 activations to codes (simdQ8.inc's q8Quantize, lane by lane: |x| and its
+  // maximum are exact in any order; d = amax/127 and each x/d are single IEEE divisions, rounded to the
+  // nearest integer with ties to even as nearbyint does; the same clamp and fault). Answers false, with
+  // nothing written, when a value is not finite (the caller's scalar path writes that block).
+  static constexpr bool Q8QUANT = true;
+  static bool q8quantBlock(const float* x, int8_t* q, float* d, int32_t* s, bool fault) {
+    const __m512 v0 = _mm512_loadu_ps(x), v1 = _mm512_loadu_ps(x + 16);
+    const __m512 a0 = _mm512_abs_ps(v0), a1 = _mm512_abs_ps(v1);
+    const __m512 big = _mm512_set1_ps(3.4028234663852886e38f);
+    if ((_mm512_cmp_ps_mask(a0, big, _CMP_LE_OQ) & _mm512_cmp_ps_mask(a1, big, _CMP_LE_OQ)) != 0xffff) return false;
+    const float amax = _mm512_reduce_max_ps(_mm512_max_ps(a0, a1));
+    const float db = amax / 127.f;
+    __m512i c0 = _mm512_setzero_si512(), c1 = _mm512_setzero_si512();
+    if (db != 0.f) {
+      const __m512 dv = _mm512_set1_ps(db), lim = _mm512_set1_ps(127.f), nlim = _mm512_set1_ps(-127.f);
+      const int mode = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+      __m512 r0 = _mm512_min_ps(_mm512_max_ps(_mm512_roundscale_ps(_mm512_div_ps(v0, dv), mode), nlim), lim);
+      __m512 r1 = _mm512_min_ps(_mm512_max_ps(_mm512_roundscale_ps(_mm512_div_ps(v1, dv), mode), nlim), lim);
+      c0 = _mm512_cvtps_epi32(r0);
+      c1 = _mm512_cvtps_epi32(r1);
+    }
+    if (fault) {
+      const __m512i top = _mm512_set1_epi32(127), one = _mm512_set1_epi32(1);
+      c0 = _mm512_mask_add_epi32(c0, _mm512_cmplt_epi32_mask(c0, top), c0, one);
+      c1 = _mm512_mask_add_epi32(c1, _mm512_cmplt_epi32_mask(c1, top), c1, one);
+    }
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(q), _mm512_cvtepi32_epi8(c0));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(q + 16), _mm512_cvtepi32_epi8(c1));
+    *d = db;
+    s[0] = _mm512_reduce_add_epi32(c0);
+    s[1] = _mm512_reduce_add_epi32(c1);
+    return true;
+  }
   // Four rows' 16 bytes (rows r, r+1, r+2, r+3 in 128-bit lanes 0-3).
   static __m512i rows4(const uint8_t* p, size_t stride, const int* r) {
     __m512i z = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + size_t(r[0]) * stride)));
