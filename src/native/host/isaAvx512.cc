@@ -188,6 +188,13 @@ struct V512 {
       _mm512_store_ps(orow, acc);
     }
   }
+  // A tile's 16 accumulators to outputs y[0, nt): lane i holds output (i/4) + 4*(i%4) when permuted
+  // (a permutation that is its own inverse), else output i.
+  static void q8store(const float* acc, bool permuted, int nt, float* y) {
+    __m512 v = _mm512_load_ps(acc);
+    if (permuted) v = _mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), v);
+    _mm512_mask_storeu_ps(y, __mmask16((1u << nt) - 1), v);
+  }
   // One whole block of 32 activations to codes (simdQ8.inc's q8Quantize, lane by lane: |x| and its
   // maximum are exact in any order; d = amax/127 and each x/d are single IEEE divisions, rounded to the
   // nearest integer with ties to even as nearbyint does; the same clamp and fault). Answers false, with

@@ -73,6 +73,7 @@ struct VScalar {
   static bool q8Gather(const WeightView&, int64_t, int, int64_t, Tile&) { return false; }
   static constexpr bool Q8FUSED = false;
   static constexpr bool Q8QUANT = false;
+  static void q8store(const float*, bool, int, float*) {}
   static bool q8quantBlock(const float*, int8_t*, float*, int32_t*, bool) { return false; }
   static constexpr bool Q8ROW1 = false;
   template <int TYPE>

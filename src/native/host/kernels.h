@@ -36,7 +36,7 @@ struct Q8Act {
 };
 
 // Rows one Q8TileFn call takes at most.
-constexpr int Q8_ROWS = 64;
+constexpr int Q8_ROWS = 128;
 
 // y[(t0 + r)*ldy + n0 + j] for r < rows (<= Q8_ROWS) and j < nt (<= 16): activation rows t0.. of `a`
 // times weight rows n0.. (for q4nx, n0 is a multiple of 16).
