@@ -164,7 +164,7 @@ struct V256 {
   template <int TYPE>
   static void q8Row1(const WeightView&, int64_t, int, const int8_t*, const float*, const int32_t*, int64_t, const uint8_t*, size_t, float*) {}
   template <int MODE, bool WIDE, int R, class Tile>
-  static void q8acc(const Tile&, const int8_t*, const float*, const int32_t*, int64_t, float*) {}
+  static void q8acc(const Tile&, const int8_t*, const float*, const int32_t*, const int32_t*, int64_t, float*) {}
   // A tile of q4_0, q4_1 or q8_0 blocks by gathers: 32-bit word q of 8 rows' blocks at once.
   template <int TYPE, class Tile>
   static bool q8Gather(const WeightView& w, int64_t n0, int nt, int64_t b, Tile& t) {

@@ -149,25 +149,29 @@ struct V512 {
     return acc;
   }
   // R activation rows against one tile block: row r's codes at x + r*rs*32, its scale xd[r*rs], its
-  // half sums xs[r*rs*2 ..], its accumulator o + r*16. The tile's codes are loaded once for the R rows
-  // and the rows' chains interleaved (each half's sum one chain per row: integer additions, exact in
-  // any order; in mode 0 the first chain starts from the offset term, so I1 needs no subtraction).
+  // half sums xs[r*rs*2 ..] (mode 0: its offset term xc[r*rs]), its accumulator o + r*16. The tile's
+  // codes are loaded once for the R rows and the rows' chains interleaved (integer additions, exact in
+  // any order; in mode 0 one chain per row, starting from the offset term, so I1 needs no subtraction).
   // The float steps are simdQ8.inc's, lane by lane, for each row.
   template <int MODE, bool WIDE, int R, class Tile>
-  static void q8acc(const Tile& t, const int8_t* x, const float* xd, const int32_t* xs, int64_t rs, float* o) {
+  static void q8acc(const Tile& t, const int8_t* x, const float* xd, const int32_t* xs, const int32_t* xc, int64_t rs, float* o) {
     __m512i u[8];
     for (int q = 0; q < 8; q++) u[q] = _mm512_load_si512(t.u + q * 64);
     __m512i l[R], h[R];
-    for (int r = 0; r < R; r++) {
-      const int32_t* sr = xs + r * rs * 2;
-      l[r] = MODE == 0 ? _mm512_set1_epi32(-(WIDE ? 128 : 8) * (sr[0] + sr[1])) : _mm512_setzero_si512();
-      h[r] = _mm512_setzero_si512();
-    }
-    for (int q = 0; q < 4; q++) {
-      for (int r = 0; r < R; r++) l[r] = dpw(l[r], u[q], x + r * rs * 32 + 4 * q);
-    }
-    for (int q = 4; q < 8; q++) {
-      for (int r = 0; r < R; r++) h[r] = dpw(h[r], u[q], x + r * rs * 32 + 4 * q);
+    if constexpr (MODE == 0) {
+      // I1 in one chain per row, from the offset term (xc: -off*(x0 + x1), as simdQ8.inc's Q8Act.c).
+      for (int r = 0; r < R; r++) l[r] = _mm512_set1_epi32(xc[r * rs]);
+      for (int q = 0; q < 8; q++) {
+        for (int r = 0; r < R; r++) l[r] = dpw(l[r], u[q], x + r * rs * 32 + 4 * q);
+      }
+    } else {
+      for (int r = 0; r < R; r++) l[r] = h[r] = _mm512_setzero_si512();
+      for (int q = 0; q < 4; q++) {
+        for (int r = 0; r < R; r++) l[r] = dpw(l[r], u[q], x + r * rs * 32 + 4 * q);
+      }
+      for (int q = 4; q < 8; q++) {
+        for (int r = 0; r < R; r++) h[r] = dpw(h[r], u[q], x + r * rs * 32 + 4 * q);
+      }
     }
     const __m512 a1 = _mm512_load_ps(t.a1);
     for (int r = 0; r < R; r++) {
@@ -175,7 +179,7 @@ struct V512 {
       float* orow = o + r * 16;
       __m512 acc = _mm512_load_ps(orow);
       if constexpr (MODE == 0) {
-        acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(l[r], h[r])), _mm512_mul_ps(a1, dv)));
+        acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_cvtepi32_ps(l[r]), _mm512_mul_ps(a1, dv)));
       } else if constexpr (MODE == 1) {
         const int32_t* sr = xs + r * rs * 2;
         acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(l[r], h[r])), _mm512_mul_ps(a1, dv)));

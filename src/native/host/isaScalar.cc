@@ -79,7 +79,7 @@ struct VScalar {
   template <int TYPE>
   static void q8Row1(const WeightView&, int64_t, int, const int8_t*, const float*, const int32_t*, int64_t, const uint8_t*, size_t, float*) {}
   template <int MODE, bool WIDE, int R, class Tile>
-  static void q8acc(const Tile&, const int8_t*, const float*, const int32_t*, int64_t, float*) {}
+  static void q8acc(const Tile&, const int8_t*, const float*, const int32_t*, const int32_t*, int64_t, float*) {}
   static F expd(F x) { return float(std::exp(double(x))); }
   static F logistic(F x) {
     const double d = x;

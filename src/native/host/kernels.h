@@ -30,6 +30,9 @@ struct Q8Act {
   const int8_t* q;
   const float* d;
   const int32_t* s;
+  // For a weight type with one integer term and an offset (q4_0: 8, q8_0: 128; simdQ8.inc's Q8_ONE),
+  // -offset * (s[i*2] + s[i*2 + 1]), the term I1 starts from; else unused.
+  const int32_t* c;
   int64_t kb;
   int64_t rs;
   int64_t bs;

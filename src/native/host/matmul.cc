@@ -44,20 +44,26 @@ struct Q8Scratch {
 void matmulQ8Of(const Ctx& c, const float* x, int64_t T, const WeightView& w, float* y, Q8TileFn f) {
   const IsaKernels& k = *c.k;
   const int64_t kb = (w.k + 31) / 32;
-  // One allocation: the codes (T*kb*32 bytes), then the scales and the half sums (4-byte aligned).
+  // One allocation: the codes (T*kb*32 bytes), then the scales, the half sums and the offset terms
+  // (4-byte aligned).
   static thread_local Q8Scratch scratch;
   const size_t n = size_t(T * kb);
-  uint8_t* buf = scratch.get(n * (32 + 4 + 8));
+  uint8_t* buf = scratch.get(n * (32 + 4 + 8 + 4));
   int8_t* q = reinterpret_cast<int8_t*>(buf);
   float* d = reinterpret_cast<float*>(buf + n * 32);
   int32_t* s = reinterpret_cast<int32_t*>(buf + n * 36);
+  int32_t* oc = reinterpret_cast<int32_t*>(buf + n * 44);
+  const int32_t off = w.type == W_Q4_0 ? 8 : w.type == W_Q8_0 ? 128 : 0;
   const bool fault = q8Round.load(std::memory_order_relaxed);
   c.pool->run(T, T * w.k >= (1 << 14) ? 1 : T, [&](int, int64_t t0, int64_t t1) {
-    for (int64_t t = t0; t < t1; t++) k.q8quant(x + t * w.k, w.k, kb, q + t * 32, d + t, s + t * 2, T, fault);
+    for (int64_t t = t0; t < t1; t++) {
+      k.q8quant(x + t * w.k, w.k, kb, q + t * 32, d + t, s + t * 2, T, fault);
+      for (int64_t b = 0; b < kb; b++) oc[b * T + t] = -off * (s[(b * T + t) * 2] + s[(b * T + t) * 2 + 1]);
+    }
   });
   // Block-major: a tile reads block b of its rows from one contiguous run (row-major, rows K bytes
   // apart, fell into a few L1 sets).
-  const Q8Act a{q, d, s, kb, 1, T};
+  const Q8Act a{q, d, s, oc, kb, 1, T};
   const uint64_t rowBytes = w.type == W_Q4NX_Q41 ? uint64_t(w.kTiles) * Q4NX_TILE_BYTES / Q4NX_TILE_ROWS : w.rowBytes;
   const int64_t tiles = (w.n + 15) / 16;
   const int64_t grain = int64_t(MIN_SHARE_BYTES / (16 * (rowBytes ? rowBytes : 1))) / std::max<int64_t>(1, T) + 1;
