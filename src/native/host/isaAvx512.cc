@@ -505,9 +505,9 @@ struct V512 {
     return twoHalves(x, [](__m512d d) {
       const __m512d e = exp8(_mm512_sub_pd(_mm512_setzero_pd(), _mm512_abs_pd(d)));
       const __m512d one = _mm512_set1_pd(1.0);
-      const __m512d pos = _mm512_div_pd(one, _mm512_add_pd(one, e));
-      const __m512d neg = _mm512_div_pd(e, _mm512_add_pd(one, e));
-      return _mm512_mask_blend_pd(_mm512_cmp_pd_mask(d, _mm512_setzero_pd(), _CMP_GE_OQ), neg, pos);
+      // 1/(1+e) from 0 on, e/(1+e) below: one division of the lane's own numerator.
+      const __m512d num = _mm512_mask_blend_pd(_mm512_cmp_pd_mask(d, _mm512_setzero_pd(), _CMP_GE_OQ), e, one);
+      return _mm512_div_pd(num, _mm512_add_pd(one, e));
     });
   }
   // max_ps answers its second operand for NaN and for equal values: equal lanes take a&b (+0 over
