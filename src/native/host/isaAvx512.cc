@@ -158,12 +158,25 @@ struct V512 {
     __m512i u[8];
     for (int q = 0; q < 8; q++) u[q] = _mm512_load_si512(t.u + q * 64);
     __m512i l[R], h[R];
-    if constexpr (MODE == 0) {
+    if constexpr (MODE == 0 && R >= 4) {
       // I1 in one chain per row, from the offset term (xc: -off*(x0 + x1), as simdQ8.inc's Q8Act.c).
       for (int r = 0; r < R; r++) l[r] = _mm512_set1_epi32(xc[r * rs]);
       for (int q = 0; q < 8; q++) {
         for (int r = 0; r < R; r++) l[r] = dpw(l[r], u[q], x + r * rs * 32 + 4 * q);
       }
+    } else if constexpr (MODE == 0) {
+      // Fewer rows than the chains' latency covers: two chains per row, added.
+      for (int r = 0; r < R; r++) {
+        l[r] = _mm512_set1_epi32(xc[r * rs]);
+        h[r] = _mm512_setzero_si512();
+      }
+      for (int q = 0; q < 4; q++) {
+        for (int r = 0; r < R; r++) {
+          l[r] = dpw(l[r], u[q], x + r * rs * 32 + 4 * q);
+          h[r] = dpw(h[r], u[q + 4], x + r * rs * 32 + 4 * (q + 4));
+        }
+      }
+      for (int r = 0; r < R; r++) l[r] = _mm512_add_epi32(l[r], h[r]);
     } else {
       for (int r = 0; r < R; r++) l[r] = h[r] = _mm512_setzero_si512();
       for (int q = 0; q < 4; q++) {
