@@ -55,7 +55,9 @@ void matmulQ8Of(const Ctx& c, const float* x, int64_t T, const WeightView& w, fl
   int32_t* oc = reinterpret_cast<int32_t*>(buf + n * 44);
   const int32_t off = w.type == W_Q4_0 ? 8 : w.type == W_Q8_0 ? 128 : 0;
   const bool fault = q8Round.load(std::memory_order_relaxed);
-  c.pool->run(T, T * w.k >= (1 << 14) ? 1 : T, [&](int, int64_t t0, int64_t t1) {
+  // Pieces of 16 rows: in the block-major layout neighbouring rows share cache lines (32 code bytes,
+  // 4-byte scales), so rows spread one by one over the lanes would have them write the same lines.
+  c.pool->run(T, T * w.k >= (1 << 14) ? 16 : T, [&](int, int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; t++) {
       k.q8quant(x + t * w.k, w.k, kb, q + t * 32, d + t, s + t * 2, T, fault);
       for (int64_t b = 0; b < kb; b++) oc[b * T + t] = -off * (s[(b * T + t) * 2] + s[(b * T + t) * 2 + 1]);
