@@ -207,6 +207,7 @@ async function* decodeWith(g: GenerationContext, r: DecodeRequest, cache: Aborta
     const ids = prompt.slice(at, at + g.prefillChunk);
     logits = await cache.step(g.program(prefillTokens(ids.length, g.ctx - at, g.prefillChunk)), ids, ids.map((_, k) => at + k));
   }
+  cache.cache.prefilled?.();
   const prefillMs = performance.now() - t0;
   const generated: number[] = [];
   const kept: Tensor[] = [];

@@ -13,7 +13,7 @@ import type { Tensor } from '../../../src/ir/tensor.js';
 import type { TensorMap } from '../../../src/ir/values.js';
 import { loadModel, type Qwen3Model } from '../../../src/model/qwen3/model.js';
 import { prefillTokens, zeroCache } from '../../../src/model/qwen3/generate.js';
-import { InvalidOptions } from '../../../src/errors/index.js';
+import { Aborted, InvalidOptions } from '../../../src/errors/index.js';
 import { buildProgram, cacheShapes, slotStateName, stepActivations } from '../../../src/model/qwen3/program.js';
 import { weightInputs, type StepRunner } from '../../../src/model/qwen3/runner.js';
 import type { GenerationResult } from '../../../src/model/qwen3/generate.js';
@@ -151,5 +151,86 @@ describe('qwen3: several sequences decoded in one step', function () {
     } finally {
       await model.close();
     }
+  });
+
+  describe('the scheduler: generate calls running at once decode together', () => {
+    // Five generations on four slots: different prompt lengths and lengths of answer, joining at different
+    // steps (the fifth waits for the first slot freed).
+    const MAX = [6, 7, 9, 5, 4];
+    const prompts = [...PROMPTS, PROMPTS[1]!.slice(0, 7)];
+    const request = (i: number) => ({ promptIds: prompts[i]!, maxTokens: MAX[i]!, repetitionPenalty: 1, ignoreEos: true, logits: true });
+    let path = '';
+    let on: Engine;
+    let solo: GenerationResult[] = [];
+    before(async () => {
+      path = fx.gguf('sched.gguf', { ...SMALL, type: 'Q4_0' });
+      on = engine('q8');
+      const one = await loadModel(path, { engine: on, target: 'host', ctx: CTX, parallel: 1 });
+      try {
+        solo = [];
+        for (let i = 0; i < prompts.length; i++) solo.push(await one.complete(request(i)));
+      } finally {
+        await one.close();
+      }
+    });
+    const sameRun = (a: GenerationResult, b: GenerationResult): boolean =>
+      same(a.ids, b.ids) && a.text === b.text && a.logits!.length === b.logits!.length && a.logits!.every((l, j) => same(l.data, b.logits![j]!.data));
+
+    it('each gives the bytes it gives alone (ids, text, every logit), the steps shared', async () => {
+      const model = await loadModel(path, { engine: on, target: 'host', ctx: CTX });
+      expect(model.parallel).to.equal(4);
+      try {
+        // A promise per generation and token count, resolved when it has yielded that many tokens.
+        const waits = prompts.map(() => new Map<number, () => void>());
+        const reached = (i: number, n: number) => new Promise<void>((r) => waits[i]!.set(n, r));
+        let busiest = 0;
+        const run = async (i: number, after: Promise<void>): Promise<GenerationResult> => {
+          await after;
+          const it = model.generate(request(i));
+          let n = 0;
+          for (;;) {
+            const x = await it.next();
+            if (x.done === true) return x.value;
+            n++;
+            busiest = Math.max(busiest, model.batchUse()?.busy ?? 0);
+            waits[i]!.get(n)?.();
+          }
+        };
+        const got = await Promise.all([
+          run(0, Promise.resolve()), run(1, reached(0, 1)), run(2, reached(0, 2)), run(3, reached(1, 2)), run(4, reached(2, 1)),
+        ]);
+        got.forEach((g, i) => expect(sameRun(g, solo[i]!), `generation ${i}`).to.equal(true));
+        // The answers differ from one another, so a row handed to the wrong generation would show.
+        expect(new Set(solo.map((r) => r.ids.join(','))).size).to.equal(prompts.length);
+        const use = model.batchUse()!;
+        expect(busiest, 'slots held at once').to.equal(4);
+        expect(use.busy).to.equal(0);
+        expect(use.rows, 'decode rows').to.equal(MAX.reduce((a, b) => a + b - 1, 0));
+        expect(use.steps, 'batch steps').to.be.below(use.rows);
+      } finally {
+        await model.close();
+      }
+    });
+
+    it('an aborted generation frees its slot; the others keep their bytes, a later one runs', async () => {
+      const model = await loadModel(path, { engine: on, target: 'host', ctx: CTX, parallel: 2 });
+      try {
+        const stop = new AbortController();
+        const aborted = (async () => {
+          const it = model.generate(request(2), { signal: stop.signal });
+          await it.next();
+          await it.next();
+          stop.abort();
+          return it.next();
+        })();
+        const other = model.complete(request(0));
+        await aborted.then(() => { throw new Error('not aborted'); }, (e: unknown) => expect(e).to.be.instanceOf(Aborted));
+        expect(sameRun(await other, solo[0]!)).to.equal(true);
+        expect(sameRun(await model.complete(request(3)), solo[3]!), 'after the abort').to.equal(true);
+        expect(model.batchUse()!.busy).to.equal(0);
+      } finally {
+        await model.close();
+      }
+    });
   });
 });
