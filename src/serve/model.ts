@@ -13,6 +13,8 @@ export interface ServedModel {
   close(): Promise<void>;
   /** The chat template family whose tool-call format its answers are read in (src/serve/toolcalls.ts; default qwen). */
   readonly toolCallFamily?: string;
+  /** Generations it decodes together (the built-in model's batch, model/qwen3/batch.ts); absent: one at a time. */
+  readonly slots?: number;
 }
 
 /** The codes after which the model's device is not to be trusted: reload it. */

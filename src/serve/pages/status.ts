@@ -82,7 +82,7 @@ export const STATUS_HTML: string = `<!doctype html>
     $("model-id").textContent = s.model.id;
     var ms = $("model-state"); ms.dataset.state = s.model.state; ms.textContent = s.model.state;
     ms.title = s.model.error ? s.model.error.code + ": " + s.model.error.message : "";
-    pairs("queue", { running: s.queue.running, waiting: s.queue.waiting, "most waiting": s.queue.maxQueue, "refused (429)": s.queue.refused429 });
+    pairs("queue", { running: s.queue.running, slots: s.queue.slots, waiting: s.queue.waiting, "most waiting": s.queue.maxQueue, "refused (429)": s.queue.refused429 });
     var codes = Object.keys(s.failures.byCode);
     $("by-code").textContent = codes.length === 0 ? "none so far" : s.failures.total + " so far: " + codes.map(function (c) { return c + " \\u00d7" + s.failures.byCode[c]; }).join(", ");
     rows("failures", s.failures.last.slice().reverse(), function (tr, f) { cell(tr, f.at); cell(tr, f.status, "num"); cell(tr, f.code).className = "code"; cell(tr, f.path); cell(tr, f.message); });
