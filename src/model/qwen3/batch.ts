@@ -10,8 +10,12 @@
  * A row's equations are the single decode program's, each row attending only its own slot, so on a
  * batch-invariant target (host: docs/HOST.md "q8 activations") each generation's tokens and logits are
  * the bytes it gets alone, whatever runs beside it and whenever it joined (test/model/qwen3/batch.test.ts).
- * A batch steps once every generation in it has asked for its next step; a slot nobody holds runs id 0
- * at position 0 of its own unused cache, which the next generation's move replaces whole.
+ * A batch steps once every generation in it has asked for its next step, or, when some have and others
+ * have not within a step's time (a consumer that stops pulling tokens), with those that have: a slot
+ * whose generation has not asked runs id 0 at the cache's last position, which that generation has not
+ * written (it ends before it would) and writes itself before it reads it, so its cache is as it was for
+ * every position it reads. A slot nobody holds runs id 0 at position 0 of its own unused cache, which
+ * the next generation's move replaces whole.
  */
 import { InvalidOptions } from '../../errors/index.js';
 import type { DeviceSession } from '../../jobs/deviceSession.js';
@@ -71,6 +75,9 @@ export class Batcher {
   #rows = 0;
   #closed = false;
   #device: { readonly device: string; readonly simulated: boolean } | undefined;
+  // Since when some generations of the batch have asked for a step and others not; the last step's time.
+  #askedAt: number | undefined;
+  #lastStepMs = 0;
 
   constructor(readonly runner: EngineRunner, readonly config: Qwen3Config, readonly ctx: number, readonly program: Program, readonly parallel: number) {
     this.#slots = new Array<Sequence | null>(parallel).fill(null);
@@ -166,7 +173,9 @@ export class Batcher {
       const held = this.#slots.filter((s): s is Sequence => s !== null);
       // Ended here, in the same turn as the check: a poke after it starts a new loop.
       if (held.length === 0 && this.#joiners.length === 0) { this.#running = false; return; }
-      if (held.length > 0 && held.every((s) => s.next !== undefined)) {
+      const ready = held.filter((s) => s.next !== undefined);
+      if (ready.length > 0 && (ready.length === held.length || this.#overdue())) {
+        this.#askedAt = undefined;
         await this.#step(held);
         continue;
       }
@@ -176,10 +185,25 @@ export class Batcher {
     }
   }
 
+  // Whether the generations that asked have waited a step's time for the others (a timer pokes the loop then).
+  #overdue(): boolean {
+    const wait = Math.max(5, this.#lastStepMs);
+    const now = performance.now();
+    if (this.#askedAt === undefined) {
+      this.#askedAt = now;
+      setTimeout(() => this.#poke(), wait).unref();
+      return false;
+    }
+    if (now - this.#askedAt >= wait) return true;
+    return false;
+  }
+
   async #step(held: readonly Sequence[]): Promise<void> {
     const ids = new Array<number>(this.parallel).fill(0);
     const positions = new Array<number>(this.parallel).fill(0);
-    const taken = held.map((s) => {
+    // A generation that has not asked: a row at the last position, which it has not written (see the file's doc).
+    for (const s of held) if (s.next === undefined) positions[s.slot] = this.ctx - 1;
+    const taken = held.filter((s) => s.next !== undefined).map((s) => {
       const r = s.next!;
       s.next = undefined;
       ids[s.slot] = r.id;
@@ -188,7 +212,9 @@ export class Batcher {
     });
     try {
       const session = await this.#sessionNow();
+      const t0 = performance.now();
       const out = await session.step(stepActivations(this.program, ids, positions));
+      this.#lastStepMs = performance.now() - t0;
       this.#device ??= { device: session.deviceName, simulated: session.simulated };
       const logits = out.results['logits']!;
       const vocab = this.config.vocab;

@@ -212,6 +212,27 @@ describe('qwen3: several sequences decoded in one step', function () {
       }
     });
 
+    it('a generation whose consumer stops pulling does not hold up the batch; both keep their bytes', async () => {
+      const model = await loadModel(path, { engine: on, target: 'host', ctx: CTX, parallel: 2 });
+      try {
+        const paused = model.generate(request(2));
+        const first = [(await paused.next()).value, (await paused.next()).value] as { id: number }[];
+        // While it holds its slot and asks for nothing, another runs to its end (steps run without it).
+        expect(sameRun(await model.complete(request(0)), solo[0]!)).to.equal(true);
+        const ids = first.map((t) => t.id);
+        let end: GenerationResult;
+        for (;;) {
+          const n = await paused.next();
+          if (n.done === true) { end = n.value; break; }
+          ids.push(n.value.id);
+        }
+        expect(ids).to.deep.equal(solo[2]!.ids);
+        expect(sameRun(end, solo[2]!), 'the paused one').to.equal(true);
+      } finally {
+        await model.close();
+      }
+    });
+
     it('an aborted generation frees its slot; the others keep their bytes, a later one runs', async () => {
       const model = await loadModel(path, { engine: on, target: 'host', ctx: CTX, parallel: 2 });
       try {
