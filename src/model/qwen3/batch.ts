@@ -124,10 +124,13 @@ export class Batcher {
 
   /** @internal `seq` ends: its slot (or its place in the line) is free at once. */
   leave(seq: Sequence): void {
+    const why = new InvalidOptions('cache', 'the sequence left the batch');
     const at = this.#joiners.findIndex((j) => j.seq === seq);
-    if (at >= 0) this.#joiners.splice(at, 1)[0]!.reject(new InvalidOptions('cache', 'the sequence left before it joined'));
+    if (at >= 0) this.#joiners.splice(at, 1)[0]!.reject(why);
     if (seq.slot >= 0 && this.#slots[seq.slot] === seq) this.#slots[seq.slot] = null;
     seq.slot = -1;
+    // A step it asked for and no batch step has taken yet is not run.
+    seq.next?.reject(why);
     seq.next = undefined;
     this.#poke();
   }
@@ -189,12 +192,11 @@ export class Batcher {
   #overdue(): boolean {
     const wait = Math.max(5, this.#lastStepMs);
     const now = performance.now();
-    if (this.#askedAt === undefined) {
-      this.#askedAt = now;
-      setTimeout(() => this.#poke(), wait).unref();
-      return false;
-    }
-    if (now - this.#askedAt >= wait) return true;
+    this.#askedAt ??= now;
+    const left = this.#askedAt + wait - now;
+    if (left <= 0) return true;
+    // Looked at again when the time is up (a timer may fire a little early: then another).
+    setTimeout(() => this.#poke(), Math.ceil(left) + 1);
     return false;
   }
 
@@ -278,6 +280,11 @@ class SlotCursor implements CacheCursor {
 
   prepare(): void {
     this.batcher.prepare();
+  }
+
+  cancel(): void {
+    // Out of the line for a slot, or out of its slot, at once; a batch step running with it runs on.
+    if (this.#decoding) this.batcher.leave(this.#seq);
   }
 
   prefilled(): void {

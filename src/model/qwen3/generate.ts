@@ -174,7 +174,10 @@ export async function* generateIds(g: GenerationContext, r: DecodeRequest, optio
     // A step still running on its device (the generation aborted during it) keeps the cache until it ends.
     const running = steps.running;
     if (running === undefined) await cache.close();
-    else void running.then(() => cache.close(), () => cache.close()).catch(() => undefined);
+    else {
+      cache.cancel?.();
+      void running.then(() => cache.close(), () => cache.close()).catch(() => undefined);
+    }
   }
 }
 

@@ -72,6 +72,11 @@ export interface CacheCursor {
   prepare?(program: Program): void;
   /** The prompt is in the cache: the steps from here on decode (a batching cursor joins a batch; batch.ts). */
   prefilled?(): void;
+  /**
+   * The generation was aborted during a step: stop waiting for what the step waits for (a slot of a
+   * batch) where that can be left at once; device work already running runs on. close() still follows.
+   */
+  cancel?(): void;
 }
 
 /** Runs steps of a model's programs somewhere. */

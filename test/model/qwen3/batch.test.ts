@@ -233,6 +233,35 @@ describe('qwen3: several sequences decoded in one step', function () {
       }
     });
 
+    it('a generation aborted while it waits for a slot leaves the line at once; those in the slots keep their bytes', async () => {
+      const model = await loadModel(path, { engine: on, target: 'host', ctx: CTX, parallel: 2 });
+      try {
+        // Two generations hold both slots (their second token is a batch step's), their consumers paused then.
+        const held = [model.generate(request(0)), model.generate(request(1))];
+        const firsts = await Promise.all(held.map(async (g) => [(await g.next()).value, (await g.next()).value] as { id: number }[]));
+        const stop = new AbortController();
+        const third = model.generate(request(2), { signal: stop.signal });
+        // Its first token comes from its prefill; its second needs a slot.
+        await third.next();
+        const waited = third.next();
+        while (model.batchUse()!.waiting < 1) await new Promise((r) => setTimeout(r, 5));
+        stop.abort();
+        await waited.then(() => { throw new Error('not aborted'); }, (e: unknown) => expect(e).to.be.instanceOf(Aborted));
+        expect(model.batchUse()).to.include({ waiting: 0, busy: 2 });
+        for (const [k, g] of held.entries()) {
+          const ids = firsts[k]!.map((t) => t.id);
+          for (;;) {
+            const n = await g.next();
+            if (n.done === true) { expect(sameRun(n.value, solo[k]!), `generation ${k}`).to.equal(true); break; }
+            ids.push(n.value.id);
+          }
+          expect(ids).to.deep.equal(solo[k]!.ids);
+        }
+      } finally {
+        await model.close();
+      }
+    });
+
     it('an aborted generation frees its slot; the others keep their bytes, a later one runs', async () => {
       const model = await loadModel(path, { engine: on, target: 'host', ctx: CTX, parallel: 2 });
       try {
