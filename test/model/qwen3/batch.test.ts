@@ -38,7 +38,7 @@ async function alone(model: Qwen3Model): Promise<GenerationResult[]> {
 async function prefilled(model: Qwen3Model, runner: StepRunner): Promise<TensorMap[]> {
   const out: TensorMap[] = [];
   for (const ids of PROMPTS) {
-    const r = await runner.step(model.prefillProgram(prefillTokens(ids.length, CTX, model.fittingChunk())), { ids, positions: ids.map((_, k) => k), state: zeroCache(model.config, CTX) });
+    const r = await runner.step(model.prefillProgram(prefillTokens(ids.length, CTX, model.fittingChunk())), { ids, positions: ids.map((_, k) => k), state: zeroCache(model.config, CTX, model.cacheType) });
     out.push(r.state);
   }
   return out;
@@ -69,7 +69,7 @@ describe('qwen3: several sequences decoded in one step', function () {
   };
 
   async function batchOnHost(model: Qwen3Model, on: Engine, caches: readonly TensorMap[], runs: readonly GenerationResult[], order: readonly number[], swapPositions = false): Promise<Rows> {
-    const program = buildProgram(model.config, model.source.weights, { tokens: 1, ctx: CTX, sequences: SEQS });
+    const program = buildProgram(model.config, model.source.weights, { tokens: 1, ctx: CTX, sequences: SEQS, cacheType: model.cacheType });
     const session = await on.openSession({ program: programToJson(program) as object, target: 'host', inputs: weightInputs(model.source.weights), zeroState: true });
     try {
       await session.loadState(slotted(model, caches, order));
@@ -92,11 +92,11 @@ describe('qwen3: several sequences decoded in one step', function () {
   const matches = (rows: Rows, runs: readonly GenerationResult[], order: readonly number[]): boolean =>
     rows.every((step, j) => step.every((row, s) => same(row, runs[order[s]!]!.logits![j + 1]!.data)));
 
-  for (const matmul of ['q8', 'exact'] as const) {
-    it(`host, ${matmul} class: each row is bit-identical to its sequence decoded alone; a neighbour's cache or position is not`, async () => {
-      const path = fx.gguf(`${matmul}.gguf`, { ...SMALL, type: 'Q8_0' });
+  for (const [matmul, cacheType] of [['q8', 'f32'], ['exact', 'f32'], ['q8', 'f16']] as const) {
+    it(`host, ${matmul} class, ${cacheType} cache: each row is bit-identical to its sequence decoded alone; a neighbour's cache or position is not`, async () => {
+      const path = fx.gguf(`${matmul}-${cacheType}.gguf`, { ...SMALL, type: 'Q8_0' });
       const on = engine(matmul);
-      const model = await loadModel(path, { engine: on, target: 'host', ctx: CTX, parallel: 1 });
+      const model = await loadModel(path, { engine: on, target: 'host', ctx: CTX, parallel: 1, cacheType });
       try {
         const runs = await alone(model);
         // The greedy answers differ between the prompts, so a row given another's bits would show.
