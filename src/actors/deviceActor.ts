@@ -230,8 +230,8 @@ export function deviceApi(opts: DeviceActorOptions) {
      * Zeroes a session's state, sets it to another open session's (a KV cache handed over in place; with
      * `move` that session's is zeroed, on the host with no copy), or to tensors.
      */
-    setState(session: number, from: number | 'zero' | TensorMap, move = false): void {
-      openSession(session).setState(typeof from === 'number' ? openSession(from) : from, move);
+    setState(session: number, from: number | 'zero' | TensorMap, move = false, names?: Readonly<Record<string, string>>): void {
+      openSession(session).setState(typeof from === 'number' ? openSession(from) : from, move, names);
     },
     /** A session's state as device bytes in shared memory, for a session on another device (DeviceSession.takeStateFrom). */
     exportState(session: number): SharedState {
@@ -246,8 +246,8 @@ export function deviceApi(opts: DeviceActorOptions) {
       openSession(session).writePositions(axes, pieces);
     },
     /** Sets a session's state to bytes another device's session exported. */
-    setSharedState(session: number, from: SharedState): void {
-      openSession(session).setSharedState(from);
+    setSharedState(session: number, from: SharedState, names?: Readonly<Record<string, string>>): void {
+      openSession(session).setSharedState(from, names);
     },
     close,
     live() {

@@ -35,6 +35,7 @@ export interface ServeFlags {
   readonly prefillTarget?: string;
   readonly ctx?: number;
   readonly maxQueue: number;
+  readonly parallel: number;
   readonly apiKey?: string;
   readonly addon?: string[];
   readonly npuOpt?: Record<string, string>;
@@ -81,6 +82,7 @@ export async function serveCommand(path: string | undefined, f: ServeFlags, io: 
     engine,
     target: f.target,
     ...(f.ctx !== undefined ? { ctx: f.ctx } : {}),
+    parallel: f.parallel,
     ...(f.threads !== undefined ? { threads: f.threads } : {}),
     ...(f.cacheType !== undefined ? { cacheType: f.cacheType } : {}),
     ...(limits !== undefined ? { limits } : {}),
@@ -92,7 +94,7 @@ export async function serveCommand(path: string | undefined, f: ServeFlags, io: 
   };
   const resolved = await resolveModel(given ?? demo!.path, load, registry, io.err).catch(async (e: unknown) => { await engine.close(); throw e; });
   const id = demo !== undefined ? 'qwen3-demo' : resolved.id;
-  const server = createServer({ modelId: id, open: async () => { await untilDevicesSettle(engine); return resolved.open(); }, engine, maxQueue: f.maxQueue, ...(chatTemplate !== undefined ? { chatTemplate } : {}), ...(f.cors !== undefined ? { cors: f.cors } : {}), ...(f.apiKey !== undefined ? { apiKey: f.apiKey } : {}), ...(f.pooling !== undefined ? { pooling: f.pooling } : {}), log: io.err });
+  const server = createServer({ modelId: id, open: async () => { await untilDevicesSettle(engine); return resolved.open(); }, engine, maxQueue: f.maxQueue, parallel: f.parallel, ...(chatTemplate !== undefined ? { chatTemplate } : {}), ...(f.cors !== undefined ? { cors: f.cors } : {}), ...(f.apiKey !== undefined ? { apiKey: f.apiKey } : {}), ...(f.pooling !== undefined ? { pooling: f.pooling } : {}), log: io.err });
   const url = await server.listen(f.port, f.host).catch(async (e: unknown) => {
     await server.close();
     await engine.close();
@@ -160,7 +162,8 @@ export const serve: CliCommand = {
       .addOption(new Option('--ctx <n>', 'positions the KV cache holds').argParser(intArg('--ctx')))
       .addOption(new Option('--cache-ram <MiB>', 'the prefix cache\'s budget: the KV cache of prompts\' prefixes kept across requests, so a prompt that starts with one prefills only the rest (default 1024; 0 keeps none)').argParser(intArg('--cache-ram')))
       .addOption(new Option('--no-prefix-cache', 'keep no prefix cache: every prompt prefilled whole'))
-      .addOption(new Option('--max-queue <n>', 'requests that may wait behind the running one; one more gets 429').argParser(intArg('--max-queue')).default(16))
+      .addOption(new Option('--max-queue <n>', 'requests that may wait behind the running ones; one more gets 429').argParser(intArg('--max-queue')).default(16))
+      .addOption(new Option('--parallel <n>', 'generations decoded together, one step over the weights for all (host); each answer the bytes it gets alone').argParser(intArg('--parallel')).default(4))
       .addOption(new Option('--api-key <key>', 'require Authorization: Bearer KEY'))
       .addOption(new Option('--addon <pkg...>', 'load an add-on (package name or path) that adds routes'))
       .addOption(new Option('--npu-opt <key=value>', 'an option for an add-on route (repeatable)').argParser(npuOptArg))

@@ -72,16 +72,16 @@ export class Metrics {
     };
     histogram('npu_offload_time_to_first_token_seconds', this.ttft, 'From a generation\'s start (its turn in the queue) to its first token: rendering, encoding, prefill.');
     histogram('npu_offload_time_per_output_token_seconds', this.perToken, 'Between successive tokens of a generation.');
-    metric('npu_offload_queue_depth', 'gauge', 'Requests waiting behind the running one.');
+    metric('npu_offload_queue_depth', 'gauge', 'Requests waiting behind the running ones.');
     lines.push(`npu_offload_queue_depth ${g.waiting}`);
     metric('npu_offload_busy_slots', 'gauge', 'Generations running now.');
     lines.push(`npu_offload_busy_slots ${g.running}`);
     metric('npu_offload_slots', 'gauge', 'Generations that can run at once.');
     lines.push(`npu_offload_slots ${g.slots}`);
-    metric('npu_offload_kv_cache_used_positions', 'gauge', 'KV cache positions the running generation holds (prompt and tokens so far).');
+    metric('npu_offload_kv_cache_used_positions', 'gauge', 'KV cache positions the running generations hold (prompts and tokens so far).');
     lines.push(`npu_offload_kv_cache_used_positions ${g.kvUsed}`);
     if (g.kvSize !== undefined) {
-      metric('npu_offload_kv_cache_positions', 'gauge', 'Positions the KV cache holds (--ctx).');
+      metric('npu_offload_kv_cache_positions', 'gauge', 'Positions the KV caches hold (--ctx for each slot).');
       lines.push(`npu_offload_kv_cache_positions ${g.kvSize}`);
     }
     const p = g.prefix;

@@ -16,6 +16,8 @@ export interface ServedModel {
   readonly toolCallFamily?: string;
   /** The model's prefix cache (the built-in Qwen3Model's; src/model/qwen3/prefix.ts), for /v1/status and /metrics. */
   readonly prefixCache?: { stats(): PrefixCacheStats } | undefined;
+  /** Generations it decodes together (the built-in model's batch, model/qwen3/batch.ts); absent: one at a time. */
+  readonly slots?: number;
 }
 
 /** The codes after which the model's device is not to be trusted: reload it. */

@@ -24,7 +24,8 @@ export interface ServeStatus {
   readonly object: 'status';
   readonly at: string;
   readonly model: { readonly id: string; readonly state: 'loading' | 'ready' | 'failed'; readonly error: { readonly code: string; readonly message: string } | null };
-  readonly queue: { readonly running: number; readonly waiting: number; readonly maxQueue: number; readonly refused429: number };
+  /** Generations running (each holding one of `slots`, the most that run at once), waiting, the most that may wait, refusals. */
+  readonly queue: { readonly running: number; readonly waiting: number; readonly slots: number; readonly maxQueue: number; readonly refused429: number };
   readonly failures: { readonly total: number; readonly byCode: Readonly<Record<string, number>>; readonly last: readonly RequestFailure[] };
   /** null when the model does not run on an engine the server was given (an add-on route's session). */
   readonly engine: EngineStatus | null;

@@ -148,17 +148,29 @@ export class Session {
 
   /**
    * Sets the carried state to another session's exported bytes (exportState, any device): each state
-   * arg's of the same dtype and shape, else InvalidInput naming it and nothing is written.
+   * arg's of the same dtype and shape, else InvalidInput naming it and nothing is written. With `names`
+   * (this session's state arg -> the exported one's name) only those args are set, each from its name's.
    */
-  setSharedState(from: SharedState): void {
-    for (const [arg, h] of this.stateHomes) {
-      const src = from[arg];
+  setSharedState(from: SharedState, names?: Readonly<Record<string, string>>): void {
+    const homes = this.homesOf(names);
+    for (const [arg, h] of homes) {
+      const src = from[names?.[arg] ?? arg];
       if (src === undefined || src.dtype !== h.dtype || src.bytes.length !== h.bytes || src.shape.length !== h.shape.length || src.shape.some((d, i) => d !== h.shape[i])) {
         throw new InvalidInput(`/${arg}`, `state ${arg} (${h.dtype}[${h.shape.join(', ')}]) has no counterpart of that type in the state handed over`);
       }
     }
-    for (const [arg, h] of this.stateHomes) writeTo(this.device, h.at, from[arg]!.bytes);
+    for (const [arg, h] of homes) writeTo(this.device, h.at, from[names?.[arg] ?? arg]!.bytes);
     this.stateUnchecked = true;
+  }
+
+  // The state homes `names` picks (every one without it); InvalidInput names an arg this session does not carry.
+  private homesOf(names: Readonly<Record<string, string>> | undefined): [string, Placement][] {
+    if (names === undefined) return [...this.stateHomes];
+    return Object.keys(names).map((arg) => {
+      const h = this.stateHomes.get(arg);
+      if (h === undefined) throw new InvalidInput(`/${arg}`, `this session carries no state ${arg}`);
+      return [arg, h];
+    });
   }
 
   /**
@@ -241,9 +253,12 @@ export class Session {
    * another session's on the same device (the same
    * state args, names, dtypes and shapes: the prefill program's KV cache handed to the decode
    * program's), without the bytes leaving the device's process. With `move` the other session's state
-   * is zeroed after it is taken: a device that can (the host's move) hands it over with no copy.
+   * is zeroed after it is taken: a device that can (the host's move) hands it over with no copy. With
+   * `names` (this session's state arg -> the other session's) only those args are set, each from its
+   * name's in the other session: one sequence's KV cache moved into its slot of a program of several.
    */
-  setState(from: Session | 'zero' | TensorMap, move = false): void {
+  setState(from: Session | 'zero' | TensorMap, move = false, names?: Readonly<Record<string, string>>): void {
+    if (names !== undefined && !(from instanceof Session)) throw new InvalidInput('/names', 'state args are renamed only from another session');
     if (from !== 'zero' && !(from instanceof Session)) {
       // Tensors from elsewhere (another device's state): every one checked before any is written.
       const bytes = [...this.stateHomes].map(([arg, h]) => [h, tensorToBytes(checkTensor(`/${arg}`, { ...h, value: arg }, from[arg]))] as const);
@@ -256,8 +271,8 @@ export class Session {
       this.stateUnchecked = true;
       return;
     }
-    const pairs = [...this.stateHomes].map(([arg, h]) => {
-      const src = from.stateHomes.get(arg);
+    const pairs = this.homesOf(names).map(([arg, h]) => {
+      const src = from.stateHomes.get(names?.[arg] ?? arg);
       if (src === undefined || src.dtype !== h.dtype || src.bytes !== h.bytes || src.shape.length !== h.shape.length || src.shape.some((d, i) => d !== h.shape[i])) {
         throw new InvalidInput(`/${arg}`, `state ${arg} (${h.dtype}[${h.shape.join(', ')}]) has no counterpart of that type in the session it is taken from`);
       }

@@ -127,6 +127,29 @@ for (const target of ['cpu', 'host'] as const) {
       expect(data((await other.step(rowAt(0, 0, 0, 1))).results['y'])).to.deep.equal([1, 0, 0, 0]);
     });
 
+    it('moves a state into a named arg of another session (a slot), leaving its other args as they were; an arg it does not carry is refused', async () => {
+      // Two slots, each a cache as cacheProgram's: y = the row sums of both after the step.
+      const p = program('slots');
+      const slots = ['slot0.cache', 'slot1.cache'].map((n) => p.state(n, 'f32', [4, 3]));
+      const rows = [0, 1].map((i) => p.activation(`row${i}`, 'f32', [1, 3]));
+      const pos = p.activation('pos', 'i32', []);
+      const next = slots.map((c, i) => p.dynamicUpdateSlice(c, rows[i]!, [pos, 0]));
+      slots.forEach((c, i) => p.carry(c, next[i]!));
+      p.results(p.named('y').concat(next.map((n) => p.reduceSum(n, [1])), 0));
+      const both = await engine.openSession({ program: p.build(), target, zeroState: true });
+      const zero = tensor('f32', [1, 3], [0, 0, 0]);
+      await both.step({ row0: tensor('f32', [1, 3], [1, 0, 0]), row1: tensor('f32', [1, 3], [0, 0, 7]), pos: tensor('i32', [], [3]) });
+      const one = await engine.openSession({ program: cacheProgram('k1'), target, zeroState: true });
+      await one.step(rowAt(0, 1, 1, 1));
+      await one.step(rowAt(1, 2, 2, 2));
+      await both.takeStateFrom(one, { move: true, names: { 'slot1.cache': 'cache' } });
+      // Slot 1 holds the moved cache (its row 3 of the step before gone), slot 0 its own.
+      expect(data((await both.step({ row0: zero, row1: zero, pos: tensor('i32', [], [2]) })).results['y'])).to.deep.equal([0, 0, 0, 1, 3, 6, 0, 0]);
+      expect(data((await one.state())['cache'])).to.deep.equal(Array(12).fill(0));
+      await rejectsWith(both.takeStateFrom(one, { names: { 'slot2.cache': 'cache' } }), 'InvalidInput');
+      await rejectsWith(both.takeStateFrom(one, { names: { 'slot0.cache': 'nothing' } }), 'InvalidInput');
+    });
+
     it('a cache read through a reshape after its update sees the cache before it (no update in place under it)', async () => {
       const p = program('alias');
       const cache = p.state('cache', 'f32', [4, 3]);

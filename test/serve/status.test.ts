@@ -46,7 +46,7 @@ describe('serve: /v1/status', function () {
       const before = await status(url);
       expect(before.object).to.equal('status');
       expect(before.model).to.deep.equal({ id: 'tiny', state: 'ready', error: null });
-      expect(before.queue).to.deep.equal({ running: 0, waiting: 0, maxQueue: 0, refused429: 0 });
+      expect(before.queue).to.deep.equal({ running: 0, waiting: 0, slots: 1, maxQueue: 0, refused429: 0 });
       expect(before.failures).to.deep.equal({ total: 0, byCode: {}, last: [] });
 
       const running = post(url, REQ);
@@ -54,7 +54,7 @@ describe('serve: /v1/status', function () {
       expect((await post(url, REQ)).status).to.equal(429);
       expect((await post(url, { ...REQ, model: 'other' })).status).to.equal(404);
       const during = await status(url);
-      expect(during.queue).to.deep.equal({ running: 1, waiting: 0, maxQueue: 0, refused429: 1 });
+      expect(during.queue).to.deep.equal({ running: 1, waiting: 0, slots: 1, maxQueue: 0, refused429: 1 });
       expect(during.failures.total).to.equal(2);
       expect(during.failures.byCode).to.deep.equal({ QueueFull: 1, model_not_found: 1 });
       expect(during.failures.last.map((f) => [f.status, f.code, f.path])).to.deep.equal([[429, 'QueueFull', '/v1/completions'], [404, 'model_not_found', '/v1/completions']]);

@@ -182,7 +182,10 @@ export async function* generateIds(g: GenerationContext, r: DecodeRequest, optio
     // A step still running on its device (the generation aborted during it) keeps the cache until it ends.
     const running = steps.running;
     if (running === undefined) await cache.close();
-    else void running.then(() => cache.close(), () => cache.close()).catch(() => undefined);
+    else {
+      cache.cancel?.();
+      void running.then(() => cache.close(), () => cache.close()).catch(() => undefined);
+    }
   }
 }
 
@@ -242,6 +245,7 @@ async function* decodeWith(g: GenerationContext, r: DecodeRequest, cache: Aborta
     const ids = prompt.slice(at, at + g.prefillChunk);
     logits = await cache.step(g.program(prefillTokens(ids.length, g.ctx - at, g.prefillChunk)), ids, ids.map((_, k) => at + k));
   }
+  cache.cache.prefilled?.();
   const prefillMs = performance.now() - t0;
   const generated: number[] = [];
   const kept: Tensor[] = [];

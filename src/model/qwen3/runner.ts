@@ -78,6 +78,13 @@ export interface CacheCursor {
   loadPositions?(axes: Readonly<Record<string, number>>, pieces: readonly PositionPiece[]): void;
   /** Positions of the cache now, one piece per range `[from, to)`, in shared memory. */
   readPositions?(axes: Readonly<Record<string, number>>, ranges: readonly (readonly [number, number])[]): Promise<SharedState[]>;
+  /** The prompt is in the cache: the steps from here on decode (a batching cursor joins a batch; batch.ts). */
+  prefilled?(): void;
+  /**
+   * The generation was aborted during a step: stop waiting for what the step waits for (a slot of a
+   * batch) where that can be left at once; device work already running runs on. close() still follows.
+   */
+  cancel?(): void;
 }
 
 /** Positions of a KV cache from `from`: each state arg's as bytes (Session.readPositions). */
@@ -117,7 +124,7 @@ export class HeldCursor implements CacheCursor {
  * through shared memory. A partitioned prefill target runs its chunks as jobs instead, the cache handed
  * as tensors. At most two sessions stay open.
  */
-class SessionCursor implements CacheCursor {
+export class SessionCursor implements CacheCursor {
   readonly #sessions = new Map<string, DeviceSession>();
   // Sessions being opened ahead of their first step (prepare), by the same key.
   readonly #opening = new Map<string, Promise<{ readonly session: DeviceSession; readonly reused: boolean }>>();
@@ -206,6 +213,16 @@ class SessionCursor implements CacheCursor {
 
   ranOn(): readonly RanOn[] {
     return [...this.#ran.values()];
+  }
+
+  /**
+   * Moves the cache into `to`, a session on the same engine, each of `to`'s state args `names` keys
+   * from this cache's arg it names (a sequence's cache into its slot of a program of several, batch.ts);
+   * this cache is zeroed after. InvalidOptions when no step has run or the cache is held as tensors.
+   */
+  async moveInto(to: DeviceSession, names: Readonly<Record<string, string>>): Promise<void> {
+    if (this.#holder === null || this.#held !== null) throw new InvalidOptions('cache', 'only a cache a session of this engine holds moves into a slot');
+    await to.takeStateFrom(this.#holder, { move: true, names });
   }
 
   prepare(program: Program): void {

@@ -83,7 +83,7 @@ export const STATUS_HTML: string = `<!doctype html>
     $("model-id").textContent = s.model.id;
     var ms = $("model-state"); ms.dataset.state = s.model.state; ms.textContent = s.model.state;
     ms.title = s.model.error ? s.model.error.code + ": " + s.model.error.message : "";
-    pairs("queue", { running: s.queue.running, waiting: s.queue.waiting, "most waiting": s.queue.maxQueue, "refused (429)": s.queue.refused429 });
+    pairs("queue", { running: s.queue.running, slots: s.queue.slots, waiting: s.queue.waiting, "most waiting": s.queue.maxQueue, "refused (429)": s.queue.refused429 });
     var p = s.prefixCache;
     pairs("prefix", p ? { "hit rate": p.lookups === 0 ? "no lookups yet" : (100 * p.hits / p.lookups).toFixed(1) + " %", "prompt tokens reused": p.promptTokens === 0 ? "none yet" : p.reusedTokens + " of " + p.promptTokens + " (" + (100 * p.reusedTokens / p.promptTokens).toFixed(1) + " %)", blocks: p.blocks + " of " + p.block + " positions", bytes: bytes(p.bytes) + " of " + bytes(p.budget), evicted: p.evicted } : { cache: "none (--no-prefix-cache, or the model is not loaded)" });
     var codes = Object.keys(s.failures.byCode);
