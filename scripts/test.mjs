@@ -46,6 +46,7 @@ const SLOWEST = [
   'farm/remoteCache', // ~12
   'serve/text', // ~11
   'serve/openai', // ~11
+  'serve/addons', // ~10
   'model/qwen3/samplerSelect', // ~9
   'cli/score', // ~7
   'model/grammar/grammar', // ~7
@@ -53,7 +54,6 @@ const SLOWEST = [
   'contracts/npu4', // ~8
   'browser/contractReport', // ~8
   'jobs/close', // ~8
-  'serve/addons', // ~7
   'jobs/engine', // ~7
   'jobs/embed', // ~6, engines in worker threads
   'jobs/abort', // ~5, more waiting on slow runs (50 ms a step)
