@@ -119,15 +119,10 @@ describe('cli: serve', function () {
     expect(prompt).to.not.equal(plain);
     const bad = join(model.dir, 'bad.jinja');
     writeFileSync(bad, '{% for m in messages %}');
-    const refused = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
-      const p = spawn(process.execPath, [BIN, 'serve', '--port', '0', model.path, '--chat-template', bad], { stdio: ['ignore', 'pipe', 'pipe'] });
-      let stderr = '';
-      p.stderr.on('data', (b: Buffer) => { stderr += b.toString(); });
-      p.stdout.resume();
-      p.on('close', (code) => resolve({ code, stderr }));
-    });
-    expect(refused.code).to.equal(1);
-    expect(refused.stderr).to.include(bad).and.include('TokenizerError');
+    // Refused before anything loads or listens: in this process (see inProcess.ts), not a process of its own.
+    const refused = await cliHere(['serve', '--port', '0', model.path, '--chat-template', bad]);
+    expect(refused.status).to.equal(1);
+    expect(refused.err).to.include(bad).and.include('TokenizerError');
   });
 
   it('--demo serves the demo model with Qwen3\'s tokenizer and says its weights are random', async () => {

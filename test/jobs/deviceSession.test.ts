@@ -42,8 +42,10 @@ for (const target of ['cpu', 'host'] as const) {
     this.timeout(30_000);
     let tmp: ReturnType<typeof tempDir>;
     let engine: Engine;
-    beforeEach(() => { tmp = tempDir(); engine = createEngine({ cacheDir: tmp.dir }); });
-    afterEach(async () => { await engine.close(); tmp.remove(); });
+    // One engine for the describe's tests: each opens its own sessions; an engine's start (its actors'
+    // threads loading their modules) cost more than most of these tests (~0.7 s of CPU).
+    before(() => { tmp = tempDir(); engine = createEngine({ cacheDir: tmp.dir }); });
+    after(async () => { await engine.close(); tmp.remove(); });
 
     it('carries the state from step to step on the device, reading it only when asked', async () => {
       const s = await engine.openSession({ program: carry('c1', 1), target, zeroState: true });
@@ -184,8 +186,9 @@ describe('jobs/deviceSession: a state handed between devices through shared memo
   this.timeout(60_000);
   let tmp: ReturnType<typeof tempDir>;
   let engine: Engine;
-  beforeEach(() => { tmp = tempDir(); engine = createEngine({ cacheDir: tmp.dir }); });
-  afterEach(async () => { await engine.close(); tmp.remove(); });
+  // One engine for both tests (see above).
+  before(() => { tmp = tempDir(); engine = createEngine({ cacheDir: tmp.dir }); });
+  after(async () => { await engine.close(); tmp.remove(); });
 
   it('host to npu4 and npu4 to cpu: each session goes on from the state the other left, which stays its own', async () => {
     const host = await engine.openSession({ program: carry('c1', 1), target: 'host', inputs: { acc: tensor('f32', [3], [1, 1, 1]) } });
