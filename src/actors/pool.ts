@@ -104,7 +104,7 @@ class TaskPool<Task, Result> implements ActorPool<Task, Result> {
   readonly #pending = new Set<PendingTask>();
   // Piscina forgets a worker when it removes it; we keep each thread until its 'exit'.
   readonly #threads = new Map<Worker, Thread>();
-  readonly #crashes = new WeakSet<object>();
+  readonly #crashes = new WeakSet();
   #state: PoolState = 'ready';
   #downRestarts = 0;
   #destroyed: Promise<void> | null = null;

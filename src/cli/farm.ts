@@ -50,7 +50,7 @@ export async function farmCommand(dir: string, opts: FarmOptions, io: Io): Promi
     ...(opts.cacheDir !== undefined ? { cacheDir: opts.cacheDir } : {}),
     ...(opts.remoteCache !== undefined ? { remoteCache: opts.remoteCache, onWarning: (m: string) => io.err(`warning: ${m}`) } : {}),
   });
-  const showBar = opts.progress ?? (!opts.json && process.stderr.isTTY === true);
+  const showBar = opts.progress ?? (!opts.json && process.stderr.isTTY);
   const bar = showBar ? new SingleBar({ format: 'farm {bar} {value}/{total} programs | {hits} hits, {compiled} compiled, {refused} refused', stream: process.stderr }, Presets.shades_classic) : null;
   let hits = 0, compiled = 0, skipped = 0;
   const refused: { file: string; error: Record<string, unknown> }[] = [];

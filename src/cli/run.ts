@@ -38,7 +38,7 @@ export interface RunOptions extends LimitFlags {
 
 function wireMap(m: TensorMap): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [k, t] of Object.entries(m)) out[k] = encodeTensor(t as Tensor, 'b64');
+  for (const [k, t] of Object.entries(m)) out[k] = encodeTensor(t, 'b64');
   return out;
 }
 

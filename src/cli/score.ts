@@ -38,7 +38,7 @@ export async function scoreCommand(path: string, f: ScoreFlags, io: Io): Promise
   const ids = f.ids?.split(',').map((s) => Number(s.trim()));
   // Read before the model loads, so a missing file costs no load.
   const text = f.text === undefined ? undefined : readRegularFile(f.text, { what: '--text' }).toString('utf8');
-  const model = await modelOf(path, f as ModelFlags);
+  const model = await modelOf(path, f);
   try {
     if (ids !== undefined) {
       const r = await scoreIds(model, ids, '--ids');

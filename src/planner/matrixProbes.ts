@@ -60,7 +60,7 @@ export const ROW_BODIES: Readonly<Record<string, { readonly params: number; read
 const rowKernel: readonly Probe[] = Object.entries(ROW_BODIES).map(([name, { params, body }]) => ({
   variant: `${name} [4, 64]`,
   build: (d: DType) => ({
-    args: (params === 2 ? { x: t(d, [4, 64]), w: t(d, [64]) } : { x: t(d, [4, 64]) }) as Record<string, ValueType>,
+    args: (params === 2 ? { x: t(d, [4, 64]), w: t(d, [64]) } : { x: t(d, [4, 64]) }),
     eqn: eq('row_kernel', params === 2 ? ['x', 'w'] : ['x'], { body }),
   }),
 }));

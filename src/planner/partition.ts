@@ -120,7 +120,7 @@ export function partitionProgram(checked: CheckedProgram, targets: readonly Targ
       if (err === undefined) continue;
       const local = (err.fields() as { eqn?: unknown }).eqn;
       if (typeof local !== 'number' || sp.segment.eqns[local] === undefined) return { ...plan, limits: [...plan.limits, err] };
-      pass(sp.segment.eqns[local]!, { target: sp.segment.target, error: err });
+      pass(sp.segment.eqns[local], { target: sp.segment.target, error: err });
       moved = true;
     }
     if (moved) continue;

@@ -322,7 +322,7 @@ export function parseBody(body: unknown, kind: 'chat' | 'completions', chatTempl
     ...(repetitionPenalty !== undefined ? { repetitionPenalty } : {}),
     ...(stop !== undefined ? { stop } : {}),
   };
-  const all = prompts.map((p) => ({ ...p, ...decode }) as GenerateRequest);
+  const all = prompts.map((p) => ({ ...p, ...decode }));
   const auto = kind === 'chat' ? autoToolsOf(b['tool_choice'], toolsOf(b['tools'])) : undefined;
   return { model: b['model'], stream, includeUsage, generate: all[0]!, prompts: all, n, ...(forced !== undefined ? { toolCall: forcedNamesOf(b['tool_choice'], toolsOf(b['tools'])) } : {}), ...(auto !== undefined ? { autoTools: auto } : {}) };
 }

@@ -42,7 +42,7 @@ export async function openBrowser(ctx: Mocha.Context, opts: OpenOptions = {}): P
   if ('missing' in found) {
     skipWith(ctx, found.missing);
   }
-  const path = (found as { path: string }).path;
+  const path = (found).path;
   let browser: Browser;
   try {
     // --no-sandbox: CI containers run as root, where chromium's sandbox refuses to start.

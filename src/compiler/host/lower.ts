@@ -74,7 +74,7 @@ export function lowerHost(checked: CheckedProgram, options: { readonly fuse?: bo
   const pinned = new Set<number>(Object.values(slots));
   const free = (v: string): void => {
     if (kept.has(v) || slots[v] === undefined) return;
-    const at = slots[v]!;
+    const at = slots[v];
     const left = (holders.get(at) ?? 1) - 1;
     holders.set(at, left);
     if (left === 0 && !pinned.has(at)) arena.release(at);
@@ -84,8 +84,8 @@ export function lowerHost(checked: CheckedProgram, options: { readonly fuse?: bo
     const outs = Array.isArray(e.eqn.out) ? (e.eqn.out as string[]) : [e.eqn.out as string];
     outs.forEach((o, k) => {
       slots[o] = inPlace.has(e.index) || alias(e) ? slots[e.eqn.in[0] as string]! : place(storageBytes(e.outs[k]!.dtype, e.outs[k]!.shape));
-      holders.set(slots[o]!, (holders.get(slots[o]!) ?? 0) + 1);
-      if (kept.has(o)) pinned.add(slots[o]!);
+      holders.set(slots[o], (holders.get(slots[o]) ?? 0) + 1);
+      if (kept.has(o)) pinned.add(slots[o]);
     });
     const scratch: number[] = [];
     const temp = (bytes: number): number => { const at = place(bytes); scratch.push(at); return at; };

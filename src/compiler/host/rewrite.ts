@@ -73,10 +73,10 @@ export function maskedSoftmaxScale(body: RowBody): number | null {
   const is = (o: Operand | undefined, name: string): boolean => o !== undefined && !isLiteral(o) && o === name;
   const pair = (ins: readonly Operand[], x: (o: Operand) => boolean, y: (o: Operand) => boolean): boolean =>
     ins.length === 2 && ((x(ins[0]!) && y(ins[1]!)) || (x(ins[1]!) && y(ins[0]!)));
-  if (mul!.op !== 'mul') return null;
-  const lit = mul!.in.find((o) => isLiteral(o));
-  if (lit === undefined || !isLiteral(lit) || !pair(mul!.in, (o) => is(o, s), (o) => isLiteral(o))) return null;
-  if (add!.op !== 'add' || !pair(add!.in, (o) => is(o, mul!.out), (o) => is(o, m))) return null;
+  if (mul.op !== 'mul') return null;
+  const lit = mul.in.find((o) => isLiteral(o));
+  if (lit === undefined || !isLiteral(lit) || !pair(mul.in, (o) => is(o, s), (o) => isLiteral(o))) return null;
+  if (add!.op !== 'add' || !pair(add!.in, (o) => is(o, mul.out), (o) => is(o, m))) return null;
   if (max!.op !== 'reduce_max' || !is(max!.in[0], add!.out)) return null;
   if (sub!.op !== 'sub' || !is(sub!.in[0], add!.out) || !is(sub!.in[1], max!.out)) return null;
   if (exp!.op !== 'exp' || !is(exp!.in[0], sub!.out)) return null;

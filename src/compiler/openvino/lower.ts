@@ -102,5 +102,5 @@ export const LOWERINGS = {
 export function lowerEqn(cx: LowerCtx, e: CheckedEqn): PortRef {
   const row = LOWERINGS[e.op] as Lower<OpName> | null;
   if (row === null) throw new Error(`equation ${e.index} (${e.op}) has no OpenVINO lowering; the NPU4 target refuses it`);
-  return row(cx, e, e.eqn.attrs as OpAttrs[OpName]);
+  return row(cx, e, e.eqn.attrs);
 }

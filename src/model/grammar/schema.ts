@@ -106,7 +106,7 @@ class Compiler {
     const node: GrammarNode = {
       k: 'ref', name: ref,
       get: () => {
-        let n = this.defs.get(ref);
+        const n = this.defs.get(ref);
         if (n === undefined) throw new InvalidOptions(path, `${ref} was not compiled`);
         return n;
       },
@@ -219,7 +219,7 @@ class Compiler {
         if (!isObject(s.properties)) throw new InvalidOptions(pp, 'properties is an object of schemas');
         const req = s.required ?? [];
         if (!Array.isArray(req) || !req.every((r) => typeof r === 'string')) throw new InvalidOptions(keyPath(path, 'required'), 'required is an array of property names');
-        for (const [i, r] of req.entries()) if (!Object.hasOwn(s.properties, r as string)) throw new InvalidOptions(`${keyPath(path, 'required')}[${i}]`, `${JSON.stringify(r)} is not one of the properties`);
+        for (const [i, r] of req.entries()) if (!Object.hasOwn(s.properties, r)) throw new InvalidOptions(`${keyPath(path, 'required')}[${i}]`, `${JSON.stringify(r)} is not one of the properties`);
         const props: GrammarProperty[] = Object.entries(s.properties).map(([name, v]) => ({
           name, required: req.includes(name), value: this.schema(v, keyPath(pp, name), depth + 1),
         }));

@@ -111,12 +111,12 @@ function requantTileRow(x: Float32Array, t: PlannedTensor, i: number, n: number,
 
 /** Converts one tensor, passing each piece of stored bytes (and the source bytes it came from) to `sink`. */
 export function convertTensor(r: FileReader, t: PlannedTensor, sink: (b: Uint8Array, sourceBytes: number) => void): void {
-  if (t.store === 'bf16') return bf16Tensor(r, t, sink);
+  if (t.store === 'bf16') { bf16Tensor(r, t, sink); return; }
   if (t.store === 'f32') {
     // A vector (a bias): its f32 values, little-endian, as ggml dequantizes them.
     const raw = readSourceRows(r, t, 0, t.rows);
     const x = readSourceFloats(r, t, 0, t.rows);
-    return sink(new Uint8Array(x.buffer, x.byteOffset, x.byteLength), raw.length);
+    sink(new Uint8Array(x.buffer, x.byteOffset, x.byteLength), raw.length); return;
   }
   const q = Math.ceil(t.cols / TILE_COLS);
   const rowBytes = sourceRowBytes(t.sourceType, t.cols);

@@ -124,8 +124,8 @@ export function q4nxWeights(h: Q4nxHeader, path: string, c: Qwen3Config): ModelW
       if (layout.kind !== 'q4_1') throw new Q4nxError(hfName, `${layout.kind} chunks cannot be bound as a weight (only q4_1 tiles are the q4nx_q41 dtype)`);
       const shape = [roundUp(rows, TILE_ROWS), roundUp(cols, TILE_COLS)];
       if (shape[1] !== cols) throw new Q4nxError(hfName, `${cols} columns are not a multiple of ${TILE_COLS}: the padded weight would need a padded activation`);
-      if (length !== (shape[0]! / TILE_ROWS) * (shape[1]! / TILE_COLS) * layout.chunkBytes) {
-        throw new Q4nxError(hfName, `${length} bytes are not the ${shape[0]! / TILE_ROWS} x ${shape[1]! / TILE_COLS} tiles of a [${shape.join(', ')}] matrix`);
+      if (length !== (shape[0]! / TILE_ROWS) * (shape[1] / TILE_COLS) * layout.chunkBytes) {
+        throw new Q4nxError(hfName, `${length} bytes are not the ${shape[0]! / TILE_ROWS} x ${shape[1] / TILE_COLS} tiles of a [${shape.join(', ')}] matrix`);
       }
       out.set(name, { dtype: 'q4nx_q41', shape, file: path, offset, length });
     } else {

@@ -161,7 +161,7 @@ export function bpeIds(model: BpeModel, piece: string): number[] {
     id[l] = result[k]!;
     alive[r] = 0;
     next[l] = next[r]!;
-    if (next[l]! >= 0) prev[next[l]!] = l;
+    if (next[l] >= 0) prev[next[l]] = l;
     if (prev[l]! >= 0) consider(prev[l]!);
     consider(l);
   }

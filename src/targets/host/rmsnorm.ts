@@ -15,7 +15,7 @@ export function rmsnormOf(e: CheckedEqn): { readonly x: number; readonly g: numb
   const x = e.ins[0]!;
   const C = x.shape[x.shape.length - 1];
   if (e.ins[1]!.shape.length !== 1 || e.ins[1]!.shape[0] !== C || x.shape.length < 1) return null;
-  const s = body.steps as readonly BodyStep[];
+  const s = body.steps;
   const is = (k: number, op: string, a: Operand, b?: Operand): boolean => {
     const st = s[k]!;
     if (st.op !== op || st.in.length !== (b === undefined ? 1 : 2)) return false;

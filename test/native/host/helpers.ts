@@ -30,7 +30,7 @@ export function useHost(ctx: Mocha.Context): HostKernels {
   if (typeof h === 'string') {
     skipWith(ctx, h);
   }
-  return h as HostKernels;
+  return h;
 }
 
 /** Runs `f` under each SIMD path this CPU has, restoring the widest afterwards. */
