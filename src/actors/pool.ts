@@ -31,7 +31,7 @@ export interface PoolOptions {
 }
 
 /** Per-task options. */
-export interface RunOptions {
+interface RunOptions {
   /** The pool rejects the task with DeadlineExceeded and terminates its worker after this time. */
   readonly deadlineMs?: number;
   /** Moved, not copied, to the worker. */
@@ -39,10 +39,10 @@ export interface RunOptions {
 }
 
 /** ready: tasks run; down: the restart intensity was exceeded (ActorDown); closed: destroy() was called. */
-export type PoolState = 'ready' | 'down' | 'closed';
+type PoolState = 'ready' | 'down' | 'closed';
 
 /** The pool's events. */
-export interface PoolEvents {
+interface PoolEvents {
   /** A worker died; its task, if it had one, failed with ActorCrashed. */
   crash: (info: { readonly detail: string }) => void;
   /** More worker deaths than the restart intensity allows: the pool runs no more tasks. */

@@ -50,7 +50,7 @@ export interface LifecycleEvents {
 }
 
 /** The names of the lifecycle events. */
-export type LifecycleName = keyof LifecycleEvents;
+type LifecycleName = keyof LifecycleEvents;
 
 // A table, not a list, so that a new lifecycle event cannot be forgotten here.
 const lifecycleTable = { ready: true, crash: true, restart: true, poisoned: true, down: true, refused: true } satisfies Record<LifecycleName, true>;

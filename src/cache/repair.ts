@@ -18,7 +18,7 @@ export interface IndexRepair {
 }
 
 /** How long open waits for another process's repair, which only renames and creates files. */
-export const REPAIR_WAIT_MS = 10_000;
+const REPAIR_WAIT_MS = 10_000;
 
 
 /**

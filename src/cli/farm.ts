@@ -18,7 +18,7 @@ import type { Io } from './output.js';
 import { errorJson } from './output.js';
 import { isProgramJson, jsonFiles, reportFarm, requireDir, type FarmSummary } from './farmSummary.js';
 
-export type { FarmSummary } from './farmSummary.js';
+;
 
 // A timer cannot wait longer (setTimeout fires at once past it): the bound of --timeout.
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -26,7 +26,7 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 /** An option's flag as typed (`noticeMs`: `--notice-ms`). */
 const flagOf = (key: string): string => `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 
-export interface FarmOptions extends LimitFlags {
+interface FarmOptions extends LimitFlags {
   readonly target: string;
   readonly workers?: number;
   readonly cacheDir?: string;
@@ -38,7 +38,7 @@ export interface FarmOptions extends LimitFlags {
 }
 
 /** Compiles a directory of programs into the cache; exit 1 when any program was refused. */
-export async function farmCommand(dir: string, opts: FarmOptions, io: Io): Promise<number> {
+async function farmCommand(dir: string, opts: FarmOptions, io: Io): Promise<number> {
   requireDir(dir);
   const workers = checkWorkers(opts.workers, 2);
   const limits = resolveLimits(limitsOfFlags(opts));

@@ -29,7 +29,7 @@ export interface QueueFarmCliOptions {
 }
 
 /** The distributed farm's summary: the local farm's, and per worker what it compiled or found. */
-export interface QueueFarmSummary extends FarmSummary {
+interface QueueFarmSummary extends FarmSummary {
   readonly workers: Readonly<Record<string, { readonly hits: number; readonly compiled: number }>>;
 }
 

@@ -22,7 +22,7 @@ import type { Io } from './output.js';
 import { EXIT, formatTensor } from './output.js';
 import { programToJson } from '../ir/codec.js';
 
-export interface RunOptions extends LimitFlags {
+interface RunOptions extends LimitFlags {
   readonly target: string;
   readonly inputs?: string;
   readonly steps?: number;
@@ -43,7 +43,7 @@ function wireMap(m: TensorMap): Record<string, unknown> {
 }
 
 /** The `--json` document of a finished job. */
-export function resultJson(r: JobResult): Record<string, unknown> {
+function resultJson(r: JobResult): Record<string, unknown> {
   return {
     results: wireMap(r.results),
     state: wireMap(r.state),
@@ -61,7 +61,7 @@ export function resultJson(r: JobResult): Record<string, unknown> {
 }
 
 /** Runs one program; a refusal is thrown as its typed error. */
-export async function runCommand(file: string, opts: RunOptions, io: Io): Promise<number> {
+async function runCommand(file: string, opts: RunOptions, io: Io): Promise<number> {
   if (opts.steps !== undefined && !(Number.isInteger(opts.steps) && opts.steps >= 1)) {
     throw new UsageError(`--steps must be a whole number of at least 1, got ${String(opts.steps)}`);
   }

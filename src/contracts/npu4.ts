@@ -34,7 +34,7 @@ import { inThreadOracle, pipelined, references } from './reference.js';
 import { Npu4SimDevice } from '../devices/npu4/simDevice.js';
 import { bulkRounds, checkBulk } from './bulk.js';
 
-export type { CaseReport, Npu4ContractReport } from './npu4Tally.js';
+export type {  Npu4ContractReport } from './npu4Tally.js';
 export { NPU4_CONTRACT_OPS } from './npu4Ops.js';
 
 /** The NPU4 sweep's options: `op` one of NPU4_CONTRACT_OPS, `bulk` default 65536 (at most MAX_BULK). */

@@ -38,7 +38,7 @@ export interface EqnPlacement {
 }
 
 /** A run of consecutive equations on one target: one session on its device. */
-export interface Segment {
+interface Segment {
   readonly index: number;
   readonly target: TargetName;
   /** Indices of the program's equations, ascending and contiguous. */

@@ -12,7 +12,7 @@ import { skipWith } from '../skip.js';
 const CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'];
 
 /** The browser binary, or why there is none. */
-export function browserPath(): { path: string } | { missing: string } {
+function browserPath(): { path: string } | { missing: string } {
   const given = process.env['NPU_OFFLOAD_CHROMIUM'];
   const path = given ?? CANDIDATES.find((p) => existsSync(p));
   if (path === undefined) return { missing: `no chromium at ${CANDIDATES.join(', ')} (install Debian's chromium package, as .ci/run does, or set NPU_OFFLOAD_CHROMIUM)` };

@@ -133,7 +133,7 @@ export interface AieManifest {
   readonly insts?: string;
 }
 
-export type { Operand };
+;
 
 const F64_TAG = '$f64';
 

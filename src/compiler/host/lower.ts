@@ -20,7 +20,7 @@ import { encodeKernels, HOST_Q8_WEIGHTS, type HostMatmulClass, type HostWeightTy
 import { findRewrites, readsOf } from './rewrite.js';
 
 /** The dtypes a literal constant is written in. */
-export type HostConstantDtype = 'f32' | 'i32' | 'f16' | 'bf16';
+type HostConstantDtype = 'f32' | 'i32' | 'f16' | 'bf16';
 
 /** A host program: its arena's size, the slot of every named value, its weight table and its kernels. */
 export interface HostLowered {

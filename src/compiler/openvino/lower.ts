@@ -57,7 +57,7 @@ function iota(cx: LowerCtx, e: CheckedEqn, a: OpAttrs['iota']): PortRef {
   return layer(cx, e, 'Broadcast', 'opset3', [range, g.i64(`${name}/target_shape`, a.shape), g.i64(`${name}/axes_mapping`, [a.dimension])], { mode: 'explicit' });
 }
 
-export const LOWERINGS = {
+const LOWERINGS = {
   add: binary('Add'),
   sub: binary('Subtract'),
   mul: binary('Multiply'),

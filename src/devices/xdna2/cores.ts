@@ -16,13 +16,13 @@ import { binaryKernel, gatherKernel, isCoreBinary, isCoreUnary, rowMaxKernel, ro
 import { isCoreRowStep, rowKernelCore } from './rowKernel.js';
 
 /** Where a core's operand comes from, resolved at load. */
-export type Source =
+type Source =
   | { readonly kind: 'host'; readonly arg: AieArg }
   | { readonly kind: 'fifo'; readonly fifo: number }
   | { readonly kind: 'literal'; readonly bytes: Uint8Array };
 
 /** Where a core's result goes, resolved at load: a host slot (and maybe a fifo too), or a fifo. */
-export type Sink = { readonly kind: 'host'; readonly arg: AieArg; readonly fifo?: number } | { readonly kind: 'fifo'; readonly fifo: number };
+type Sink = { readonly kind: 'host'; readonly arg: AieArg; readonly fifo?: number } | { readonly kind: 'fifo'; readonly fifo: number };
 
 /** One core, ready to run: its sources, its sinks, and its kernel over the operands' bytes. */
 export interface CoreStep {

@@ -9,8 +9,8 @@ import { QWEN2 } from './qwen2.js';
 import { QWEN3 } from './qwen3.js';
 import type { ArchDescriptor } from './types.js';
 
-export type { ArchDescriptor, GraphOptions, LayerTensor, RopeType, ScaleKey, Activation } from './types.js';
-export { QWEN3, LLAMA, QWEN2, PHI3, MINICPM, GEMMA3 };
+export type { ArchDescriptor,  LayerTensor,    } from './types.js';
+;
 
 /** Every architecture that runs, by `general.architecture`. */
 export const ARCHITECTURES: readonly ArchDescriptor[] = [QWEN3, LLAMA, QWEN2, PHI3, MINICPM, GEMMA3];

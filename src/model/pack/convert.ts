@@ -40,7 +40,7 @@ const f32 = new Float32Array(1);
 const u32 = new Uint32Array(f32.buffer);
 
 /** f32 values to bf16 bit patterns, round to nearest, ties to even (NaN stays a quiet NaN). */
-export function toBf16Bytes(x: Float32Array): Uint8Array {
+function toBf16Bytes(x: Float32Array): Uint8Array {
   const out = new Uint8Array(x.length * 2);
   for (let i = 0; i < x.length; i++) {
     f32[0] = x[i]!;

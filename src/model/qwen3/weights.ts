@@ -27,7 +27,7 @@ export interface BoundWeight {
 export type ModelWeights = ReadonlyMap<string, BoundWeight>;
 
 /** Qwen3's per-layer weights, in llama.cpp's names, with their Hugging Face names (a Q4NX directory's). */
-export const LAYER_WEIGHTS = [
+const LAYER_WEIGHTS = [
   ['attn_norm', 'input_layernorm'],
   ['attn_q', 'self_attn.q_proj'],
   ['attn_k', 'self_attn.k_proj'],

@@ -13,7 +13,7 @@ export const ID_LIMIT = 1 << 21;
  * Pairs of ids to merge ranks, in an open-addressing table of typed arrays: no boxed key per pair, so
  * building it and looking pairs up cost the same per merge however many merges there are.
  */
-export class PairTable {
+class PairTable {
   private readonly left: Int32Array;
   private readonly right: Int32Array;
   private readonly value: Int32Array;

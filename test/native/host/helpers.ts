@@ -10,7 +10,7 @@ import { skipWith } from '../../skip.js';
 let cached: HostKernels | string | undefined;
 
 /** The host kernels, or the NoDevice message saying why they are absent. */
-export function hostOrReason(): HostKernels | string {
+function hostOrReason(): HostKernels | string {
   if (cached === undefined) {
     try {
       cached = loadHostKernels();
@@ -106,6 +106,6 @@ export function dotBound(k: number, absSum: number): number {
 }
 
 /** Runs one kernel in one call. */
-export function run1(h: HostKernels, arena: Arena, call: KernelCall, weights: Parameters<HostKernels['run']>[2] = []): void {
+function run1(h: HostKernels, arena: Arena, call: KernelCall, weights: Parameters<HostKernels['run']>[2] = []): void {
   h.run(arena.bytes, [call], weights);
 }
