@@ -10,7 +10,7 @@
  * terminating one still instantiating its modules aborts the whole process. So destroy() waits for
  * starting workers first, and a deadline's abort waits too (piscina hands tasks to starting workers).
  */
-import type { TransferListItem, Worker } from 'node:worker_threads';
+import type { Transferable, Worker } from 'node:worker_threads';
 import { EventEmitter } from 'eventemitter3';
 import { Piscina } from 'piscina';
 import { ActorCrashed, ActorDown, DeadlineExceeded, EngineClosed, messageOf } from '../errors/index.js';
@@ -35,7 +35,7 @@ interface RunOptions {
   /** The pool rejects the task with DeadlineExceeded and terminates its worker after this time. */
   readonly deadlineMs?: number;
   /** Moved, not copied, to the worker. */
-  readonly transfer?: readonly TransferListItem[];
+  readonly transfer?: readonly Transferable[];
 }
 
 /** ready: tasks run; down: the restart intensity was exceeded (ActorDown); closed: destroy() was called. */
