@@ -17,7 +17,7 @@ import { lowerMovement } from './movement.js';
 import { lowerGather, lowerReduce } from './axes.js';
 import { ArenaPlan } from './arena.js';
 import { encodeKernels, HOST_Q8_WEIGHTS, type HostMatmulClass, type HostWeightType, type KernelCall } from './kernelList.js';
-import { findRewrites, readsOf } from './rewrite.js';
+import { findRewrites, readsOf, type HostRewrites } from './rewrite.js';
 
 /** The dtypes a literal constant is written in. */
 type HostConstantDtype = 'f32' | 'i32' | 'f16' | 'bf16';
@@ -62,7 +62,7 @@ export function lowerHost(checked: CheckedProgram, options: { readonly fuse?: bo
   const inPlace = inPlaceUpdates(checked);
   // Rewrites first (rewrite.ts): an absorbed equation reads nothing and gets no slot, a fused record reads its own operands.
   // `fuse: false` (tests: the unfused lowering to compare with) lowers every equation as it is.
-  const rewrites = options.fuse === false ? { at: new Map(), absorbed: new Set<number>() } : findRewrites(checked);
+  const rewrites: HostRewrites = options.fuse === false ? { at: new Map(), absorbed: new Set<number>() } : findRewrites(checked);
   // A reshape of a value in the arena is the same bytes: its result takes its operand's slot (no copy).
   const alias = (e: CheckedEqn): boolean => aliased(e) && !rewrites.at.has(e.index);
   const lastRead = new Map<string, number>();
