@@ -10,7 +10,6 @@ import type { DeviceMode } from '../actors/deviceActor.js';
 import { createEngine } from '../jobs/engine.js';
 import type { JobResult } from '../jobs/job.js';
 import { UsageError } from '../errors/index.js';
-import type { Tensor } from '../ir/tensor.js';
 import { encodeTensor } from '../ir/tensorCodec.js';
 import type { TensorMap } from '../oracle/types.js';
 import { readInputs, readProgram } from './files.js';

@@ -15,7 +15,7 @@ import { compileChatTemplate } from '../model/tokenizer/chat.js';
 import { vocabularyTrie } from '../model/grammar/decoder.js';
 import { loadTokenizer } from '../model/tokenizer/load.js';
 import { TextWorker } from '../model/tokenizer/textWorker.js';
-import type { Registry, RouteOptions, RouteSession, ServeRoute } from './addons.js';
+import type { Registry, RouteOptions, RouteSession } from './addons.js';
 import type { ServedModel } from './model.js';
 import { repacked, REPACK_TARGETS } from './repack.js';
 

@@ -6,7 +6,7 @@
  */
 import type { CheckedEqn } from '../../ir/checked.js';
 import type { OpAttrs, OpName } from '../../ops/rule.js';
-import type { IrGraph, IrType, PortRef } from './graph.js';
+import type { IrType, PortRef } from './graph.js';
 import { elementTypeOf } from './irModel.js';
 import { lowerUpdateSlice } from './scatter.js';
 

@@ -7,7 +7,7 @@
 import { copyFileSync, existsSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { EngineError, InvalidInput, UsageError, WriteFailed } from '../../errors/index.js';
-import { fileKind, fsReason, isRegularFile } from '../../io/files.js';
+import { fileKind, isRegularFile } from '../../io/files.js';
 import { ensureDir, writeError, writeOutputFile } from '../../io/write.js';
 import { openGguf } from '../gguf/reader.js';
 import { scanDeclaredScales } from '../gguf/scaleGuard.js';

@@ -4,7 +4,7 @@
  * table and the backend both ask this, so they cannot disagree.
  */
 import type { CheckedEqn } from '../../ir/checked.js';
-import type { BodyStep, Operand, RowBody } from '../../ir/types.js';
+import type { Operand, RowBody } from '../../ir/types.js';
 import { isLiteral } from '../../ir/types.js';
 
 /** Which operand is x and which the gain row, and eps; null for any other body. */
