@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { createEngine, type Engine, type JobSpec } from '../../src/jobs/engine.js';
+import { createEngine, type Engine } from '../../src/jobs/engine.js';
 import { EngineError, type InvalidInput, type InvalidOptions, type InvalidProgram } from '../../src/errors/index.js';
 import { STEP_PROGRAM, rejectsWith, stepExpected, stepInputs, tempDir } from './helpers.js';
 

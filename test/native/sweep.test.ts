@@ -18,7 +18,7 @@ import { EDGE_VALUES, randomF32, rng, uniformF32 } from '../../src/devices/xdna2
 import { CORE_MATH } from '../../src/devices/xdna2/coreMath.js';
 import { bitsOf } from '../../src/devices/xdna2/f32.js';
 import { CORE_BINARY, CORE_UNARY, binaryKernel, unaryKernel } from '../../src/devices/xdna2/kernels.js';
-import type { CoreBinary, CoreUnary } from '../../src/devices/xdna2/kernels.js';
+import type { CoreUnary } from '../../src/devices/xdna2/kernels.js';
 import { NoDevice } from '../../src/errors/index.js';
 
 const SAMPLES = Number(process.env.NPU_OFFLOAD_SWEEP_SAMPLES ?? 2 ** 20);
