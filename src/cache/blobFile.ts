@@ -216,7 +216,7 @@ export function removeFile(path: string): boolean {
 }
 
 /** The errno code of a Node fs error, or undefined. */
-export function errno(e: unknown): string | undefined {
+function errno(e: unknown): string | undefined {
   const code = (e as { code?: unknown } | null)?.code;
   return typeof code === 'string' ? code : undefined;
 }
