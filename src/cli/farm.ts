@@ -18,7 +18,6 @@ import type { Io } from './output.js';
 import { errorJson } from './output.js';
 import { isProgramJson, jsonFiles, reportFarm, requireDir, type FarmSummary } from './farmSummary.js';
 
-;
 
 // A timer cannot wait longer (setTimeout fires at once past it): the bound of --timeout.
 const MAX_TIMER_MS = 2 ** 31 - 1;

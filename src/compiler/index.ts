@@ -7,7 +7,6 @@ import { HOST_BACKEND, hostBackend } from './host/backend.js';
 import type { HostMatmulClass } from './host/kernelList.js';
 import { NPU4_BACKEND } from './openvino/backend.js';
 export type {  Backend,  Layout, RegionSummary,  } from './backend.js';
-;
 
 /** Every target's backend: a name added to TARGET_NAMES refuses to compile until it has one here. */
 const BACKENDS = { cpu: CPU_BACKEND, xdna2: XDNA2_BACKEND, npu4: NPU4_BACKEND, host: HOST_BACKEND } as const satisfies Record<TargetName, Backend>;

@@ -2,10 +2,5 @@
 export * from './device.js';
 export * from './abi.js';
 export * from './faults.js';
-;
-;
-;
 export { CpuDevice } from './cpuDevice.js';
-;
 export {   openDevice } from './registry.js';
-;

@@ -10,7 +10,6 @@ import { QWEN3 } from './qwen3.js';
 import type { ArchDescriptor } from './types.js';
 
 export type { ArchDescriptor,  LayerTensor,    } from './types.js';
-;
 
 /** Every architecture that runs, by `general.architecture`. */
 export const ARCHITECTURES: readonly ArchDescriptor[] = [QWEN3, LLAMA, QWEN2, PHI3, MINICPM, GEMMA3];

@@ -114,8 +114,9 @@ export function describeHostContract(c: HostContract): string {
  * The fused attention record's contract (src/native/host/attention.cc, docs/HOST.md "attention"), for
  * one output element y = Σ_j p_j·v_j of a row: the composition of the three bounds the record replaces,
  * the scores' dot bound, the composed softmax row bound, and the output's dot bound.
+ * @public published beside the per-op contracts (docs/HOST.md), though no module reads it
  */
-const HOST_ATTENTION_CONTRACT = {
+export const HOST_ATTENTION_CONTRACT = {
   kind: 'row',
   derivation:
     'fused attention: |err| <= γ(N+2)·Σp|v| + ε·Σp|v|, ε = γ(N) + (max − min + 5)·u + 2·max_j(|scale|·(γ(D+2) + u)·Σ_d|q·k| + u·|a_j|) over the unmasked positions; masked positions weigh exactly 0 where |s·scale| < 2^98 and |a| < 2^98 at the unmasked ones',

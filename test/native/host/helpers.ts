@@ -105,7 +105,3 @@ export function dotBound(k: number, absSum: number): number {
   return (gamma(k + 2) + gamma(k, 2 ** -53)) * absSum;
 }
 
-/** Runs one kernel in one call. */
-function run1(h: HostKernels, arena: Arena, call: KernelCall, weights: Parameters<HostKernels['run']>[2] = []): void {
-  h.run(arena.bytes, [call], weights);
-}
