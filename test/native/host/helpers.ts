@@ -3,7 +3,6 @@
  * seeded generator, an arena to lay tensors out in, and the error bound of a dot product.
  */
 import { loadHostKernels, type HostIsa, type HostKernels } from '../../../src/devices/host/native.js';
-import type { KernelCall } from '../../../src/compiler/host/kernelList.js';
 import { mulberry32 } from '../../../src/numerics/random.js';
 import { skipWith } from '../../skip.js';
 
