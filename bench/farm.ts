@@ -38,7 +38,7 @@ function worker(url: string, cacheDir: string): Promise<ChildProcess> {
   const p = spawn(process.execPath, [bin, 'farm-worker', '--queue', url, '--cache-dir', cacheDir, '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let buf = '';
-    p.stdout!.on('data', (d: Buffer) => { buf += d.toString(); if (buf.includes('"event":"ready"')) resolve(p); });
+    p.stdout.on('data', (d: Buffer) => { buf += d.toString(); if (buf.includes('"event":"ready"')) resolve(p); });
     p.once('exit', (code) => reject(new Error(`farm-worker exited ${String(code)} before it was ready`)));
   });
 }

@@ -5,7 +5,7 @@
  */
 import { skipWith } from './skip.js';
 
-export interface LlamaContext {
+interface LlamaContext {
   getSequence(): { controlledEvaluate(input: unknown[]): Promise<({ next: { probabilities?: Map<number, number> } } | undefined)[]> };
   dispose(): Promise<void>;
 }

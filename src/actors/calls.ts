@@ -1,12 +1,12 @@
 /** @internal The supervisor's table of unanswered calls, matched to replies by id. */
-import type { TransferListItem, Worker } from 'node:worker_threads';
+import type { Transferable, Worker } from 'node:worker_threads';
 
 /** @internal One call the supervisor has not answered yet. */
 export interface PendingCall {
   readonly id: number;
   readonly method: string;
   readonly args: readonly unknown[];
-  readonly transfer: readonly TransferListItem[];
+  readonly transfer: readonly Transferable[];
   /** The worker the call was posted to; null while it waits for a worker to be ready. */
   posted: Worker | null;
   timer: NodeJS.Timeout | undefined;
@@ -20,7 +20,7 @@ export class CallTable {
   #nextId = 1;
 
   /** Registers a call that waits for a ready worker. */
-  add(method: string, args: readonly unknown[], transfer: readonly TransferListItem[],
+  add(method: string, args: readonly unknown[], transfer: readonly Transferable[],
     resolve: (value: unknown) => void, reject: (error: unknown) => void): PendingCall {
     const call: PendingCall = { id: this.#nextId++, method, args, transfer, posted: null, timer: undefined, resolve, reject };
     this.#calls.set(call.id, call);

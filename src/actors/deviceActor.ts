@@ -83,7 +83,7 @@ export interface OpenReply {
 }
 
 /** One artifact of a session: its cache key, its bytes when the device may lack it, its wiring. */
-export interface OpenUnit {
+interface OpenUnit {
   readonly key: string;
   readonly artifact?: Uint8Array;
   readonly wiring: Wiring;

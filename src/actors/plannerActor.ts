@@ -17,7 +17,7 @@ import { planProgram } from '../planner/plan.js';
 import { resolveTarget } from '../targets/index.js';
 
 /** One artifact of a planned program: its cache identity and key, and its wiring. */
-export interface PlannedUnit {
+interface PlannedUnit {
   readonly identity: BlobIdentity;
   readonly key: string;
   readonly wiring: Wiring;

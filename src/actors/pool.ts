@@ -10,7 +10,7 @@
  * terminating one still instantiating its modules aborts the whole process. So destroy() waits for
  * starting workers first, and a deadline's abort waits too (piscina hands tasks to starting workers).
  */
-import type { TransferListItem, Worker } from 'node:worker_threads';
+import type { Transferable, Worker } from 'node:worker_threads';
 import { EventEmitter } from 'eventemitter3';
 import { Piscina } from 'piscina';
 import { ActorCrashed, ActorDown, DeadlineExceeded, EngineClosed, messageOf } from '../errors/index.js';
@@ -31,18 +31,18 @@ export interface PoolOptions {
 }
 
 /** Per-task options. */
-export interface RunOptions {
+interface RunOptions {
   /** The pool rejects the task with DeadlineExceeded and terminates its worker after this time. */
   readonly deadlineMs?: number;
   /** Moved, not copied, to the worker. */
-  readonly transfer?: readonly TransferListItem[];
+  readonly transfer?: readonly Transferable[];
 }
 
 /** ready: tasks run; down: the restart intensity was exceeded (ActorDown); closed: destroy() was called. */
-export type PoolState = 'ready' | 'down' | 'closed';
+type PoolState = 'ready' | 'down' | 'closed';
 
 /** The pool's events. */
-export interface PoolEvents {
+interface PoolEvents {
   /** A worker died; its task, if it had one, failed with ActorCrashed. */
   crash: (info: { readonly detail: string }) => void;
   /** More worker deaths than the restart intensity allows: the pool runs no more tasks. */
@@ -104,7 +104,7 @@ class TaskPool<Task, Result> implements ActorPool<Task, Result> {
   readonly #pending = new Set<PendingTask>();
   // Piscina forgets a worker when it removes it; we keep each thread until its 'exit'.
   readonly #threads = new Map<Worker, Thread>();
-  readonly #crashes = new WeakSet<object>();
+  readonly #crashes = new WeakSet();
   #state: PoolState = 'ready';
   #downRestarts = 0;
   #destroyed: Promise<void> | null = null;

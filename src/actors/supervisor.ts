@@ -41,7 +41,7 @@ export interface SuperviseOptions {
 }
 
 /** The backoff of SuperviseOptions.refusalRetry. */
-export interface RefusalRetry {
+interface RefusalRetry {
   readonly firstMs: number;
   readonly maxMs: number;
   /** @internal The clock, in ms (default performance.now); tests advance their own. */

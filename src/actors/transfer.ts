@@ -2,18 +2,18 @@
  * Marks a reply value for transfer instead of copy (the ArrayBuffers of a tensor, say), the way
  * comlink's `transfer()` does: the value itself is returned, so a method keeps its declared type.
  */
-import type { TransferListItem } from 'node:worker_threads';
+import type { Transferable } from 'node:worker_threads';
 
-const marks = new WeakMap<object, readonly TransferListItem[]>();
+const marks = new WeakMap<object, readonly Transferable[]>();
 
 /** Returns `value`, remembering that replying with it moves `list` to the receiving thread. */
-export function transfer<T extends object>(value: T, list: readonly TransferListItem[]): T {
+export function transfer<T extends object>(value: T, list: readonly Transferable[]): T {
   marks.set(value, list);
   return value;
 }
 
 /** @internal The transfer list registered for a reply value, consumed once. */
-export function takeTransfer(value: unknown): readonly TransferListItem[] {
+export function takeTransfer(value: unknown): readonly Transferable[] {
   if (typeof value !== 'object' || value === null) return [];
   const list = marks.get(value);
   if (list === undefined) return [];

@@ -1,5 +1,5 @@
 /** The types a caller of an actor sees: method names, arguments and results, states and events. */
-import type { TransferListItem } from 'node:worker_threads';
+import type { Transferable } from 'node:worker_threads';
 import type { ActorDown, EngineError } from '../errors/index.js';
 
 /** The names of an actor API's methods (its keys whose values are functions). */
@@ -18,7 +18,7 @@ export interface CallOptions {
   /** The supervisor rejects the call with DeadlineExceeded if no answer came within this time. */
   readonly deadlineMs?: number;
   /** Moved, not copied, to the worker (ArrayBuffers, MessagePorts). */
-  readonly transfer?: readonly TransferListItem[];
+  readonly transfer?: readonly Transferable[];
 }
 
 /**
@@ -50,7 +50,7 @@ export interface LifecycleEvents {
 }
 
 /** The names of the lifecycle events. */
-export type LifecycleName = keyof LifecycleEvents;
+type LifecycleName = keyof LifecycleEvents;
 
 // A table, not a list, so that a new lifecycle event cannot be forgotten here.
 const lifecycleTable = { ready: true, crash: true, restart: true, poisoned: true, down: true, refused: true } satisfies Record<LifecycleName, true>;

@@ -54,7 +54,7 @@ export function keyOfBlobName(name: string): string | null {
 }
 
 /** A temp file name that records its writer's pid, so a sweeper can tell an abandoned one. */
-export function tempFileName(key: string): string {
+function tempFileName(key: string): string {
   return `${key}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
 }
 
@@ -179,7 +179,7 @@ export function commitTemp(dir: string, tmp: string, key: string): void {
 }
 
 /** Fsyncs a directory; where the platform cannot (Windows), the rename's own ordering is all we get. */
-export function fsyncDir(dir: string): void {
+function fsyncDir(dir: string): void {
   let fd: number;
   try {
     fd = writerFs.openSync(dir, 'r');
@@ -216,7 +216,7 @@ export function removeFile(path: string): boolean {
 }
 
 /** The errno code of a Node fs error, or undefined. */
-export function errno(e: unknown): string | undefined {
+function errno(e: unknown): string | undefined {
   const code = (e as { code?: unknown } | null)?.code;
   return typeof code === 'string' ? code : undefined;
 }

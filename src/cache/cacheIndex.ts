@@ -10,7 +10,7 @@ import { CacheError, CacheUnavailable } from '../errors/index.js';
 import type { Entry as IndexRow } from './types.js';
 
 /** How long a connection waits for another process's write lock before failing. */
-export const BUSY_TIMEOUT_MS = 5000;
+const BUSY_TIMEOUT_MS = 5000;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS entries (

@@ -71,7 +71,7 @@ function write(v: unknown, path: string, out: string[], ancestors: Set<object>):
     case 'object': break;
   }
   if (v === null) { out.push('null'); return; }
-  const o = v as object;
+  const o = v;
   if (ArrayBuffer.isView(o)) {
     // Symbol.toStringTag names the view kind even for Buffer (a Uint8Array), which is what we want.
     const kind = o instanceof DataView ? 'DataView' : String((o as unknown as { [Symbol.toStringTag]: string })[Symbol.toStringTag]);

@@ -17,7 +17,7 @@ import { CONNECT_TIMEOUT_MS, openRedis } from './redisClient.js';
 import { parseRedisUrl, type RedisTarget } from './redisUrl.js';
 
 /** The Redis key prefix of every entry of this schema. */
-export const REMOTE_PREFIX = `npu-offload:blob:v${CACHE_SCHEMA_VERSION}:`;
+const REMOTE_PREFIX = `npu-offload:blob:v${CACHE_SCHEMA_VERSION}:`;
 
 export interface RemoteTierOptions {
   /** Bound on opening the connection, in ms (default 2000). */

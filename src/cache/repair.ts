@@ -5,9 +5,8 @@
  * One process repairs at a time: without a lock, a second process that judged the old file damaged
  * could move aside the new index the first one just made and is already using.
  */
-import { closeSync, existsSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { existsSync, renameSync } from 'node:fs';
 import { CacheError, CacheUnavailable, messageOf } from '../errors/index.js';
-import { errno, removeFile } from './blobFile.js';
 import { CacheIndex } from './cacheIndex.js';
 import { withPidLock } from '../io/pidLock.js';
 
@@ -18,7 +17,7 @@ export interface IndexRepair {
 }
 
 /** How long open waits for another process's repair, which only renames and creates files. */
-export const REPAIR_WAIT_MS = 10_000;
+const REPAIR_WAIT_MS = 10_000;
 
 
 /**

@@ -12,7 +12,7 @@ import { keyOfBlobName, pidOfTempName, readBlobFile, removeFile, sameStamp, stam
 import type { Entry } from './types.js';
 
 /** A temp file older than this is abandoned even if a process with its pid is alive (pid reuse). */
-export const TEMP_MAX_AGE_MS = 60_000;
+const TEMP_MAX_AGE_MS = 60_000;
 
 function listDir(dir: string): string[] {
   try {

@@ -16,7 +16,6 @@ export interface Entry {
 }
 
 /** Why verify refused an entry. */
-export type { BlobDefect };
 
 /** What verify found: entries that check out, and entries it refused and removed. */
 export interface VerifyResult {

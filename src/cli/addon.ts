@@ -8,7 +8,7 @@ import type { CliCommand } from './command.js';
 import { EXIT, type Io } from './output.js';
 
 /** Runs `addon`; returns the exit code. */
-export async function addonCommand(pkg: string, name: string | undefined, args: readonly string[], io: Io): Promise<number> {
+async function addonCommand(pkg: string, name: string | undefined, args: readonly string[], io: Io): Promise<number> {
   const registry = new Registry();
   await loadAddon(pkg, registry);
   if (name === undefined) {

@@ -53,7 +53,7 @@ export interface ContractsOptions {
 }
 
 /** Default oracle workers: the device keeps the main thread, two workers keep up with it. */
-export const CONTRACT_WORKERS = 2;
+const CONTRACT_WORKERS = 2;
 // A reference task takes milliseconds; a deadline only guards against a hung worker.
 const REFERENCE_DEADLINE_MS = 300_000;
 

@@ -12,7 +12,7 @@ import type { Io } from './output.js';
 import { EXIT, formatTensor } from './output.js';
 
 /** The demo program: acc2 = acc + x; y = rmsnorm(acc2) * w; z = exp(y) * 0.5. */
-export function demoProgram() {
+function demoProgram() {
   const p = program('demo-rms-step');
   const x = p.activation('x', 'f32', [4, 64]);
   const w = p.weight('w', 'f32', [64]);
@@ -38,7 +38,7 @@ function demoInputs(steps: number) {
 }
 
 /** Runs the demo; `cacheDir` overrides the default cache. */
-export async function demoCommand(opts: { cacheDir?: string }, io: Io): Promise<number> {
+async function demoCommand(opts: { cacheDir?: string }, io: Io): Promise<number> {
   const started = performance.now();
   const engine = createEngine({ ...(opts.cacheDir !== undefined ? { cacheDir: opts.cacheDir } : {}) });
   io.out(`npu-offload demo: cache in ${engine.cacheDir}`);

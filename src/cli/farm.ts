@@ -18,7 +18,6 @@ import type { Io } from './output.js';
 import { errorJson } from './output.js';
 import { isProgramJson, jsonFiles, reportFarm, requireDir, type FarmSummary } from './farmSummary.js';
 
-export type { FarmSummary } from './farmSummary.js';
 
 // A timer cannot wait longer (setTimeout fires at once past it): the bound of --timeout.
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -26,7 +25,7 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 /** An option's flag as typed (`noticeMs`: `--notice-ms`). */
 const flagOf = (key: string): string => `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 
-export interface FarmOptions extends LimitFlags {
+interface FarmOptions extends LimitFlags {
   readonly target: string;
   readonly workers?: number;
   readonly cacheDir?: string;
@@ -38,7 +37,7 @@ export interface FarmOptions extends LimitFlags {
 }
 
 /** Compiles a directory of programs into the cache; exit 1 when any program was refused. */
-export async function farmCommand(dir: string, opts: FarmOptions, io: Io): Promise<number> {
+async function farmCommand(dir: string, opts: FarmOptions, io: Io): Promise<number> {
   requireDir(dir);
   const workers = checkWorkers(opts.workers, 2);
   const limits = resolveLimits(limitsOfFlags(opts));
@@ -50,7 +49,7 @@ export async function farmCommand(dir: string, opts: FarmOptions, io: Io): Promi
     ...(opts.cacheDir !== undefined ? { cacheDir: opts.cacheDir } : {}),
     ...(opts.remoteCache !== undefined ? { remoteCache: opts.remoteCache, onWarning: (m: string) => io.err(`warning: ${m}`) } : {}),
   });
-  const showBar = opts.progress ?? (!opts.json && process.stderr.isTTY === true);
+  const showBar = opts.progress ?? (!opts.json && process.stderr.isTTY);
   const bar = showBar ? new SingleBar({ format: 'farm {bar} {value}/{total} programs | {hits} hits, {compiled} compiled, {refused} refused', stream: process.stderr }, Presets.shades_classic) : null;
   let hits = 0, compiled = 0, skipped = 0;
   const refused: { file: string; error: Record<string, unknown> }[] = [];

@@ -29,14 +29,14 @@ export interface QueueFarmCliOptions {
 }
 
 /** The distributed farm's summary: the local farm's, and per worker what it compiled or found. */
-export interface QueueFarmSummary extends FarmSummary {
+interface QueueFarmSummary extends FarmSummary {
   readonly workers: Readonly<Record<string, { readonly hits: number; readonly compiled: number }>>;
 }
 
 /** Shows progress: a bar on a terminal, else a line on stderr at most every two seconds. */
 function progressView(opts: QueueFarmCliOptions, io: Io): { update(p: FarmProgress): void; stop(): void } {
   if (opts.json && opts.progress !== true) return { update: () => undefined, stop: () => undefined };
-  if (opts.progress ?? process.stderr.isTTY === true) {
+  if (opts.progress ?? process.stderr.isTTY) {
     const bar = new SingleBar({ format: 'farm {bar} {value}/{total} programs | {hits} hits, {compiled} compiled, {refused} refused | {workers} workers', stream: process.stderr }, Presets.shades_classic);
     let started = false;
     return {

@@ -1,7 +1,6 @@
 /** What a farm run, local or queued, shares: finding the programs under a directory and the summary. */
 import { readdirSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
-import { parseProgramText } from '../ir/codec.js';
+import { join } from 'node:path';
 import { UsageError } from '../errors/index.js';
 import type { Io } from './output.js';
 import { EXIT } from './output.js';

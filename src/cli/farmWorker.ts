@@ -12,7 +12,7 @@ import { intOption, jsonOption, redisUrlOption } from './options.js';
 import type { Io } from './output.js';
 import { EXIT, reportError } from './output.js';
 
-export interface FarmWorkerOptions {
+interface FarmWorkerOptions {
   /** The queue's Redis URL (checked by the flag's parser). */
   readonly queue: string;
   readonly concurrency?: number;
@@ -37,7 +37,7 @@ function describe(e: WorkerEvent): string {
 }
 
 /** Serves farm jobs until a signal; resolves with 0 once drained. */
-export async function farmWorkerCommand(opts: FarmWorkerOptions, io: Io): Promise<number> {
+async function farmWorkerCommand(opts: FarmWorkerOptions, io: Io): Promise<number> {
   const worker = await CompileWorker.start({
     queue: opts.queue,
     ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}),

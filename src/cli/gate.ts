@@ -11,7 +11,7 @@ import { EXIT, type Io } from './output.js';
 import { modelOf, numberArg, withModelFlags, type ModelFlags } from './modelFlags.js';
 
 /** The flags of `gate`. */
-export interface GateFlags extends ModelFlags {
+interface GateFlags extends ModelFlags {
   readonly steps?: number;
   readonly positions?: number;
   readonly minCosine?: number;
@@ -20,7 +20,7 @@ export interface GateFlags extends ModelFlags {
 }
 
 /** Runs `gate`; returns the exit code. */
-export async function gateCommand(path: string, f: GateFlags, io: Io): Promise<number> {
+async function gateCommand(path: string, f: GateFlags, io: Io): Promise<number> {
   const model = await modelOf(path, f);
   try {
     let promptIds = f.promptIds;

@@ -15,7 +15,7 @@ import { modelOf, numberArg, promptOf, withModelFlags, type ModelFlags } from '.
 import { createProgress } from './progress.js';
 
 /** The flags of `generate`. */
-export interface GenerateFlags extends ModelFlags {
+interface GenerateFlags extends ModelFlags {
   readonly maxTokens?: number;
   readonly temperature?: number;
   readonly topK?: number;
@@ -28,7 +28,7 @@ export interface GenerateFlags extends ModelFlags {
 }
 
 /** Runs `generate`; returns the exit code. */
-export async function generateCommand(path: string, f: GenerateFlags, io: Io): Promise<number> {
+async function generateCommand(path: string, f: GenerateFlags, io: Io): Promise<number> {
   const request = {
     ...promptOf(f),
     ...(f.maxTokens !== undefined ? { maxTokens: f.maxTokens } : {}),

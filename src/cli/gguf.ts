@@ -113,7 +113,7 @@ export function ggufCheckConfigCommand(ggufPath: string, configPath: string, opt
 }
 
 /** The flags of `gguf pack`. */
-export interface GgufPackOptions {
+interface GgufPackOptions {
   readonly tokenizer?: string;
   readonly cache?: boolean;
   readonly force?: boolean;
@@ -123,10 +123,10 @@ export interface GgufPackOptions {
 }
 
 /** The flags of `gguf verify`. */
-export interface GgufVerifyOptions { readonly json?: boolean; readonly minCosine?: string | number; readonly progress?: boolean }
+interface GgufVerifyOptions { readonly json?: boolean; readonly minCosine?: string | number; readonly progress?: boolean }
 
 /** The flags of `gguf check-stamp`. */
-export interface GgufCheckStampOptions { readonly gguf?: string; readonly json?: boolean }
+interface GgufCheckStampOptions { readonly gguf?: string; readonly json?: boolean }
 
 const MB = 2 ** 20;
 
@@ -141,7 +141,7 @@ function progressBar(label: string, opts: { json?: boolean; progress?: boolean }
 }
 
 /** Packs a GGUF into OUTDIR, or into its cache slot with --cache; exit 1 on a refusal. */
-export function ggufPackCommand(path: string, outDir: string | undefined, opts: GgufPackOptions, io: Io): number {
+function ggufPackCommand(path: string, outDir: string | undefined, opts: GgufPackOptions, io: Io): number {
   if ((outDir === undefined) === (opts.cache !== true)) throw new UsageError('gguf pack needs an output directory or --cache, not both');
   if (opts.cache !== true && opts.tokenizer === undefined) throw new UsageError('gguf pack OUTDIR needs --tokenizer DIR (the directory holding tokenizer.json)');
   const bar = progressBar('pack', opts);
@@ -171,7 +171,7 @@ export function ggufPackCommand(path: string, outDir: string | undefined, opts: 
 }
 
 /** Verifies a packed directory against its GGUF; exit 0 when every tensor passes, 1 otherwise. */
-export function ggufVerifyCommand(path: string, dir: string, opts: GgufVerifyOptions, io: Io): number {
+function ggufVerifyCommand(path: string, dir: string, opts: GgufVerifyOptions, io: Io): number {
   const minCosine = opts.minCosine === undefined ? DEFAULT_MIN_COSINE : Number(opts.minCosine);
   if (!(minCosine >= -1 && minCosine <= 1)) throw new UsageError(`--min-cosine must be a number in [-1, 1], got ${String(opts.minCosine)}`);
   const bar = progressBar('verify', opts);
@@ -187,7 +187,7 @@ export function ggufVerifyCommand(path: string, dir: string, opts: GgufVerifyOpt
 }
 
 /** Checks a cached directory's repack-stamp.txt: exit 0 current, 1 stale, 2 cannot tell. */
-export function ggufCheckStampCommand(dir: string, opts: GgufCheckStampOptions, io: Io): number {
+function ggufCheckStampCommand(dir: string, opts: GgufCheckStampOptions, io: Io): number {
   let want = {};
   if (opts.gguf !== undefined) {
     const f = openGguf(opts.gguf);

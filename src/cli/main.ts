@@ -36,7 +36,7 @@ function version(): string {
 }
 
 /** Builds the command tree; `done` receives each command's exit code. */
-export function buildCli(io: Io, done: (code: number) => void): Command {
+function buildCli(io: Io, done: (code: number) => void): Command {
   const cli = new Command('npu-offload')
     .description('Run small ML programs on NPUs (AMD XDNA2, Intel NPU4) or the CPU oracle, under published error bounds.')
     .version(version())

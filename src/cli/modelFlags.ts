@@ -39,7 +39,7 @@ export function numberArg(flag: string, min: number) {
 }
 
 /** `1,2,3` as token ids. */
-export function idsArg(v: string): number[] {
+function idsArg(v: string): number[] {
   const parts = v.split(',').map((s) => s.trim());
   if (parts.some((s) => !/^\d{1,15}$/.test(s))) throw new InvalidArgumentError(`--prompt-ids takes token ids separated by commas (1,2,3), got ${JSON.stringify(v)}`);
   return parts.map(Number);
@@ -72,7 +72,7 @@ export function maxProgramBytesOption(): Option {
 }
 
 /** The messages of a --chat file: an array of messages, or `{ "messages": [...] }`. */
-export function readChat(path: string): ChatMessage[] {
+function readChat(path: string): ChatMessage[] {
   let json: unknown;
   try {
     json = parseJsonFile(readRegularFile(path).toString('utf8'), path);

@@ -33,7 +33,7 @@ export function cacheDirOption(): Option {
 }
 
 /** A parser for a `redis://host:port/db` flag; a malformed URL is a usage error. */
-export function redisUrlArg(v: string): string {
+function redisUrlArg(v: string): string {
   try {
     parseRedisUrl(v, 'url');
   } catch (e) {

@@ -10,7 +10,6 @@ import type { DeviceMode } from '../actors/deviceActor.js';
 import { createEngine } from '../jobs/engine.js';
 import type { JobResult } from '../jobs/job.js';
 import { UsageError } from '../errors/index.js';
-import type { Tensor } from '../ir/tensor.js';
 import { encodeTensor } from '../ir/tensorCodec.js';
 import type { TensorMap } from '../oracle/types.js';
 import { readInputs, readProgram } from './files.js';
@@ -22,7 +21,7 @@ import type { Io } from './output.js';
 import { EXIT, formatTensor } from './output.js';
 import { programToJson } from '../ir/codec.js';
 
-export interface RunOptions extends LimitFlags {
+interface RunOptions extends LimitFlags {
   readonly target: string;
   readonly inputs?: string;
   readonly steps?: number;
@@ -38,12 +37,12 @@ export interface RunOptions extends LimitFlags {
 
 function wireMap(m: TensorMap): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [k, t] of Object.entries(m)) out[k] = encodeTensor(t as Tensor, 'b64');
+  for (const [k, t] of Object.entries(m)) out[k] = encodeTensor(t, 'b64');
   return out;
 }
 
 /** The `--json` document of a finished job. */
-export function resultJson(r: JobResult): Record<string, unknown> {
+function resultJson(r: JobResult): Record<string, unknown> {
   return {
     results: wireMap(r.results),
     state: wireMap(r.state),
@@ -61,7 +60,7 @@ export function resultJson(r: JobResult): Record<string, unknown> {
 }
 
 /** Runs one program; a refusal is thrown as its typed error. */
-export async function runCommand(file: string, opts: RunOptions, io: Io): Promise<number> {
+async function runCommand(file: string, opts: RunOptions, io: Io): Promise<number> {
   if (opts.steps !== undefined && !(Number.isInteger(opts.steps) && opts.steps >= 1)) {
     throw new UsageError(`--steps must be a whole number of at least 1, got ${String(opts.steps)}`);
   }

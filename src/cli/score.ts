@@ -18,14 +18,14 @@ import { intArg, jsonOption } from './options.js';
 import { EXIT, type Io } from './output.js';
 
 /** The flags of `score`. */
-export interface ScoreFlags extends Omit<ModelFlags, 'prompt' | 'promptIds' | 'chat' | 'thinking'> {
+interface ScoreFlags extends Omit<ModelFlags, 'prompt' | 'promptIds' | 'chat' | 'thinking'> {
   readonly ids?: string;
   readonly text?: string;
   readonly json?: boolean;
 }
 
 /** `1,2,3` as whole numbers; anything else is a usage error naming --ids (the model checks the range). */
-export function scoreIdsArg(v: string): string {
+function scoreIdsArg(v: string): string {
   const parts = v.split(',').map((s) => s.trim());
   const bad = parts.find((s) => !/^-?\d{1,15}$/.test(s));
   if (bad !== undefined) throw new InvalidArgumentError(`--ids takes whole token ids separated by commas (1,2,3): ${JSON.stringify(bad)} is not one`);
@@ -33,12 +33,12 @@ export function scoreIdsArg(v: string): string {
 }
 
 /** Runs `score`; returns the exit code. */
-export async function scoreCommand(path: string, f: ScoreFlags, io: Io): Promise<number> {
+async function scoreCommand(path: string, f: ScoreFlags, io: Io): Promise<number> {
   if ((f.ids === undefined) === (f.text === undefined)) throw new InvalidOptions('--ids', 'give exactly one of --ids and --text');
   const ids = f.ids?.split(',').map((s) => Number(s.trim()));
   // Read before the model loads, so a missing file costs no load.
   const text = f.text === undefined ? undefined : readRegularFile(f.text, { what: '--text' }).toString('utf8');
-  const model = await modelOf(path, f as ModelFlags);
+  const model = await modelOf(path, f);
   try {
     if (ids !== undefined) {
       const r = await scoreIds(model, ids, '--ids');

@@ -55,7 +55,7 @@ export interface SealVerifyOptions {
 }
 
 /** The files `keygen` writes for `out`: inside it when it is a directory, else beside it as a prefix. */
-export function keygenPaths(out: string): { signingKey: string; publicKey: string; kernelKey: string } {
+function keygenPaths(out: string): { signingKey: string; publicKey: string; kernelKey: string } {
   const isDir = out.endsWith('/') || out.endsWith(sep) || (existsSync(out) && statSync(out).isDirectory());
   return isDir
     ? { signingKey: join(out, 'release.key'), publicKey: join(out, 'release.pub'), kernelKey: join(out, 'kernel.key') }

@@ -22,7 +22,7 @@ import { EXIT, type Io } from './output.js';
 import { DEFAULT_PREFIX_CACHE_BYTES } from '../model/qwen3/prefix.js';
 
 /** The flags of `serve`. */
-export interface ServeFlags {
+interface ServeFlags {
   readonly model?: string;
   readonly demo?: boolean;
   readonly port: number;
@@ -61,7 +61,7 @@ function npuOptArg(v: string, prev: Record<string, string> = {}): Record<string,
 }
 
 /** Runs `serve` until a signal (or `stop`, for tests) ends it; returns the exit code. */
-export async function serveCommand(path: string | undefined, f: ServeFlags, io: Io, stop?: Promise<void>): Promise<number> {
+async function serveCommand(path: string | undefined, f: ServeFlags, io: Io, stop?: Promise<void>): Promise<number> {
   const given = f.model ?? path;
   if (given === undefined && f.demo !== true) throw new UsageError('serve needs a MODEL (a GGUF file or a model directory), --model PATH, or --demo');
   // Read and checked before anything loads: a template that does not parse refuses the server.

@@ -27,7 +27,7 @@ export interface TokenizeFlags {
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** The longest line read; a longer one is refused (ResourceLimit) and skipped, and reading goes on. */
-export const MAX_LINE_BYTES = 64 * 1024 * 1024;
+const MAX_LINE_BYTES = 64 * 1024 * 1024;
 
 /** A line's bytes, or the length of a line past MAX_LINE_BYTES (whose bytes were dropped). */
 type Line = Uint8Array | { readonly tooLong: number };

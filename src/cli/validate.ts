@@ -8,10 +8,10 @@ import { jsonOption, withLimitFlags } from './options.js';
 import type { Io } from './output.js';
 import { EXIT } from './output.js';
 
-export interface ValidateOptions extends LimitFlags { readonly json?: boolean }
+interface ValidateOptions extends LimitFlags { readonly json?: boolean }
 
 /** Validates one program file; throws the typed error that refuses it. */
-export function validateCommand(file: string, opts: ValidateOptions, io: Io): number {
+function validateCommand(file: string, opts: ValidateOptions, io: Io): number {
   const limits = resolveLimits(limitsOfFlags(opts));
   const checked = checkProgram(readProgram(file, limits), limits);
   const p = checked.program;

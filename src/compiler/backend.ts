@@ -22,7 +22,7 @@ export interface UnitPlan {
 }
 
 /** A host arena of a region and the tensors at their offsets in it. */
-export interface ArenaSummary {
+interface ArenaSummary {
   readonly name: string;
   readonly direction: 'in' | 'out';
   readonly bytes: number;

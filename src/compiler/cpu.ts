@@ -32,8 +32,8 @@ export interface CpuArtifact {
 /** The compiler identity recorded in cache keys. */
 export const CPU_COMPILER = { name: 'cpu-oracle', version: '1' } as const;
 
-export const CPU_ARTIFACT_MAGIC = 'NPUOCPU1';
-export const CPU_ARTIFACT_VERSION = 1;
+const CPU_ARTIFACT_MAGIC = 'NPUOCPU1';
+const CPU_ARTIFACT_VERSION = 1;
 
 /** Compiles a checked program for the CPU target; CapabilityMissing for an op the target does not admit. */
 export function compileCpu(checked: CheckedProgram): CpuArtifact {

@@ -2,7 +2,7 @@
  * Whether a segment of a partitioned program fits its target's device: the planner hands each
  * segment's program to this (it sits below the compiler, so it cannot ask a backend itself).
  */
-import { ContextLimit, type EngineError } from '../errors/index.js';
+import { ContextLimit } from '../errors/index.js';
 import type { CheckedProgram } from '../ir/checked.js';
 import type { SegmentFitAnswer } from '../planner/partition.js';
 import type { TargetName } from '../targets/target.js';

@@ -4,7 +4,7 @@
  * catches damage that still parses (a flipped digit in a literal), which re-checking cannot.
  */
 
-export const FRAME_HEADER_BYTES = 20;
+const FRAME_HEADER_BYTES = 20;
 
 let crcTable: Uint32Array | undefined;
 /** CRC-32 (IEEE 802.3, as zlib) of `bytes`. */

@@ -6,11 +6,10 @@ import { CPU_BACKEND } from './cpuBackend.js';
 import { HOST_BACKEND, hostBackend } from './host/backend.js';
 import type { HostMatmulClass } from './host/kernelList.js';
 import { NPU4_BACKEND } from './openvino/backend.js';
-export type { ArenaSummary, Backend, CompilerId, Layout, RegionSummary, UnitPlan } from './backend.js';
-export type { WiredArg, Wiring } from './wiring.js';
+export type {  Backend,  Layout, RegionSummary,  } from './backend.js';
 
 /** Every target's backend: a name added to TARGET_NAMES refuses to compile until it has one here. */
-export const BACKENDS = { cpu: CPU_BACKEND, xdna2: XDNA2_BACKEND, npu4: NPU4_BACKEND, host: HOST_BACKEND } as const satisfies Record<TargetName, Backend>;
+const BACKENDS = { cpu: CPU_BACKEND, xdna2: XDNA2_BACKEND, npu4: NPU4_BACKEND, host: HOST_BACKEND } as const satisfies Record<TargetName, Backend>;
 
 /** Options of a compile that some targets take (each part of the artifacts' identity). */
 export interface CompileOptions {

@@ -28,7 +28,7 @@ import { loadSweepAddon, nativeContract } from './nativeSweep.js';
 import { runNpu4Exhaustive } from './npu4Exhaustive.js';
 import { NPU4_CONTRACT_OPS } from './npu4Ops.js';
 
-export type { BinadeFailures, CrossCheck, ExhaustiveReport, SweptElement } from './exhaustiveReport.js';
+export type {   ExhaustiveReport, SweptElement } from './exhaustiveReport.js';
 
 export interface ExhaustiveOptions {
   readonly target: 'xdna2' | 'npu4';
@@ -58,8 +58,8 @@ export interface ExhaustiveOptions {
 }
 
 /** The most fixed values a binary sweep takes (each is a full sweep of the other operand). */
-export const MAX_FIXED = 4096;
-export const DEFAULT_FIXED = 256;
+const MAX_FIXED = 4096;
+const DEFAULT_FIXED = 256;
 const DEFAULT_CHUNK = 2 ** 22;
 const MAX_THREADS = 64;
 
@@ -128,12 +128,12 @@ function fixedOf(f: number | readonly number[] | undefined, round: (v: number) =
 }
 
 /** XDNA2: the edge values of contract verification, then random f32 values over every binade. */
-export function fixedValues(f: number | readonly number[] | undefined, seed: number): number[] {
+function fixedValues(f: number | readonly number[] | undefined, seed: number): number[] {
   return fixedOf(f, Math.fround, EDGE_VALUES, (r) => randomF32(r, -126, 127), seed);
 }
 
 /** NPU4: the FP16 edges, then random finite FP16 values. */
-export function fixedF16Values(f: number | readonly number[] | undefined, seed: number): number[] {
+function fixedF16Values(f: number | readonly number[] | undefined, seed: number): number[] {
   return fixedOf(f, roundF16, F16_EDGES, (r) => { for (;;) { const v = f16FromBits(Math.floor(r() * 65536)); if (Number.isFinite(v)) return v; } }, seed);
 }
 

@@ -27,7 +27,7 @@ import type { CrossCheck } from './exhaustiveReport.js';
 import type { NativeFault, SweepAddon } from './nativeSweep.js';
 
 /** Two f64 references further apart than this are a disagreement. */
-export const REFERENCE_ULPS = 8;
+const REFERENCE_ULPS = 8;
 /** Runs of consecutive patterns sampled per chunk, and their length (the addon's LANES). */
 export const SAMPLE_RUNS = 4;
 export const RUN_LENGTH = 16;
@@ -44,7 +44,7 @@ function key64(x: number): bigint {
 }
 
 /** The distance of two f64 in units in the last place: 0 for equal ones (NaN and NaN too). */
-export function ulps64(a: number, b: number): number {
+function ulps64(a: number, b: number): number {
   if (Number.isNaN(a) || Number.isNaN(b)) return Number.isNaN(a) && Number.isNaN(b) ? 0 : Infinity;
   if (a === b) return 0;
   if (!Number.isFinite(a) || !Number.isFinite(b)) return Infinity;

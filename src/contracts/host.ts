@@ -36,7 +36,7 @@ export interface HostContractOptions extends SweepOptions {
 }
 
 /** The worst element of an op: its error against the fp64 result, the bound, and where. */
-export interface HostWorst {
+interface HostWorst {
   readonly error: number;
   readonly bound: number;
   readonly ratio: number;

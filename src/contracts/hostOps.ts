@@ -20,7 +20,7 @@ import { HOST_Q8_WEIGHTS, type HostMatmulClass } from '../compiler/host/kernelLi
 import type { HostContract } from '../targets/host/contracts.js';
 import { HOST_CONTRACTS, gamma } from '../targets/host/contracts.js';
 import type { F32Source } from './hostCases.js';
-import { EDGE_VALUES, edgePairs, f32Source, fill, quantBytes } from './hostCases.js';
+import { EDGE_VALUES, edgePairs, fill, quantBytes } from './hostCases.js';
 
 /** The allowed error of one result element, or 'exact' (the oracle's rounded result bit for bit), or null outside the domain. */
 export type ElementBound = number | 'exact' | null;

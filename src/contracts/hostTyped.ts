@@ -7,7 +7,6 @@
  * HOST_TYPED_CONTRACTS (src/targets/host/contracts.ts), or by the f32 sum bound for an f32 reduction.
  */
 import { tensor } from '../ir/tensor.js';
-import type { DType } from '../ir/types.js';
 import { bf16FromBits, f16FromBits, roundToDtype } from '../numerics/float16.js';
 import { ulpOf } from '../numerics/ulp.js';
 import type { Value } from '../ops/builder.js';

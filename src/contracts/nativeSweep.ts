@@ -81,7 +81,7 @@ export interface NativeElement {
 }
 
 /** What one chunk found. */
-export interface ChunkTally {
+interface ChunkTally {
   readonly elements: number;
   readonly inDomain: number;
   readonly failures: number;

@@ -25,7 +25,7 @@ import { NPU4_CONTRACT } from '../targets/npu4/index.js';
 import type { Device } from '../devices/device.js';
 import { CONTRACT_DEADLINE_MS, openSession } from './deviceSession.js';
 import { rng } from './npu4Cases.js';
-import type { ContractCase, Npu4ContractOp } from './npu4Ops.js';
+import type { ContractCase } from './npu4Ops.js';
 import { NPU4_CONTRACT_CASES, NPU4_CONTRACT_OPS } from './npu4Ops.js';
 import type { CaseReport, CaseRun, Npu4ContractReport } from './npu4Tally.js';
 import { isRangeRefusal, judgeCase, narrowedInputs, opReport } from './npu4Tally.js';
@@ -34,7 +34,7 @@ import { inThreadOracle, pipelined, references } from './reference.js';
 import { Npu4SimDevice } from '../devices/npu4/simDevice.js';
 import { bulkRounds, checkBulk } from './bulk.js';
 
-export type { CaseReport, Npu4ContractReport } from './npu4Tally.js';
+export type {  Npu4ContractReport } from './npu4Tally.js';
 export { NPU4_CONTRACT_OPS } from './npu4Ops.js';
 
 /** The NPU4 sweep's options: `op` one of NPU4_CONTRACT_OPS, `bulk` default 65536 (at most MAX_BULK). */

@@ -35,7 +35,7 @@ export function mag(lo: number, hi: number, positive = false): Gen {
 }
 
 /** Two independent operands. */
-export function both(a: Gen, b: Gen): PairGen {
+function both(a: Gen, b: Gen): PairGen {
   return (r) => [a(r), b(r)];
 }
 

@@ -11,7 +11,7 @@ import { runProgram } from '../oracle/index.js';
 import type { ProgramInputs, StepOutput, TensorMap } from '../oracle/types.js';
 
 /** One reference computation: a program (JSON form) run on the CPU oracle for every step of `inputs`. */
-export interface ReferenceTask {
+interface ReferenceTask {
   readonly programJson: unknown;
   readonly inputs: ProgramInputs;
   /** The fp64 reference (every equation in f64, no final rounding) instead of the rounded f32 results. */

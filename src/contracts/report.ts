@@ -28,7 +28,7 @@ function num(v: number): string {
 }
 
 /** A per-element op. */
-export function elementOp(r: ContractReport): ReportOp {
+function elementOp(r: ContractReport): ReportOp {
   const w = r.worst;
   return {
     op: r.op, contract: `${r.contract} (vs ${r.reference})`, pass: r.pass, unit: 'element',
@@ -39,7 +39,7 @@ export function elementOp(r: ContractReport): ReportOp {
 }
 
 /** An NPU4 op: each case one count, its normwise error against the bound (exact cases: 0, or Infinity on a mismatch). */
-export function npu4Op(r: Npu4ContractReport, bound: number): ReportOp {
+function npu4Op(r: Npu4ContractReport, bound: number): ReportOp {
   const t = new BinadeTally();
   for (const c of r.caseReports) {
     const exact = c.check === 'exact';
@@ -57,7 +57,7 @@ export function npu4Op(r: Npu4ContractReport, bound: number): ReportOp {
 }
 
 /** A host op: per element, plotted by the binade of the reference result (its inputs vary by program). */
-export function hostOp(r: HostContractReport): ReportOp {
+function hostOp(r: HostContractReport): ReportOp {
   const w = r.worst;
   return {
     op: r.op, contract: r.contract, pass: r.pass, unit: 'element', checked: r.elements, inDomain: r.inDomain, failures: r.failures,

@@ -45,7 +45,7 @@ function shortName(b: BinadeStat): string {
 }
 
 /** One op's plot, as an SVG element. */
-export function plotSvg(op: ReportOp): string {
+function plotSvg(op: ReportOp): string {
   const bins = op.binades;
   if (bins.length === 0) return `<svg class="plot" data-op="${esc(op.op)}" viewBox="0 0 ${W} 40" width="${W}" height="40" role="img"><text x="${LEFT}" y="24">no inputs were checked</text></svg>`;
   const first = binadeOrder(bins[0]!.index);

@@ -33,7 +33,7 @@ import { inThreadOracle, pipelined, references, stepsPerTask } from './reference
 import type { ContractProgram, DeviceChunk } from './xdna2Ops.js';
 import { planOp } from './xdna2Ops.js';
 
-export type { ContractReport, ContractWorst } from '../devices/xdna2/contracts.js';
+export type { ContractReport,  } from '../devices/xdna2/contracts.js';
 export { CONTRACT_OPS } from '../devices/xdna2/contracts.js';
 
 /** The XDNA2 sweep's options: `op` one of CONTRACT_OPS, `bulk` default 100000 (at most MAX_BULK). */

@@ -49,12 +49,12 @@ export function loadFails(f: FaultOptions, n: number): boolean {
 }
 
 /** True when the `n`th run (1-based) is to hang. */
-export function runHangs(f: FaultOptions, n: number): boolean {
+function runHangs(f: FaultOptions, n: number): boolean {
   return f.hangOnRun === 'always' || f.hangOnRun === n;
 }
 
 /** Blocks the calling thread for `ms` (for ever when undefined): a driver call that does not return. */
-export function blockThread(ms?: number): void {
+function blockThread(ms?: number): void {
   const cell = new Int32Array(new SharedArrayBuffer(4));
   // No one holds `cell`, so no notify can come: only the timeout (or terminating the thread) ends this.
   Atomics.wait(cell, 0, 0, ms);

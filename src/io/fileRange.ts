@@ -11,7 +11,7 @@ import { EngineError } from '../errors/index.js';
 import { fsReason, openRegularFile, type RegularFileOptions } from './files.js';
 
 /** How much of each end of a file its identity hashes. */
-export const IDENTITY_END_BYTES = 1 << 20;
+const IDENTITY_END_BYTES = 1 << 20;
 
 /** What identifies a file's contents, cheaply. */
 export interface FileIdentity {

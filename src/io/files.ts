@@ -15,7 +15,7 @@ export type FileFailure = (path: string, reason: string) => EngineError;
 export const DEFAULT_MAX_FILE_BYTES = 256 * 2 ** 20;
 
 /** The environment variable that raises (or lowers) the bound on files read whole. */
-export const MAX_FILE_BYTES_ENV = 'NPU_OFFLOAD_MAX_FILE_BYTES';
+const MAX_FILE_BYTES_ENV = 'NPU_OFFLOAD_MAX_FILE_BYTES';
 
 const WORDS: Readonly<Record<string, string>> = {
   ENOENT: 'no such file or directory',

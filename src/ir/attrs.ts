@@ -16,7 +16,7 @@ function integer(v: unknown, path: string, what: string): number {
 }
 
 /** Decodes one attribute value of kind `kind` at `path` (the attribute's own pointer). */
-export function decodeAttr(kind: AttrKind, v: unknown, path: string, key: string): unknown {
+function decodeAttr(kind: AttrKind, v: unknown, path: string, key: string): unknown {
   switch (kind) {
     case 'dtype':
       if (!isDType(v)) throw new InvalidProgram(path, `attribute ${key} is a dtype (${DTYPE_LIST}), not ${kindOf(v)}`);

@@ -44,7 +44,7 @@ function name(v: unknown, path: string, what: string): string {
 }
 
 /** A name that defines a value (an arg, an equation's output): a non-empty plain name. */
-export function definedName(v: unknown, path: string, what: string): string {
+function definedName(v: unknown, path: string, what: string): string {
   const n = name(v, path, what);
   const bad = valueNameProblem(n);
   if (bad !== undefined) throw new InvalidProgram(path, `${what}: ${bad}`);
@@ -52,7 +52,7 @@ export function definedName(v: unknown, path: string, what: string): string {
 }
 
 /** Decodes a shape at `path`: an array of non-negative integers. */
-export function decodeShape(v: unknown, path: string): number[] {
+function decodeShape(v: unknown, path: string): number[] {
   return array(v, path, 'a shape').map((d, k) => {
     if (typeof d !== 'number' || !Number.isSafeInteger(d) || d < 0) {
       throw new InvalidProgram(ptr(path, k), `a dimension is a non-negative integer, not ${kindOf(d)}`);

@@ -51,7 +51,7 @@ function whole(v: unknown, at: string, what: string): number {
 }
 
 /** The key of a bound weight: everything that names its bytes, none of the bytes themselves. */
-export function fileWeightKey(w: Omit<FileWeight, 'key'>): string {
+function fileWeightKey(w: Omit<FileWeight, 'key'>): string {
   const parts = [w.file, w.identity.size, w.identity.mtimeMs, w.identity.sha256Ends, w.offset, w.length, w.dtype, [...w.shape]];
   return createHash('sha256').update(JSON.stringify(parts)).digest('hex');
 }

@@ -15,7 +15,7 @@ const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
 const ESCAPES = '"\\/bfnrt';
 
 /** The offset of the first character at which `text` stops being JSON, or undefined if it is JSON. */
-export function jsonErrorOffset(text: string): number | undefined {
+function jsonErrorOffset(text: string): number | undefined {
   let i = 0;
   const n = text.length;
   const ws = (): void => {
@@ -89,7 +89,7 @@ export function jsonErrorOffset(text: string): number | undefined {
 }
 
 /** The 1-based line and column of an offset. */
-export function lineColumn(text: string, offset: number): { line: number; column: number } {
+function lineColumn(text: string, offset: number): { line: number; column: number } {
   let line = 1;
   let start = 0;
   for (let k = 0; k < offset && k < text.length; k++) {

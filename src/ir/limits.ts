@@ -48,7 +48,7 @@ export const DEFAULT_LIMITS: Limits = Object.freeze({
 export const NO_LIMITS: Limits = Object.freeze({ elementsPerTensor: Infinity, programBytes: Infinity, equations: Infinity, jsonDepth: Infinity });
 
 /** Bytes per element the engine holds (a Float64Array element). */
-export const HELD_BYTES_PER_ELEMENT = 8;
+const HELD_BYTES_PER_ELEMENT = 8;
 
 /** The limits of `given` over the defaults; InvalidOptions naming `field.key` for a key or value not accepted. */
 export function resolveLimits(given: unknown, field = 'limits'): Limits {

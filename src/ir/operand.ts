@@ -15,7 +15,7 @@ export interface WireLiteral {
 }
 
 /** Decodes a literal object at `path`; refuses unknown keys and values JSON cannot mean as numbers. */
-export function decodeLiteral(v: Record<string, unknown>, path: string): Literal {
+function decodeLiteral(v: Record<string, unknown>, path: string): Literal {
   for (const k of Object.keys(v)) {
     if (k !== 'lit' && k !== 'dtype') throw new InvalidProgram(ptr(path, k), `a literal has only "lit" and "dtype", not "${k}"`);
   }
@@ -30,7 +30,7 @@ export function decodeLiteral(v: Record<string, unknown>, path: string): Literal
 }
 
 /** Decodes one operand at `path`: a non-empty name or a literal. */
-export function decodeOperand(v: unknown, path: string): Operand {
+function decodeOperand(v: unknown, path: string): Operand {
   if (typeof v === 'string') {
     if (v === '') throw new InvalidProgram(path, 'an operand name is a non-empty string');
     return v;

@@ -28,8 +28,8 @@ export function isAnyDType(v: unknown): v is AnyDType {
   return isDType(v) || (typeof v === 'string' && (QUANT_DTYPES as readonly string[]).includes(v));
 }
 
-export const I32_MIN = -(2 ** 31);
-export const I32_MAX = 2 ** 31 - 1;
+const I32_MIN = -(2 ** 31);
+const I32_MAX = 2 ** 31 - 1;
 
 /**
  * Why `v` is not a value of an integer dtype (i32: an integer in range; bool: 0 or 1), or undefined when

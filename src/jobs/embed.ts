@@ -256,12 +256,12 @@ function jsonOf(p: ProgramSource): ProgramSource {
 /** Emits a stage that crossed the port on the connecting side's job (a switch, so each payload keeps its type). */
 function replay(job: Job, s: StageEvent): void {
   switch (s.stage) {
-    case 'planned': return job.stage(s.stage, ...s.args);
-    case 'cache-hit': return job.stage(s.stage, ...s.args);
-    case 'compiled': return job.stage(s.stage, ...s.args);
-    case 'loaded': return job.stage(s.stage, ...s.args);
-    case 'step': return job.stage(s.stage, ...s.args);
-    case 'verified': return job.stage(s.stage, ...s.args);
+    case 'planned': { job.stage(s.stage, ...s.args); return; }
+    case 'cache-hit': { job.stage(s.stage, ...s.args); return; }
+    case 'compiled': { job.stage(s.stage, ...s.args); return; }
+    case 'loaded': { job.stage(s.stage, ...s.args); return; }
+    case 'step': { job.stage(s.stage, ...s.args); return; }
+    case 'verified': { job.stage(s.stage, ...s.args); return; }
   }
 }
 

@@ -165,7 +165,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   constructor(opts: EngineOptions = {}) {
     super();
     // The checked copy, read once: a caller's later change (or getter) cannot change the engine.
-    this.#opts = checkEngineOptions(opts) as EngineOptions;
+    this.#opts = checkEngineOptions(opts);
     this.#limits = resolveLimits(this.#opts.limits, 'limits');
     this.cacheDir = this.#opts.cacheDir ?? defaultCacheDir();
     this.#restart = this.#opts.restart ?? { max: 5, windowMs: 60_000 };

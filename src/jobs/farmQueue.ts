@@ -17,9 +17,9 @@ import { FarmTimeout, InvalidOptions, messageOf, RemoteUnavailable } from '../er
 /** The queue every farm and farm worker uses unless told another. */
 export const FARM_QUEUE = 'npu-offload-farm';
 /** Attempts per job: a failure that may pass (a crashed compiler) is tried this many times in all. */
-export const FARM_ATTEMPTS = 3;
+const FARM_ATTEMPTS = 3;
 /** How long the farm waits with no job taken before it says no worker has taken one yet, in ms. */
-export const NO_WORKER_NOTICE_MS = 5000;
+const NO_WORKER_NOTICE_MS = 5000;
 
 /** One job: a program (the format's JSON form) to compile for a target; `file` names it in reports. */
 export interface FarmJobData {
@@ -88,7 +88,7 @@ export function isFarmJobData(v: unknown): v is FarmJobData {
 }
 
 /** True for a well-formed job result. */
-export function isFarmJobResult(v: unknown): v is FarmJobResult {
+function isFarmJobResult(v: unknown): v is FarmJobResult {
   return record(v) && Array.isArray(v['keys']) && v['keys'].every((k) => typeof k === 'string')
     && typeof v['hit'] === 'boolean' && typeof v['worker'] === 'string';
 }
@@ -119,14 +119,14 @@ export function bullConnection(target: RedisTarget, stopping: () => boolean): Co
 }
 
 /** Checks a farm's timeout: absent (no bound), or a whole number of ms from 1 to 2^31 - 1. */
-export function checkFarmTimeout(ms: number | undefined, field: string): number | undefined {
+function checkFarmTimeout(ms: number | undefined, field: string): number | undefined {
   if (ms === undefined) return undefined;
   if (!(Number.isInteger(ms) && ms >= 1 && ms <= 2 ** 31 - 1)) throw new InvalidOptions(field, `a whole number of ms from 1 to 2147483647, not ${String(ms)}`);
   return ms;
 }
 
 /** Checks the attempts option: a whole number from 1 to 100. */
-export function checkAttempts(n: number | undefined, field: string): number {
+function checkAttempts(n: number | undefined, field: string): number {
   const v = n ?? FARM_ATTEMPTS;
   if (!(Number.isInteger(v) && v >= 1 && v <= 100)) throw new InvalidOptions(field, `a whole number from 1 to 100, not ${String(n)}`);
   return v;

@@ -187,6 +187,6 @@ export function checkJobSpec(spec: unknown, maxSteps = DEFAULT_MAX_STEPS): Check
     steps: steps as number | undefined,
     verify: verify === true,
     deadlineMs: deadlineMs as number | undefined,
-    keepSteps: (keepSteps as number | undefined) ?? DEFAULT_KEPT_STEPS,
+    keepSteps: (keepSteps) ?? DEFAULT_KEPT_STEPS,
   };
 }

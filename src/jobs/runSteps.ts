@@ -17,7 +17,7 @@ import { LastN } from './kept.js';
 import type { StreamedVerification } from './reference.js';
 
 /** A unit's artifact: from the cache, or compiled (`refused`: the cached one was refused, replace it). */
-export type ArtifactSource = (unit: number, refused: boolean) => Promise<{ hit: boolean; bytes: Uint8Array; ms: number }>;
+type ArtifactSource = (unit: number, refused: boolean) => Promise<{ hit: boolean; bytes: Uint8Array; ms: number }>;
 
 /** What runSteps needs of the engine and the job. */
 export interface StepRun {

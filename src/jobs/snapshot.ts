@@ -12,7 +12,7 @@ import { ptr, setOwn } from '../ir/pointer.js';
  * The longest plain array copied (docs/LIMITS.md): longer than any tensor's `data` under the
  * default limits. A larger tensor is given as a Tensor object, whose Float64Array is copied whole.
  */
-export const MAX_ARRAY_LENGTH = 2 ** 28;
+const MAX_ARRAY_LENGTH = 2 ** 28;
 
 /** How a refusal is raised: InvalidProgram for a program, InvalidInput for inputs. */
 export type Refuse = (path: string, reason: string) => Error;

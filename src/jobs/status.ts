@@ -47,7 +47,7 @@ export interface EngineStatus {
 }
 
 /** How many failures the status keeps. */
-export const LAST_ERRORS = 20;
+const LAST_ERRORS = 20;
 
 /** Job counts and the last failures, kept by the engine as jobs settle. */
 export class JobLedger {

@@ -56,11 +56,11 @@ Napi::Error NotImplemented(Napi::Env env, const char* method) {
 
 Napi::Function XrtDevice::Define(Napi::Env env) {
   return DefineClass(env, "XrtDevice", {
-    StaticMethod<&XrtDevice::Probe>("probe"),
-    InstanceMethod<&XrtDevice::LoadXclbin>("loadXclbin"),
-    InstanceMethod<&XrtDevice::AllocBuffer>("allocBuffer"),
-    InstanceMethod<&XrtDevice::Run>("run"),
-  });
+                                           StaticMethod<&XrtDevice::Probe>("probe"),
+                                           InstanceMethod<&XrtDevice::LoadXclbin>("loadXclbin"),
+                                           InstanceMethod<&XrtDevice::AllocBuffer>("allocBuffer"),
+                                           InstanceMethod<&XrtDevice::Run>("run"),
+                                       });
 }
 
 XrtDevice::XrtDevice(const Napi::CallbackInfo& info) : Napi::ObjectWrap<XrtDevice>(info) {

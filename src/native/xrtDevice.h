@@ -6,7 +6,9 @@
 #include <napi.h>
 #include <memory>
 
-namespace xrt { class device; }
+namespace xrt {
+class device;
+}
 
 namespace npu {
 

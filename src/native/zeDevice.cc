@@ -76,8 +76,7 @@ std::vector<std::pair<ze_driver_handle_t, ze_device_handle_t>> Npus(Napi::Env en
     }
   }
   if (npus.empty()) {
-    throw NoDevice(env, kDevice, std::to_string(nDrivers) + " Level Zero driver(s) with " + std::to_string(seen) +
-        " device(s), none of type ZE_DEVICE_TYPE_VPU");
+    throw NoDevice(env, kDevice, std::to_string(nDrivers) + " Level Zero driver(s) with " + std::to_string(seen) + " device(s), none of type ZE_DEVICE_TYPE_VPU");
   }
   return npus;
 }
@@ -90,11 +89,11 @@ Napi::Error NotImplemented(Napi::Env env, const char* method) {
 
 Napi::Function ZeDevice::Define(Napi::Env env) {
   return DefineClass(env, "ZeDevice", {
-    StaticMethod<&ZeDevice::Probe>("probe"),
-    InstanceMethod<&ZeDevice::LoadBlob>("loadBlob"),
-    InstanceMethod<&ZeDevice::AllocBuffer>("allocBuffer"),
-    InstanceMethod<&ZeDevice::Run>("run"),
-  });
+                                          StaticMethod<&ZeDevice::Probe>("probe"),
+                                          InstanceMethod<&ZeDevice::LoadBlob>("loadBlob"),
+                                          InstanceMethod<&ZeDevice::AllocBuffer>("allocBuffer"),
+                                          InstanceMethod<&ZeDevice::Run>("run"),
+                                      });
 }
 
 ZeDevice::ZeDevice(const Napi::CallbackInfo& info) : Napi::ObjectWrap<ZeDevice>(info) {

@@ -22,7 +22,7 @@ export type Tolerance =
   | { readonly kind: 'normwise'; readonly rel: number };
 
 /** The element that violates the tolerance most (or, on a pass, differs most). */
-export interface Worst {
+interface Worst {
   readonly index: number;
   readonly got: number;
   readonly want: number;

@@ -123,7 +123,7 @@ export function dequantRow(t: QuantTensor, row: number, out: Float64Array): void
 }
 
 /** The number of rows of `t`: its elements over the last axis's extent (0 for an empty tensor). */
-export function quantRows(t: QuantTensor): number {
+function quantRows(t: QuantTensor): number {
   const k = t.shape[t.shape.length - 1]!;
   let n = 1;
   for (const d of t.shape) n *= d;

@@ -20,7 +20,7 @@ export type UnaryOp = (typeof UNARY_OPS)[number];
 const INT_MIN = -(2 ** 31);
 
 /** 1/(1+e^-x), in the form that neither overflows nor cancels for large |x|. */
-export function logistic(x: number): number {
+function logistic(x: number): number {
   if (x >= 0) return 1 / (1 + Math.exp(-x));
   const e = Math.exp(x);
   return e / (1 + e);

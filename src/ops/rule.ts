@@ -8,7 +8,7 @@ import type { HeldTensor, Tensor } from '../ir/tensor.js';
 import type { DType } from '../ir/types.js';
 
 export { OP_NAMES, isOpName, isQuantType } from '../ir/ops.js';
-export type { AnyType, AttrKind, AttrSpec, OpAttrs, OpName, QuantType, ValueType } from '../ir/ops.js';
+export type { AnyType,  AttrSpec, OpAttrs, OpName, QuantType, ValueType } from '../ir/ops.js';
 
 /**
  * A shape or dtype rule's refusal. `at` is a JSON pointer relative to the equation (`''` for the

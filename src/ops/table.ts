@@ -62,7 +62,7 @@ export const OPS = {
 
 /** The op's row with its attrs widened to the decoded form: the single generic cast of the table. */
 function ruleOf(op: OpName): OpRule<RawAttrs> {
-  return OPS[op] as unknown as OpRule<RawAttrs>;
+  return OPS[op];
 }
 
 function attrOk(spec: AttrSpec, v: unknown): boolean {

@@ -18,12 +18,12 @@ import { admissionOf } from '../targets/target.js';
 import { PROBES } from './matrixProbes.js';
 
 /** One cell: the table's answer for one op variant and dtype, or the format's own refusal of it. */
-export type MatrixCell =
+type MatrixCell =
   | { readonly status: 'admitted'; readonly contract?: OpContract }
   | { readonly status: 'refused'; readonly refusal: Refusal }
   | { readonly status: 'invalid'; readonly reason: string };
 
-export interface MatrixRow {
+interface MatrixRow {
   readonly op: OpName;
   readonly variant: string;
   readonly cells: { readonly [D in DType]: MatrixCell };

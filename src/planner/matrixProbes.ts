@@ -35,7 +35,7 @@ const RMS_STEPS = [
 ];
 
 /** The row kernel bodies the matrix probes, by name: the norms the targets admit and refuse. */
-export const ROW_BODIES: Readonly<Record<string, { readonly params: number; readonly body: RowBody }>> = {
+const ROW_BODIES: Readonly<Record<string, { readonly params: number; readonly body: RowBody }>> = {
   'RMSNorm': { params: 1, body: { params: ['x'], steps: RMS_STEPS, results: ['xn'] } },
   'RMSNorm with weight': { params: 2, body: { params: ['x', 'w'], steps: [...RMS_STEPS, step('mul', ['xn', 'w'], 'y')], results: ['y'] } },
   'LayerNorm': {
@@ -60,6 +60,7 @@ export const ROW_BODIES: Readonly<Record<string, { readonly params: number; read
 const rowKernel: readonly Probe[] = Object.entries(ROW_BODIES).map(([name, { params, body }]) => ({
   variant: `${name} [4, 64]`,
   build: (d: DType) => ({
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- TS 6 (eslint's) infers the record, tsc 7 needs the cast
     args: (params === 2 ? { x: t(d, [4, 64]), w: t(d, [64]) } : { x: t(d, [4, 64]) }) as Record<string, ValueType>,
     eqn: eq('row_kernel', params === 2 ? ['x', 'w'] : ['x'], { body }),
   }),

@@ -38,7 +38,7 @@ export interface EqnPlacement {
 }
 
 /** A run of consecutive equations on one target: one session on its device. */
-export interface Segment {
+interface Segment {
   readonly index: number;
   readonly target: TargetName;
   /** Indices of the program's equations, ascending and contiguous. */
@@ -120,7 +120,7 @@ export function partitionProgram(checked: CheckedProgram, targets: readonly Targ
       if (err === undefined) continue;
       const local = (err.fields() as { eqn?: unknown }).eqn;
       if (typeof local !== 'number' || sp.segment.eqns[local] === undefined) return { ...plan, limits: [...plan.limits, err] };
-      pass(sp.segment.eqns[local]!, { target: sp.segment.target, error: err });
+      pass(sp.segment.eqns[local], { target: sp.segment.target, error: err });
       moved = true;
     }
     if (moved) continue;

@@ -9,7 +9,7 @@ import type { Refusal, Target, TargetName } from '../targets/target.js';
 import { admissionOf } from '../targets/target.js';
 
 /** A contiguous run of equations that becomes one artifact and one run per step. */
-export interface Region {
+interface Region {
   /** Indices into the program's equations, ascending and contiguous. */
   readonly eqns: readonly number[];
 }

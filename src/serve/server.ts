@@ -189,7 +189,7 @@ export function createServer(o: ServerOptions): Server {
       }
       return true;
     }
-    if (done !== true) return send(reply, failure(503, 'server_error', 'ShuttingDown', 'the server is shutting down'));
+    if (!done) return send(reply, failure(503, 'server_error', 'ShuttingDown', 'the server is shutting down'));
     return reply;
   };
   app.post('/v1/chat/completions', handle('chat'));

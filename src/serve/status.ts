@@ -38,7 +38,7 @@ export interface ServeStatus {
 }
 
 /** How many failed requests the status keeps. */
-export const LAST_FAILURES = 20;
+const LAST_FAILURES = 20;
 
 /** The server's own counters: 429 refusals and failed requests by code. */
 export class ServeCounters {

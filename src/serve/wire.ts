@@ -122,7 +122,7 @@ function toolCallsOf(v: unknown, at: string): unknown[] | undefined {
 }
 
 /** Chat messages checked and normalized for the template: content as text, tool calls and tool results kept. */
-export function messagesOf(m: unknown): ChatMessage[] {
+function messagesOf(m: unknown): ChatMessage[] {
   if (!Array.isArray(m)) throw new InvalidOptions('messages', 'an array of { role, content }');
   if (m.length === 0) throw new InvalidOptions('messages', 'at least one message');
   const out = m.map((msg: unknown, i): ChatMessage => {
@@ -169,7 +169,7 @@ function templateKwargsOf(v: unknown): Pick<GenerateRequest, 'enableThinking' | 
 }
 
 /** The most choices a request may ask for (`n`), one generation after another. */
-export const MAX_N = 16;
+const MAX_N = 16;
 
 /** `logit_bias`: `{ "token id": bias from -100 to 100 }`. */
 function logitBiasOf(v: unknown): Record<number, number> | undefined {
@@ -322,7 +322,7 @@ export function parseBody(body: unknown, kind: 'chat' | 'completions', chatTempl
     ...(repetitionPenalty !== undefined ? { repetitionPenalty } : {}),
     ...(stop !== undefined ? { stop } : {}),
   };
-  const all = prompts.map((p) => ({ ...p, ...decode }) as GenerateRequest);
+  const all = prompts.map((p) => ({ ...p, ...decode }));
   const auto = kind === 'chat' ? autoToolsOf(b['tool_choice'], toolsOf(b['tools'])) : undefined;
   return { model: b['model'], stream, includeUsage, generate: all[0]!, prompts: all, n, ...(forced !== undefined ? { toolCall: forcedNamesOf(b['tool_choice'], toolsOf(b['tools'])) } : {}), ...(auto !== undefined ? { autoTools: auto } : {}) };
 }
@@ -344,7 +344,7 @@ export function failure(status: number, type: string, code: string, message: str
 }
 
 /** A field named by the library (`topP`, `maxTokens`, `promptIds/3`) by its wire name (`top_p`, ...). */
-export function wireParam(field: string): string {
+function wireParam(field: string): string {
   // A schema's path is already the wire's (its property names as the client wrote them).
   if (field.startsWith('response_format') || field.startsWith('tools[')) return field;
   // A completions prompt given as token ids reaches the model as promptIds.

@@ -30,7 +30,7 @@ export { ResidentWeights } from './residentWeights.js';
 
 /** The artifacts of a program on one device, their buffers, and the recording of one step. */
 /** One state arg's device bytes in a SharedArrayBuffer (Session.exportState). */
-export interface SharedStateArg {
+interface SharedStateArg {
   readonly dtype: string;
   readonly shape: readonly number[];
   readonly bytes: Uint8Array;

@@ -8,11 +8,11 @@
 /** One unit in the last place of an f32 near 1 (2^-23): the unit every f32 contract is written in. */
 export const F32_EPS = 2 ** -23;
 /** The smallest positive normal f32 (2^-126, about 1.18e-38). */
-export const F32_MIN_NORMAL = 2 ** -126;
+const F32_MIN_NORMAL = 2 ** -126;
 const F32_MAX = (2 - 2 ** -23) * 2 ** 127;
 
 /** How far a result may be from the oracle's, per element. */
-export type ContractError =
+type ContractError =
   /** bit for bit equal (NaN equals NaN; -0 differs from +0) */
   | { readonly kind: 'exact' }
   /** |got - want| <= rel * max |operand| (add and sub: relative to the larger operand) */
@@ -25,7 +25,7 @@ export type ContractError =
   | { readonly kind: 'sum-magnitude'; readonly perTerm: number };
 
 /** The inputs for which a contract holds. */
-export type ContractDomain =
+type ContractDomain =
   /** every input, NaN and signed zeros included (data movement) */
   | { readonly kind: 'any' }
   /** operands that are not NaN (compare and select) */
@@ -72,7 +72,7 @@ function normalOrZero(v: number): boolean {
 }
 
 /** True when `operands` (and the oracle's result `want`) lie in the domain. */
-export function inDomain(domain: ContractDomain, operands: readonly number[], want: number): boolean {
+function inDomain(domain: ContractDomain, operands: readonly number[], want: number): boolean {
   switch (domain.kind) {
     case 'any': return true;
     case 'not-nan': return operands.every((v) => !Number.isNaN(v));
@@ -85,7 +85,7 @@ export function inDomain(domain: ContractDomain, operands: readonly number[], wa
 }
 
 /** The largest error `error` allows for one element. */
-export function errorBound(error: ContractError, operands: readonly number[], want: number): number {
+function errorBound(error: ContractError, operands: readonly number[], want: number): number {
   switch (error.kind) {
     case 'exact': return 0;
     case 'larger-operand': return error.rel * Math.max(0, ...operands.map(Math.abs));
@@ -113,7 +113,7 @@ export function withinContract(contract: OpContract, got: number, want: number, 
 }
 
 /** A short human rendering of an error bound (feature matrix, plan output). */
-export function describeError(e: ContractError): string {
+function describeError(e: ContractError): string {
   switch (e.kind) {
     case 'exact': return 'exact';
     case 'larger-operand': return `${fmtEps(e.rel)} of the larger operand`;
@@ -124,7 +124,7 @@ export function describeError(e: ContractError): string {
 }
 
 /** A short human rendering of a domain. */
-export function describeDomain(d: ContractDomain): string {
+function describeDomain(d: ContractDomain): string {
   switch (d.kind) {
     case 'any': return 'every input';
     case 'not-nan': return 'non-NaN operands';

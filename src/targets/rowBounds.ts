@@ -32,7 +32,7 @@ import type { Operand, RowBody } from '../ir/types.js';
 import { isLiteral } from '../ir/types.js';
 
 /** What is provable about a value's sign: nothing, >= 0 (or -0), or a positive normal number. */
-export type Sign = 'any' | 'nonneg' | 'posnormal';
+type Sign = 'any' | 'nonneg' | 'posnormal';
 
 /** The per-step contracts a derivation uses: relative bounds published by the target. */
 export interface StepContracts {
@@ -53,7 +53,7 @@ export interface StepContracts {
 }
 
 /** One step of a derivation, for the plan, the docs and the tests. */
-export interface StepBound {
+interface StepBound {
   readonly step: number;
   readonly op: string;
   readonly out: string;

@@ -12,7 +12,7 @@ import { skipWith } from '../skip.js';
 const CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'];
 
 /** The browser binary, or why there is none. */
-export function browserPath(): { path: string } | { missing: string } {
+function browserPath(): { path: string } | { missing: string } {
   const given = process.env['NPU_OFFLOAD_CHROMIUM'];
   const path = given ?? CANDIDATES.find((p) => existsSync(p));
   if (path === undefined) return { missing: `no chromium at ${CANDIDATES.join(', ')} (install Debian's chromium package, as .ci/run does, or set NPU_OFFLOAD_CHROMIUM)` };
@@ -42,7 +42,7 @@ export async function openBrowser(ctx: Mocha.Context, opts: OpenOptions = {}): P
   if ('missing' in found) {
     skipWith(ctx, found.missing);
   }
-  const path = (found as { path: string }).path;
+  const path = (found).path;
   let browser: Browser;
   try {
     // --no-sandbox: CI containers run as root, where chromium's sandbox refuses to start.

@@ -17,7 +17,7 @@ const CHILD = fileURLToPath(new URL('./helpers/cacheChild.js', import.meta.url))
 function child(args: string[]): { proc: ChildProcess; exited: Promise<{ code: number | null; signal: string | null; stderr: string }> } {
   const proc = spawn(process.execPath, [CHILD, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
   let stderr = '';
-  proc.stderr!.on('data', (d: Buffer) => { stderr += d.toString(); });
+  proc.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
   const exited = new Promise<{ code: number | null; signal: string | null; stderr: string }>((res) => {
     proc.on('exit', (code, signal) => res({ code, signal, stderr }));
   });

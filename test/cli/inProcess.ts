@@ -140,7 +140,7 @@ function redirectOutput(out: (t: string) => void, err: (t: string) => void): () 
   console.error = console.warn = (...a: unknown[]) => { err(`${format(...a)}\n`); };
   process.emitWarning = ((w: string | Error) => {
     err(`(node:${process.pid}) ${typeof w === 'string' ? `Warning: ${w}` : `${w.name}: ${w.message}`}\n`);
-  }) as typeof process.emitWarning;
+  });
   return () => {
     process.exitCode = saved.exitCode;
     process.emitWarning = saved.emitWarning;
@@ -176,7 +176,7 @@ async function hereNow(
   // As a child's piped streams are: no progress bar draws on the test run's terminal.
   process.stdout.isTTY = false;
   process.stderr.isTTY = false;
-  process.exit = ((code?: number) => { exitCalled = `process.exit(${String(code)})`; throw new ExitCalled(code); }) as typeof process.exit;
+  process.exit = ((code?: number) => { exitCalled = `process.exit(${String(code)})`; throw new ExitCalled(code); });
   const restore = redirect?.(out.add, err.add);
   try {
     const settled = call(out.add, err.add).catch((e: unknown) => {

@@ -32,10 +32,10 @@ function run(h: HostKernels, l: HostLowered, inputs: Record<string, Float32Array
     if (dtype === 'i32') dv.setInt32(at, v, true);
     else dv.setFloat32(at, v, true);
   }
-  for (const [name, x] of Object.entries(inputs)) new Float32Array(arena.buffer, l.slots[name]!, x.length).set(x);
-  for (const [name, x] of Object.entries(halves)) new Uint16Array(arena.buffer, l.slots[name]!, x.length).set(x);
+  for (const [name, x] of Object.entries(inputs)) new Float32Array(arena.buffer, l.slots[name], x.length).set(x);
+  for (const [name, x] of Object.entries(halves)) new Uint16Array(arena.buffer, l.slots[name], x.length).set(x);
   h.run(arena, l.list);
-  return new Float32Array(arena.buffer, l.slots['y']!, n).slice();
+  return new Float32Array(arena.buffer, l.slots['y'], n).slice();
 }
 
 const inputsOf = attentionInputs;
@@ -207,10 +207,10 @@ describe('compiler/host: fused attention', function () {
         const arena = new Uint8Array(l.arenaBytes);
         const dv = new DataView(arena.buffer);
         for (const [at, dtype, v] of l.constants) dtype === 'i32' ? dv.setInt32(at, v, true) : dv.setFloat32(at, v, true);
-        new Float32Array(arena.buffer, l.slots['x']!, xs.length).set(xs);
-        new Int32Array(arena.buffer, l.slots['positions']!, T).set(positions);
+        new Float32Array(arena.buffer, l.slots['x'], xs.length).set(xs);
+        new Int32Array(arena.buffer, l.slots['positions'], T).set(positions);
         h.run(arena, l.list);
-        return Array.from(new Float32Array(arena.buffer, l.slots['y']!, xs.length));
+        return Array.from(new Float32Array(arena.buffer, l.slots['y'], xs.length));
       };
       const want = runWith(unfused);
       expect(runWith(fused), `[${T}, ${H}, ${D}]`).to.deep.equal(want);

@@ -35,7 +35,7 @@ export async function startWorker(args: readonly string[]): Promise<WorkerProc> 
   let err = '';
   let buf = '';
   const waiters = new Set<{ pred: (l: WorkerLine) => boolean; resolve: (l: WorkerLine) => void }>();
-  proc.stdout!.on('data', (d: Buffer) => {
+  proc.stdout.on('data', (d: Buffer) => {
     buf += d.toString();
     let nl;
     while ((nl = buf.indexOf('\n')) >= 0) {
@@ -47,7 +47,7 @@ export async function startWorker(args: readonly string[]): Promise<WorkerProc> 
       for (const w of [...waiters]) if (w.pred(line)) { waiters.delete(w); w.resolve(line); }
     }
   });
-  proc.stderr!.on('data', (d: Buffer) => { err += d.toString(); });
+  proc.stderr.on('data', (d: Buffer) => { err += d.toString(); });
   const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => proc.once('exit', (code, signal) => r({ code, signal })));
   const waitFor = (pred: (l: WorkerLine) => boolean, what: string) => {
     const seen = lines.find(pred);

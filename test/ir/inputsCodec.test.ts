@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { parseProgram, parseProgramText, programToJson } from '../../src/ir/codec.js';
+import { parseProgram, parseProgramText } from '../../src/ir/codec.js';
 import { decodeInputs } from '../../src/ir/inputsCodec.js';
 import { checkProgram } from '../../src/ops/validate.js';
 import { rmsStep } from './examples.js';

@@ -63,7 +63,7 @@ describe('engine: a listener that throws never changes its job', function () {
     const quiet = createEngine({ cacheDir: tmp.dir });
     const warned: unknown[] = [];
     const original = process.emitWarning;
-    process.emitWarning = ((w: unknown) => { warned.push(w); }) as typeof process.emitWarning;
+    process.emitWarning = ((w: unknown) => { warned.push(w); });
     try {
       const job = quiet.submit({ program: STEP_PROGRAM, target: 'cpu', inputs: stepInputs(1) });
       job.on('done', boom('done'));

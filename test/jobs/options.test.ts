@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { createEngine, type Engine, type JobSpec } from '../../src/jobs/engine.js';
+import { createEngine, type Engine } from '../../src/jobs/engine.js';
 import { EngineError, type InvalidInput, type InvalidOptions, type InvalidProgram } from '../../src/errors/index.js';
 import { STEP_PROGRAM, rejectsWith, stepExpected, stepInputs, tempDir } from './helpers.js';
 
@@ -24,7 +24,7 @@ describe('engine: caller mistakes are typed refusals naming the field', function
   afterEach(async () => { await engine.close(); tmp.remove(); });
 
   const submit = (spec: Record<string, unknown>) =>
-    engine.submit({ program: STEP_PROGRAM, target: 'cpu', inputs: stepInputs(1), ...spec } as JobSpec).result;
+    engine.submit({ program: STEP_PROGRAM, target: 'cpu', inputs: stepInputs(1), ...spec }).result;
 
   it('createEngine refuses bad worker counts, deadlines, restart intensities, devices and maxSteps', () => {
     const cases: [Record<string, unknown>, string][] = [

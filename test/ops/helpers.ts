@@ -58,7 +58,7 @@ export function same(actual: ArrayLike<number> | number, expected: readonly numb
 }
 
 /** The RuleError `f` throws (fails the test when it throws nothing or something else). */
-export function ruleError(f: () => unknown): RuleError {
+function ruleError(f: () => unknown): RuleError {
   try {
     f();
   } catch (e) {

@@ -118,7 +118,8 @@ describe('package: the shipped types', function () {
       },
       files: ['main.ts'],
     }));
-    const tsc = spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', dir], { cwd: dir, encoding: 'utf8' });
+    // The build's compiler (TypeScript 7, installed as @typescript/native; `typescript` is 6.0 for eslint).
+    const tsc = spawnSync(process.execPath, [join(root, 'node_modules/@typescript/native/bin/tsc'), '-p', dir], { cwd: dir, encoding: 'utf8' });
     expect(`${tsc.stdout}${tsc.stderr}`).to.equal('');
     expect(tsc.status).to.equal(0);
   });

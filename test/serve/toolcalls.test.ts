@@ -45,7 +45,7 @@ describe('serve: tool calls read from the answer (Qwen <tool_call>)', () => {
   });
 
   it('negative controls: JSON that does not parse, a name that is not a tool, an unclosed block stay text', () => {
-    for (const text of [BAD_JSON, UNKNOWN, `${CALL_A.slice(0, 40)}`, `ok \n${CALL_A.slice(0, 40)}`, `a\n${UNKNOWN}\nb`, 'no calls here', '<tool_call>["get_time"]</tool_call>']) {
+    for (const text of [BAD_JSON, UNKNOWN, CALL_A.slice(0, 40), `ok \n${CALL_A.slice(0, 40)}`, `a\n${UNKNOWN}\nb`, 'no calls here', '<tool_call>["get_time"]</tool_call>']) {
       const r = readToolCalls(text, QWEN, NAMES);
       expect(r.calls, text).to.deep.equal([]);
       expect(r.content, text).to.equal(text);

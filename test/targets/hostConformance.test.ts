@@ -39,7 +39,7 @@ const UNARY = ['neg', 'recip', 'exp', 'log', 'tanh', 'erf', 'sqrt', 'rsqrt', 'ab
 const POSITIVE = new Set(['log', 'sqrt', 'rsqrt']);
 
 function binaryCase(d: Dt): Case {
-  const eqns: Eqn[] = BINARY.map((op) => ({ op, in: ['a', 'b'], out: `${op}` }));
+  const eqns: Eqn[] = BINARY.map((op) => ({ op, in: ['a', 'b'], out: op }));
   // Each op once more against a literal (written in the dtype, as the oracle rounds it).
   eqns.push({ op: 'mul', in: ['a', { lit: d === 'i32' ? 3 : 0.3 }], out: 'mul_lit' }, { op: 'sub', in: [{ lit: d === 'i32' ? 7 : 1.7 }, 'b'], out: 'sub_lit' });
   return {
@@ -67,7 +67,7 @@ const positive = (i: number): number => Math.fround(0.25 + ((i * 37) % 23) / 8);
 const AXES: readonly (readonly [string, readonly number[]])[] = [['first', [0]], ['middle', [1]], ['last', [2]], ['several', [0, 2]], ['all', [0, 1, 2]]];
 
 function reduceCase(d: Dt, op: 'reduce_sum' | 'reduce_max'): Case {
-  const eqns: Eqn[] = AXES.map(([what, axes]) => ({ op, in: ['x'], out: `${what}`, axes: [...axes] }));
+  const eqns: Eqn[] = AXES.map(([what, axes]) => ({ op, in: ['x'], out: what, axes: [...axes] }));
   return {
     name: `${op} ${d} over first, middle, last, several and all axes`, args: [['x', d, [3, 4, 5]]], eqns, results: AXES.map(([w]) => w),
     ...(d === 'f32' && op === 'reduce_sum' ? { data: { x: positive } } : {}),

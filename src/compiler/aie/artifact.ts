@@ -30,7 +30,6 @@
  * - AieCore.localBytes also counts gather's whole tables and a row kernel's body temporaries.
  */
 import type { DType, Shape } from '../../ir/types.js';
-import type { Operand } from '../../ir/types.js';
 import type { AieBounds } from './bounds.js';
 
 export const AIE_ARTIFACT_MAGIC = 'NPUOAIE2';
@@ -133,7 +132,6 @@ export interface AieManifest {
   readonly insts?: string;
 }
 
-export type { Operand };
 
 const F64_TAG = '$f64';
 

@@ -23,7 +23,7 @@ import { findToolchain } from './toolchain.js';
 const planned = new WeakMap<CheckedProgram, { bounds: AieBounds; regions: RegionPlan[] }>();
 
 /** The regions of a program, refusing more than the device's hardware contexts with ContextLimit. */
-export function aieRegions(checked: CheckedProgram, bounds: AieBounds = AIE_BOUNDS): RegionPlan[] {
+function aieRegions(checked: CheckedProgram, bounds: AieBounds = AIE_BOUNDS): RegionPlan[] {
   const have = planned.get(checked);
   const regions = have?.bounds === bounds ? have.regions : planRegions(checked, { bounds });
   planned.set(checked, { bounds, regions });
@@ -32,7 +32,7 @@ export function aieRegions(checked: CheckedProgram, bounds: AieBounds = AIE_BOUN
 }
 
 /** What a region's cache identity records: its equations in full, its placement and the bounds. */
-export function regionIdentity(checked: CheckedProgram, r: RegionPlan): unknown {
+function regionIdentity(checked: CheckedProgram, r: RegionPlan): unknown {
   return {
     format: 'aie-region@1',
     program: checked.program.name,
@@ -58,7 +58,7 @@ export function regionIdentity(checked: CheckedProgram, r: RegionPlan): unknown 
 }
 
 /** The wiring of a region: each argument bound to the program value of its name, at its arena offset. */
-export function regionWiring(r: RegionPlan): WiredArg[] {
+function regionWiring(r: RegionPlan): WiredArg[] {
   return r.args.map((a) => ({
     binding: a.name, value: a.name, direction: a.direction, dtype: a.dtype, shape: [...a.shape],
     arena: { index: a.arena, offset: a.offset, arenaBytes: r.arenas[a.arena]!.bytes },

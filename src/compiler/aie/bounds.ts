@@ -29,11 +29,11 @@ export const STACK_BYTES = 1024;
 /** ObjectFifo depth: every fifo is double-buffered, so a core holds two chunks of each operand. */
 export const FIFO_DEPTH = 2;
 /** Host tensors sit at offsets aligned to this many bytes (a shim DMA burst). */
-export const ARENA_ALIGN = 64;
+const ARENA_ALIGN = 64;
 /** Compute rows per column on NPU2 (rows 2..5; row 0 is the shim, row 1 the memtile). */
-export const CORE_ROWS = 4;
+const CORE_ROWS = 4;
 /** The row of the first compute tile. */
-export const FIRST_CORE_ROW = 2;
+const FIRST_CORE_ROW = 2;
 
 /** The compute tile [column, row] of the region's core `i`: columns filled bottom to top, left to right. */
 export function tileOf(i: number): readonly [number, number] {

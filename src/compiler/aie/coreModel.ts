@@ -19,7 +19,7 @@ import { dtypeBytes, elementDtype, eqnOuts, isLiteral, numel, storageBytes } fro
 import { OPS } from '../../ops/table.js';
 import { FIFO_DEPTH, STACK_BYTES } from './bounds.js';
 
-export type CoreKind = 'pointwise' | 'rows' | 'gather';
+type CoreKind = 'pointwise' | 'rows' | 'gather';
 
 /** One value a core reads or writes, chunked by rows. */
 export interface CoreStream {

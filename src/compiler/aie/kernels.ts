@@ -19,7 +19,7 @@ export type KernelArg =
   | { readonly kind: 'table'; readonly dtype: DType; readonly elems: number }
   | { readonly kind: 'int' };
 
-export interface KernelFn {
+interface KernelFn {
   readonly name: string;
   readonly args: readonly KernelArg[];
 }

@@ -44,7 +44,7 @@ export function manifestUsage(m: AieManifest): { usage: AieUsage; cores: { eqn: 
 }
 
 /** Refuses a manifest one past any bound with RegionLimit, as the toolchain does. */
-export function checkBounds(m: AieManifest, bounds: AieBounds = AIE_BOUNDS): AieUsage {
+function checkBounds(m: AieManifest, bounds: AieBounds = AIE_BOUNDS): AieUsage {
   const { usage, cores } = manifestUsage(m);
   const b = breachOf(usage, cores, bounds);
   if (b) throw new RegionLimit(b.eqn, b.limit, b.needed, b.max);

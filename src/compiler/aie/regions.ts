@@ -30,7 +30,7 @@ import type { CoreModel } from './coreModel.js';
 import { coreModel } from './coreModel.js';
 
 /** One core of a region: its equation, tile, model and the host tensors it touches. */
-export interface RegionCore {
+interface RegionCore {
   readonly eqn: number;
   readonly tile: readonly [number, number];
   readonly model: CoreModel;

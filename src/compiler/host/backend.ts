@@ -31,9 +31,9 @@ function abiTag(): string {
 // Version 5: the kernel list gained matmul_wq (the q8-activations class).
 // Version 6: a reshape is an alias of its operand's slot (no copy record).
 // The kernel list gained attention_f16 (an f16 KV cache): the ABI tag (KERNEL_OPS) changes with it.
-export const HOST_COMPILER = { name: 'host-kernels', version: `6-${abiTag()}` } as const;
-export const HOST_ARTIFACT_MAGIC = 'NPUOHST1';
-export const HOST_ARTIFACT_VERSION = 1;
+const HOST_COMPILER = { name: 'host-kernels', version: `6-${abiTag()}` } as const;
+const HOST_ARTIFACT_MAGIC = 'NPUOHST1';
+const HOST_ARTIFACT_VERSION = 1;
 
 /** A loaded host artifact: the checked program and its kernel list. */
 export interface HostProgram {

@@ -16,7 +16,7 @@ export const HOST_WEIGHT_TYPES = ['f32', 'f16', 'bf16', 'q4_0', 'q4_1', 'q8_0', 
 export type HostWeightType = (typeof HOST_WEIGHT_TYPES)[number];
 
 /** Elements per block along K and bytes per block; a q4nx tile is 32 rows x 256 columns in 5120 bytes. */
-export const WEIGHT_BLOCKS = {
+const WEIGHT_BLOCKS = {
   f32: { elems: 1, bytes: 4 },
   f16: { elems: 1, bytes: 2 },
   bf16: { elems: 1, bytes: 2 },

@@ -17,10 +17,10 @@ import { lowerMovement } from './movement.js';
 import { lowerGather, lowerReduce } from './axes.js';
 import { ArenaPlan } from './arena.js';
 import { encodeKernels, HOST_Q8_WEIGHTS, type HostMatmulClass, type HostWeightType, type KernelCall } from './kernelList.js';
-import { findRewrites, readsOf } from './rewrite.js';
+import { findRewrites, readsOf, type HostRewrites } from './rewrite.js';
 
 /** The dtypes a literal constant is written in. */
-export type HostConstantDtype = 'f32' | 'i32' | 'f16' | 'bf16';
+type HostConstantDtype = 'f32' | 'i32' | 'f16' | 'bf16';
 
 /** A host program: its arena's size, the slot of every named value, its weight table and its kernels. */
 export interface HostLowered {
@@ -67,7 +67,7 @@ export function lowerHost(checked: CheckedProgram, options: { readonly fuse?: bo
   const inPlace = inPlaceUpdates(checked);
   // Rewrites first (rewrite.ts): an absorbed equation reads nothing and gets no slot, a fused record reads its own operands.
   // `fuse: false` (tests: the unfused lowering to compare with) lowers every equation as it is.
-  const rewrites = options.fuse === false ? { at: new Map(), absorbed: new Set<number>() } : findRewrites(checked);
+  const rewrites: HostRewrites = options.fuse === false ? { at: new Map(), absorbed: new Set<number>() } : findRewrites(checked);
   // A reshape of a value in the arena is the same bytes: its result takes its operand's slot (no copy).
   const alias = (e: CheckedEqn): boolean => aliased(e) && !rewrites.at.has(e.index);
   const lastRead = new Map<string, number>();
@@ -79,7 +79,7 @@ export function lowerHost(checked: CheckedProgram, options: { readonly fuse?: bo
   const pinned = new Set<number>(Object.values(slots));
   const free = (v: string): void => {
     if (kept.has(v) || slots[v] === undefined) return;
-    const at = slots[v]!;
+    const at = slots[v];
     const left = (holders.get(at) ?? 1) - 1;
     holders.set(at, left);
     if (left === 0 && !pinned.has(at)) arena.release(at);
@@ -89,8 +89,8 @@ export function lowerHost(checked: CheckedProgram, options: { readonly fuse?: bo
     const outs = Array.isArray(e.eqn.out) ? (e.eqn.out as string[]) : [e.eqn.out as string];
     outs.forEach((o, k) => {
       slots[o] = inPlace.has(e.index) || alias(e) ? slots[e.eqn.in[0] as string]! : place(storageBytes(e.outs[k]!.dtype, e.outs[k]!.shape));
-      holders.set(slots[o]!, (holders.get(slots[o]!) ?? 0) + 1);
-      if (kept.has(o)) pinned.add(slots[o]!);
+      holders.set(slots[o], (holders.get(slots[o]) ?? 0) + 1);
+      if (kept.has(o)) pinned.add(slots[o]);
     });
     const scratch: number[] = [];
     const temp = (bytes: number): number => { const at = place(bytes); scratch.push(at); return at; };

@@ -23,7 +23,7 @@ import type { RowBody } from '../../ir/types.js';
 import type { KernelArgs } from './kernelList.js';
 
 /** One fused attention: the value names it reads, and the record's shape fields (offsets added by the lowering). */
-export interface AttentionRewrite {
+interface AttentionRewrite {
   readonly kind: 'attention';
   readonly q: string;
   readonly k: string;
@@ -36,7 +36,7 @@ export interface AttentionRewrite {
 }
 
 /** A neox rope (layers.ts rope()) on x [T, H, D] with per-token tables cos, sin [T, D/2]: one `rope` record. */
-export interface RopeRewrite {
+interface RopeRewrite {
   readonly kind: 'rope';
   readonly x: string;
   readonly cos: string;
@@ -46,7 +46,7 @@ export interface RopeRewrite {
   readonly D: number;
 }
 
-export type HostRewrite = AttentionRewrite | RopeRewrite;
+type HostRewrite = AttentionRewrite | RopeRewrite;
 
 /** What the rewrites found: the record replacing an equation (by index), and the equations absorbed. */
 export interface HostRewrites {
@@ -66,17 +66,17 @@ export function readsOf(e: CheckedEqn, r: HostRewrites): readonly string[] {
  * The scale of a body `a = s*scale + bias; e = exp(a - max(a)); y = e / sum(e)` (either operand order
  * of the mul and the add), or null for any other body. The scores are param 0 and the bias param 1.
  */
-export function maskedSoftmaxScale(body: RowBody): number | null {
+function maskedSoftmaxScale(body: RowBody): number | null {
   if (body.params.length !== 2 || body.results.length !== 1 || body.steps.length !== 7) return null;
   const [s, m] = body.params as [string, string];
   const [mul, add, max, sub, exp, sum, div] = body.steps as [RowBody['steps'][number], ...RowBody['steps'][number][]];
   const is = (o: Operand | undefined, name: string): boolean => o !== undefined && !isLiteral(o) && o === name;
   const pair = (ins: readonly Operand[], x: (o: Operand) => boolean, y: (o: Operand) => boolean): boolean =>
     ins.length === 2 && ((x(ins[0]!) && y(ins[1]!)) || (x(ins[1]!) && y(ins[0]!)));
-  if (mul!.op !== 'mul') return null;
-  const lit = mul!.in.find((o) => isLiteral(o));
-  if (lit === undefined || !isLiteral(lit) || !pair(mul!.in, (o) => is(o, s), (o) => isLiteral(o))) return null;
-  if (add!.op !== 'add' || !pair(add!.in, (o) => is(o, mul!.out), (o) => is(o, m))) return null;
+  if (mul.op !== 'mul') return null;
+  const lit = mul.in.find((o) => isLiteral(o));
+  if (lit === undefined || !isLiteral(lit) || !pair(mul.in, (o) => is(o, s), (o) => isLiteral(o))) return null;
+  if (add!.op !== 'add' || !pair(add!.in, (o) => is(o, mul.out), (o) => is(o, m))) return null;
   if (max!.op !== 'reduce_max' || !is(max!.in[0], add!.out)) return null;
   if (sub!.op !== 'sub' || !is(sub!.in[0], add!.out) || !is(sub!.in[1], max!.out)) return null;
   if (exp!.op !== 'exp' || !is(exp!.in[0], sub!.out)) return null;

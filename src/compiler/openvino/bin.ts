@@ -19,7 +19,7 @@ export function representable(type: IrElementType, v: number): number {
 }
 
 /** The little-endian bytes of `values` as `type` (f16 from its value, booleans as 0 or 1). */
-export function encodeValues(type: IrElementType, values: readonly number[]): Uint8Array {
+function encodeValues(type: IrElementType, values: readonly number[]): Uint8Array {
   const out = new Uint8Array(values.length * elementBytes(type));
   const view = new DataView(out.buffer);
   values.forEach((v, i) => {

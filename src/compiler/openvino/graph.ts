@@ -39,7 +39,7 @@ function irPort(id: number, t: IrType, names?: readonly string[]): IrPort {
 }
 
 /** The `shape` attribute of a Parameter or Const: dims joined by commas, empty for a scalar. */
-export function shapeAttr(shape: readonly number[]): string {
+function shapeAttr(shape: readonly number[]): string {
   return shape.join(',');
 }
 

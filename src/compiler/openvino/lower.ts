@@ -6,7 +6,7 @@
  */
 import type { CheckedEqn } from '../../ir/checked.js';
 import type { OpAttrs, OpName } from '../../ops/rule.js';
-import type { IrGraph, IrType, PortRef } from './graph.js';
+import type { IrType, PortRef } from './graph.js';
 import { elementTypeOf } from './irModel.js';
 import { lowerUpdateSlice } from './scatter.js';
 
@@ -57,7 +57,7 @@ function iota(cx: LowerCtx, e: CheckedEqn, a: OpAttrs['iota']): PortRef {
   return layer(cx, e, 'Broadcast', 'opset3', [range, g.i64(`${name}/target_shape`, a.shape), g.i64(`${name}/axes_mapping`, [a.dimension])], { mode: 'explicit' });
 }
 
-export const LOWERINGS = {
+const LOWERINGS = {
   add: binary('Add'),
   sub: binary('Subtract'),
   mul: binary('Multiply'),
@@ -103,5 +103,5 @@ export const LOWERINGS = {
 export function lowerEqn(cx: LowerCtx, e: CheckedEqn): PortRef {
   const row = LOWERINGS[e.op] as Lower<OpName> | null;
   if (row === null) throw new Error(`equation ${e.index} (${e.op}) has no OpenVINO lowering; the NPU4 target refuses it`);
-  return row(cx, e, e.eqn.attrs as OpAttrs[OpName]);
+  return row(cx, e, e.eqn.attrs);
 }

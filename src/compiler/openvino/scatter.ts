@@ -24,7 +24,7 @@ function startVector(cx: LowerCtx, e: CheckedEqn, name: string, d: number): Port
 }
 
 /** The row-major coordinates of every element of `shape`, flattened: the scatter's offsets grid. */
-export function coordinates(shape: readonly number[]): number[] {
+function coordinates(shape: readonly number[]): number[] {
   const r = shape.length;
   const out: number[] = [];
   for (let flat = 0; flat < numel(shape); flat++) {

@@ -8,10 +8,9 @@
  * The blob's format is in blobFormat.ts.
  */
 import { VendorCompilerError } from '../../errors/index.js';
-import type { DType, Shape } from '../../ir/types.js';
 import { f16ToBits, roundF16 } from '../../numerics/float16.js';
-import type { BlobGraph, GraphArg, GraphAttrs, GraphNode, GraphOp, NpuPrecision, VendorCompileOptions } from './blobFormat.js';
-import { GRAPH_OPS, VENDOR_COMPILER, encodeBlob, miscompileArgs } from './blobFormat.js';
+import type { GraphArg, GraphAttrs, GraphNode, GraphOp, NpuPrecision, VendorCompileOptions } from './blobFormat.js';
+import { VENDOR_COMPILER, encodeBlob, miscompileArgs } from './blobFormat.js';
 import type { IrLayer, IrModel } from './irModel.js';
 import { irEdgeInto, irParameters, irResults } from './irModel.js';
 import { IrReadError, readIr } from './irReader.js';

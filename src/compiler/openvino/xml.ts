@@ -6,7 +6,7 @@
 import type { IrLayer, IrModel, IrPort } from './irModel.js';
 
 /** Escapes a string for a double-quoted attribute value or text. */
-export function escapeXml(s: string): string {
+function escapeXml(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&apos;');
 }
 

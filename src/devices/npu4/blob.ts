@@ -14,7 +14,7 @@ const PRECISIONS: readonly string[] = ['f32', 'f16', 'i32', 'bool'] satisfies re
 const ELEMENT_BYTES: Readonly<Record<NpuPrecision, number>> = { f32: 4, f16: 2, i32: 4, bool: 1 };
 
 /** Bytes per element of a precision in the blob's constant section and in device memory. */
-export function elementBytes(p: NpuPrecision): number {
+function elementBytes(p: NpuPrecision): number {
   return ELEMENT_BYTES[p];
 }
 

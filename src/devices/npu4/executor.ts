@@ -23,7 +23,7 @@ function ints(a: GraphAttrs, k: string): readonly number[] {
 }
 
 /** The elements of a Constant node from the blob's constant section. */
-export function constantData(constants: Uint8Array, offset: number, precision: NpuPrecision, count: number): Float64Array {
+function constantData(constants: Uint8Array, offset: number, precision: NpuPrecision, count: number): Float64Array {
   const view = new DataView(constants.buffer, constants.byteOffset + offset);
   const out = new Float64Array(count);
   for (let i = 0; i < count; i++) {

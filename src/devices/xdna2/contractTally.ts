@@ -44,7 +44,7 @@ export interface ContractReport {
 }
 
 /** The operand whose binade an element counts in: the largest in magnitude (a NaN first), sign kept. */
-export function scaleOf(operands: readonly number[]): number {
+function scaleOf(operands: readonly number[]): number {
   let m = 0;
   for (const x of operands) {
     if (Number.isNaN(x)) return x;

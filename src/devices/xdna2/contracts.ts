@@ -15,7 +15,7 @@ import { deriveRowBound } from '../../targets/rowBounds.js';
 import type { OpContract } from '../../targets/contract.js';
 import { XDNA2_CONTRACTS, XDNA2_STEP_CONTRACTS } from '../../targets/xdna2/index.js';
 
-export type { ContractReport, ContractWorst } from './contractTally.js';
+export type { ContractReport,  } from './contractTally.js';
 
 /** The RMSNorm row kernel a row_kernel contract is verified on (64 columns, with a weight). */
 export const RMSNORM_BODY: RowBody = {

@@ -41,9 +41,9 @@ export const TANH_SATURATE = 9;
 /** |x| from which erf is exactly +-1. */
 export const ERF_SATURATE = 4;
 /** The bit-halving estimate's constant: (bits >> 1) + this approximates sqrt within 3.5 percent. */
-export const SQRT_MAGIC = 0x1fbd1df5;
+const SQRT_MAGIC = 0x1fbd1df5;
 /** Newton steps after the estimate. */
-export const SQRT_NEWTON_STEPS = 4;
+const SQRT_NEWTON_STEPS = 4;
 
 const LOG2E = f(1.4426950408889634);
 // ln 2 split (Cody and Waite): n * LN2_HI is exact for |n| < 2^9, so x - n ln 2 loses nothing there.

@@ -66,12 +66,12 @@ export function coreSub(a: number, b: number): number {
 }
 
 /** The core's multiplier: the correctly rounded (RNE) f32 product. */
-export function coreMul(a: number, b: number): number {
+function coreMul(a: number, b: number): number {
   return Math.fround(a * b);
 }
 
 /** The core's divider: the correctly rounded (RNE) f32 quotient (see the file's doc on double rounding). */
-export function coreDiv(a: number, b: number): number {
+function coreDiv(a: number, b: number): number {
   return Math.fround(a / b);
 }
 

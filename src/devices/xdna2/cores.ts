@@ -16,13 +16,13 @@ import { binaryKernel, gatherKernel, isCoreBinary, isCoreUnary, rowMaxKernel, ro
 import { isCoreRowStep, rowKernelCore } from './rowKernel.js';
 
 /** Where a core's operand comes from, resolved at load. */
-export type Source =
+type Source =
   | { readonly kind: 'host'; readonly arg: AieArg }
   | { readonly kind: 'fifo'; readonly fifo: number }
   | { readonly kind: 'literal'; readonly bytes: Uint8Array };
 
 /** Where a core's result goes, resolved at load: a host slot (and maybe a fifo too), or a fifo. */
-export type Sink = { readonly kind: 'host'; readonly arg: AieArg; readonly fifo?: number } | { readonly kind: 'fifo'; readonly fifo: number };
+type Sink = { readonly kind: 'host'; readonly arg: AieArg; readonly fifo?: number } | { readonly kind: 'fifo'; readonly fifo: number };
 
 /** One core, ready to run: its sources, its sinks, and its kernel over the operands' bytes. */
 export interface CoreStep {
@@ -83,7 +83,7 @@ function checkBounds(m: AieManifest, fail: (d: string) => never): void {
   m.args.forEach((a) => {
     const arena = m.arenas[a.arena];
     if (!arena) fail(`argument ${a.name} sits in arena ${a.arena}, which the manifest does not declare`);
-    if (a.offset + a.bytes > arena!.bytes) fail(`argument ${a.name} runs past the end of its arena`);
+    if (a.offset + a.bytes > arena.bytes) fail(`argument ${a.name} runs past the end of its arena`);
     if (a.bytes !== bytesOf(a)) fail(`argument ${a.name} is ${a.bytes} bytes, its type needs ${bytesOf(a)}`);
   });
 }
@@ -175,11 +175,11 @@ function kernelOf(core: AieCore, at: string, fail: (d: string) => never): CoreSt
       f32In();
       const body = core.attrs['body'] as RowBody | undefined;
       if (!body || !Array.isArray(body.steps) || !Array.isArray(body.params) || !Array.isArray(body.results)) fail(`${at}: row_kernel has no body`);
-      for (const s of body!.steps) if (!isCoreRowStep(s.op)) fail(`${at}: the core has no row step ${s.op}`);
-      if (body!.params.length !== ins.length || body!.results.length !== out.length) fail(`${at}: the body does not match the core's operands`);
+      for (const s of body.steps) if (!isCoreRowStep(s.op)) fail(`${at}: the core has no row step ${s.op}`);
+      if (body.params.length !== ins.length || body.results.length !== out.length) fail(`${at}: the body does not match the core's operands`);
       const rows = ins.reduce((a, t) => (t.shape.length > a.length ? t.shape : a), ins[0]?.shape ?? []);
       const vector = out.map((t) => t.shape.length === rows.length);
-      return (mm, v) => rowKernelCore(mm, body!, v.map((x) => ({ bytes: x.bytes, shape: x.shape })), rows, vector);
+      return (mm, v) => rowKernelCore(mm, body, v.map((x) => ({ bytes: x.bytes, shape: x.shape })), rows, vector);
     }
     default:
       return fail(`${at}: no core kernel implements ${core.op}`);

@@ -35,13 +35,13 @@ export function decodeManifest(bytes: Uint8Array, device: string): AieManifest {
 
 function checkType(t: unknown, at: string, fail: (d: string) => never): void {
   if (!isObj(t) || !(DTYPES as readonly string[]).includes(t['dtype'] as string)) fail(`${at} has no valid dtype`);
-  const shape = (t as Obj)['shape'];
+  const shape = (t)['shape'];
   if (!Array.isArray(shape) || !shape.every(isUint)) fail(`${at} has no valid shape`);
 }
 
 function checkEndpoint(e: unknown, at: string, fail: (d: string) => never): void {
   if (!isObj(e)) fail(`${at} is not an endpoint`);
-  const o = e as Obj;
+  const o = e;
   switch (o['kind']) {
     case 'host':
       if (!isUint(o['arena']) || !isUint(o['offset']) || typeof o['value'] !== 'string') fail(`${at}: a host endpoint needs arena, offset and value`);
@@ -61,7 +61,7 @@ function checkEndpoint(e: unknown, at: string, fail: (d: string) => never): void
 // Only what the device reads is checked here; cores.ts checks that the cores make sense together.
 function checkShape(m: unknown, fail: (d: string) => never): void {
   if (!isObj(m)) fail('the manifest is not an object');
-  const o = m as Obj;
+  const o = m;
   if (o['part'] !== 'aie2p') fail(`the artifact is for part ${JSON.stringify(o['part'])}, this device is aie2p`);
   if (typeof o['program'] !== 'string') fail('the manifest names no program');
   for (const k of ['cores', 'fifos', 'arenas', 'args'] as const) if (!Array.isArray(o[k])) fail(`the manifest has no ${k} list`);
@@ -69,7 +69,7 @@ function checkShape(m: unknown, fail: (d: string) => never): void {
     const at = `args[${i}]`;
     if (!isObj(a) || typeof a['name'] !== 'string' || (a['direction'] !== 'in' && a['direction'] !== 'out')) fail(`${at} needs a name and a direction`);
     checkType(a, at, fail);
-    const x = a as Obj;
+    const x = a;
     if (!isUint(x['bytes']) || !isUint(x['arena']) || !isUint(x['offset'])) fail(`${at} needs bytes, arena and offset`);
   });
   (o['arenas'] as unknown[]).forEach((a, i) => {
@@ -81,7 +81,7 @@ function checkShape(m: unknown, fail: (d: string) => never): void {
   (o['cores'] as unknown[]).forEach((c, i) => {
     const at = `cores[${i}]`;
     if (!isObj(c) || typeof c['op'] !== 'string' || !isObj(c['attrs'])) fail(`${at} needs an op and attrs`);
-    const x = c as Obj;
+    const x = c;
     const tile = x['tile'];
     if (!Array.isArray(tile) || tile.length !== 2 || !tile.every(isUint)) fail(`${at} has no [column, row] tile`);
     if (!isUint(x['localBytes'])) fail(`${at} has no localBytes`);

@@ -17,7 +17,7 @@ import { ARCHITECTURES, architecture } from './index.js';
 import type { GraphOptions, LayerTensor } from './types.js';
 
 /** The architectures `gguf pack` converts (and a Q4NX directory's config.json may name). */
-export const HF_ARCHITECTURES: readonly string[] = ['qwen3', 'llama', 'qwen2', 'phi3', 'minicpm', 'gemma3'];
+const HF_ARCHITECTURES: readonly string[] = ['qwen3', 'llama', 'qwen2', 'phi3', 'minicpm', 'gemma3'];
 
 /** The HF class each architecture's config.json lists under `architectures`. */
 const HF_CLASS: Readonly<Record<string, string>> = {
@@ -29,7 +29,7 @@ const HF_CLASS: Readonly<Record<string, string>> = {
 export const PERMUTED_QK: readonly string[] = ['llama', 'minicpm'];
 
 /** A layer tensor's HF name after `model.layers.<l>.` (with `.weight` or `.bias`). */
-export function hfLayerName(arch: string, t: LayerTensor): string {
+function hfLayerName(arch: string, t: LayerTensor): string {
   const a = architecture(arch);
   switch (t) {
     case 'attn_norm': return 'input_layernorm.weight';

@@ -6,7 +6,7 @@
  */
 
 /** How rope pairs a head's elements: `neox` rotates (i, i + D/2), `normal` rotates (2i, 2i + 1). */
-export type RopeType = 'neox' | 'normal';
+type RopeType = 'neox' | 'normal';
 
 /** The per-layer tensors the shared graph knows, in llama.cpp's names (`blk.<l>.<name>`). */
 export type LayerTensor =
@@ -17,7 +17,7 @@ export type LayerTensor =
   | 'ffn_gate_inp' | 'ffn_gate_exps' | 'ffn_up_exps' | 'ffn_down_exps';
 
 /** The GLU's activation: SwiGLU's silu, or GeGLU's tanh-approximated GELU (llama.cpp's ggml_gelu). */
-export type Activation = 'silu' | 'gelu_tanh';
+type Activation = 'silu' | 'gelu_tanh';
 
 /**
  * The scales a graph may honour, by their GGUF key names (`<arch>.embedding_scale`, ...): the embedding

@@ -8,7 +8,7 @@ import type { Cursor } from './cursor.js';
 import { GGUF_VALUE_TYPES, type GgufArray, type GgufValue, type GgufValueType } from './types.js';
 
 /** How deep arrays may nest; real files use one level. */
-export const MAX_ARRAY_DEPTH = 8;
+const MAX_ARRAY_DEPTH = 8;
 
 /** The fewest bytes one item of each type takes, used to bound array lengths by the bytes left. */
 const MIN_BYTES: Record<GgufValueType, number> = {

@@ -54,7 +54,7 @@ function parseHeader(c: Cursor, opts: ReadGgufOptions): Header {
   const dataOffset = Math.ceil(c.pos / alignment) * alignment;
   checkTensorRanges(c, raw, dataOffset, alignment, opts.packed === true);
   const tensors = raw.map(({ at: _at, ...t }): GgufTensorInfo => ({ ...t, fileOffset: dataOffset + t.offset }));
-  return { version: version as 2 | 3, alignment, metadata, tensors, dataOffset };
+  return { version: version, alignment, metadata, tensors, dataOffset };
 }
 
 function alignmentOf(c: Cursor, metadata: GgufMetadata, at: number): number {

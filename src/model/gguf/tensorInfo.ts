@@ -8,10 +8,10 @@ import type { Cursor } from './cursor.js';
 import { ggmlType } from './ggmlTypes.js';
 
 /** ggml's limit on dimensions. */
-export const MAX_DIMS = 4;
+const MAX_DIMS = 4;
 
 /** ggml's name buffer, NUL included: a tensor name may have at most 63 bytes. */
-export const GGML_MAX_NAME = 64;
+const GGML_MAX_NAME = 64;
 
 /** The fewest bytes one tensor info takes: name length, n_dims, one dim, type, offset. */
 export const MIN_TENSOR_INFO_BYTES = 8 + 4 + 8 + 4 + 8;

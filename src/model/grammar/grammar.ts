@@ -70,11 +70,11 @@ export function isPlain(b: number): boolean {
 
 /** The most integer digits and fraction digits a generated number has (so numbers always end). */
 export const MAX_INT_DIGITS = 15;
-export const MAX_FRAC_DIGITS = 6;
+const MAX_FRAC_DIGITS = 6;
 /** The deepest a stack grows (nested arrays, objects and references); deeper paths are not taken. */
-export const MAX_STACK = 96;
+const MAX_STACK = 96;
 /** The most stacks a state keeps (alternatives alive at once). */
-export const MAX_STACKS = 64;
+const MAX_STACKS = 64;
 
 type Cont = { readonly node: Node; readonly next: Cont | null; readonly depth: number } | null;
 
@@ -86,7 +86,7 @@ type Frame =
   | { readonly k: 'num'; readonly node: Extract<GrammarNode, { k: 'num' }>; readonly text: string };
 
 /** One stack: a frame over the rest to match; `top` null is the whole grammar matched. */
-export interface Stack {
+interface Stack {
   readonly top: Frame | null;
   readonly rest: Cont;
 }
@@ -101,7 +101,7 @@ function push(node: Node, next: Cont): Cont {
 }
 
 /** The stacks that begin matching `cont` (every leaf that can come first). */
-export function closure(cont: Cont, out: Stack[], guard = 0): void {
+function closure(cont: Cont, out: Stack[], guard = 0): void {
   if (cont === null) { out.push(ACCEPT); return; }
   if (cont.depth > MAX_STACK || guard > 64 || out.length >= MAX_STACKS) return;
   const n = cont.node;

@@ -14,13 +14,13 @@ import { InvalidOptions, ResourceLimit } from '../../errors/index.js';
 import { alt, lit, type Grammar, type GrammarNode, type GrammarProperty, type NumberRange, MAX_INT_DIGITS, seq } from './grammar.js';
 
 /** The most schema nodes (objects and arrays of the schema's JSON) compiled. */
-export const MAX_SCHEMA_NODES = 10_000;
+const MAX_SCHEMA_NODES = 10_000;
 /** The deepest a schema's JSON nests. */
-export const MAX_SCHEMA_DEPTH = 32;
+const MAX_SCHEMA_DEPTH = 32;
 /** The most bytes of all enum and const literals together. */
-export const MAX_LITERAL_BYTES = 256 * 1024;
+const MAX_LITERAL_BYTES = 256 * 1024;
 /** How deep `{}` and `json_object` values nest. */
-export const JSON_VALUE_DEPTH = 6;
+const JSON_VALUE_DEPTH = 6;
 
 const ANNOTATIONS = new Set(['title', 'description', 'default', 'examples', '$schema', '$id', '$comment', 'deprecated', 'readOnly', 'writeOnly', '$defs', 'definitions']);
 const TYPES = ['object', 'array', 'string', 'number', 'integer', 'boolean', 'null'] as const;
@@ -43,7 +43,7 @@ function isObject(v: unknown): v is Record<string, unknown> {
 const keyPath = (path: string, k: string) => (/^[A-Za-z_$][\w$]*$/.test(k) ? `${path}.${k}` : `${path}[${JSON.stringify(k)}]`);
 
 /** Any JSON value nested at most `depth` deep (arrays and objects at depth 0 are not offered). */
-export function anyJsonValue(depth = JSON_VALUE_DEPTH): GrammarNode {
+function anyJsonValue(depth = JSON_VALUE_DEPTH): GrammarNode {
   const scalars: GrammarNode[] = [
     { k: 'str', min: 0, max: Infinity },
     { k: 'num', integer: false, lo: -Infinity, hi: Infinity, loExclusive: false, hiExclusive: false },
@@ -65,7 +65,7 @@ const utf8 = new TextEncoder();
  * Literals as a trie of alternatives (shared prefixes matched once), so an enum of many values keeps
  * one stack per distinct next byte rather than one per value.
  */
-export function literalTrie(values: readonly Uint8Array[]): GrammarNode {
+function literalTrie(values: readonly Uint8Array[]): GrammarNode {
   const uniq = [...new Map(values.map((v) => [Buffer.from(v).toString('latin1'), v])).values()];
   if (uniq.length === 1) return { k: 'lit', bytes: uniq[0]! };
   let p = 0;
@@ -106,7 +106,7 @@ class Compiler {
     const node: GrammarNode = {
       k: 'ref', name: ref,
       get: () => {
-        let n = this.defs.get(ref);
+        const n = this.defs.get(ref);
         if (n === undefined) throw new InvalidOptions(path, `${ref} was not compiled`);
         return n;
       },
@@ -219,7 +219,7 @@ class Compiler {
         if (!isObject(s.properties)) throw new InvalidOptions(pp, 'properties is an object of schemas');
         const req = s.required ?? [];
         if (!Array.isArray(req) || !req.every((r) => typeof r === 'string')) throw new InvalidOptions(keyPath(path, 'required'), 'required is an array of property names');
-        for (const [i, r] of req.entries()) if (!Object.hasOwn(s.properties, r as string)) throw new InvalidOptions(`${keyPath(path, 'required')}[${i}]`, `${JSON.stringify(r)} is not one of the properties`);
+        for (const [i, r] of req.entries()) if (!Object.hasOwn(s.properties, r)) throw new InvalidOptions(`${keyPath(path, 'required')}[${i}]`, `${JSON.stringify(r)} is not one of the properties`);
         const props: GrammarProperty[] = Object.entries(s.properties).map(([name, v]) => ({
           name, required: req.includes(name), value: this.schema(v, keyPath(pp, name), depth + 1),
         }));

@@ -40,7 +40,7 @@ const f32 = new Float32Array(1);
 const u32 = new Uint32Array(f32.buffer);
 
 /** f32 values to bf16 bit patterns, round to nearest, ties to even (NaN stays a quiet NaN). */
-export function toBf16Bytes(x: Float32Array): Uint8Array {
+function toBf16Bytes(x: Float32Array): Uint8Array {
   const out = new Uint8Array(x.length * 2);
   for (let i = 0; i < x.length; i++) {
     f32[0] = x[i]!;
@@ -111,12 +111,12 @@ function requantTileRow(x: Float32Array, t: PlannedTensor, i: number, n: number,
 
 /** Converts one tensor, passing each piece of stored bytes (and the source bytes it came from) to `sink`. */
 export function convertTensor(r: FileReader, t: PlannedTensor, sink: (b: Uint8Array, sourceBytes: number) => void): void {
-  if (t.store === 'bf16') return bf16Tensor(r, t, sink);
+  if (t.store === 'bf16') { bf16Tensor(r, t, sink); return; }
   if (t.store === 'f32') {
     // A vector (a bias): its f32 values, little-endian, as ggml dequantizes them.
     const raw = readSourceRows(r, t, 0, t.rows);
     const x = readSourceFloats(r, t, 0, t.rows);
-    return sink(new Uint8Array(x.buffer, x.byteOffset, x.byteLength), raw.length);
+    sink(new Uint8Array(x.buffer, x.byteOffset, x.byteLength), raw.length); return;
   }
   const q = Math.ceil(t.cols / TILE_COLS);
   const rowBytes = sourceRowBytes(t.sourceType, t.cols);

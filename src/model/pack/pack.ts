@@ -7,7 +7,7 @@
 import { copyFileSync, existsSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { EngineError, InvalidInput, UsageError, WriteFailed } from '../../errors/index.js';
-import { fileKind, fsReason, isRegularFile } from '../../io/files.js';
+import { fileKind, isRegularFile } from '../../io/files.js';
 import { ensureDir, writeError, writeOutputFile } from '../../io/write.js';
 import { openGguf } from '../gguf/reader.js';
 import { scanDeclaredScales } from '../gguf/scaleGuard.js';
@@ -97,7 +97,7 @@ function writeFailure(outDir: string, e: unknown): unknown {
 const tag = (): string => `${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
 
 /** Moves a finished temp directory to `dir`, replacing what is there. */
-export function swapInto(tmp: string, dir: string): void {
+function swapInto(tmp: string, dir: string): void {
   if (!existsSync(dir)) { renameSync(tmp, dir); return; }
   // Only a directory refuseToReplace accepted gets here: a previous pack, or the cache's own slot.
   const old = `${dir}.old-${tag()}`;

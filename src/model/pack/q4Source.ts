@@ -23,7 +23,7 @@ export function bf16Round(x: number): number {
   f32[0] = x;
   const u = u32[0]!;
   u32[0] = (((u + 0x7fff + ((u >>> 16) & 1)) >>> 16) << 16) >>> 0;
-  return f32[0]!;
+  return f32[0];
 }
 
 let halfTable: Float64Array | undefined;

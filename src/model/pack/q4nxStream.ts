@@ -16,7 +16,7 @@ export interface StreamTensor {
 }
 
 /** The container's header bytes (length prefix included) for tensors written back to back. */
-export function q4nxHeaderBytes(tensors: readonly StreamTensor[], metadata: Readonly<Record<string, string>>): Uint8Array {
+function q4nxHeaderBytes(tensors: readonly StreamTensor[], metadata: Readonly<Record<string, string>>): Uint8Array {
   const header: Record<string, unknown> = { __metadata__: { ...metadata } };
   let at = 0;
   for (const t of tensors) {

@@ -19,7 +19,7 @@ import { converterIdentity } from './identity.js';
 export const STAMP_FILE = 'repack-stamp.txt';
 
 /** The stamp format this build writes and reads. */
-export const STAMP_FORMAT = 1;
+const STAMP_FORMAT = 1;
 
 /** A GGUF file's identity. */
 export interface SourceIdentity {

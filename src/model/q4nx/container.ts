@@ -133,11 +133,11 @@ function parseEntry(name: string, v: unknown): Q4nxTensorInfo {
   if (end < begin) throw new Q4nxError(name, `data_offsets [${begin}, ${end}] end before they begin`);
   // Checked arithmetic: the product is exact in BigInt, so a huge shape cannot wrap to a small size.
   let size = BigInt(DTYPE_BYTES[dtype]);
-  for (const d of shape as number[]) size *= BigInt(d);
+  for (const d of shape) size *= BigInt(d);
   if (size !== BigInt(end - begin)) {
-    throw new Q4nxError(name, `${dtype}[${(shape as number[]).join(', ')}] needs ${size} bytes, data_offsets give ${end - begin}`);
+    throw new Q4nxError(name, `${dtype}[${(shape).join(', ')}] needs ${size} bytes, data_offsets give ${end - begin}`);
   }
-  return { name, dtype, shape: Object.freeze([...(shape as number[])]), begin, end };
+  return { name, dtype, shape: Object.freeze([...(shape)]), begin, end };
 }
 
 /** Parses a whole container held in memory. */

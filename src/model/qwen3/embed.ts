@@ -13,7 +13,7 @@ import { checkForcedIds, forcedSteps, type ForcedModel } from './forced.js';
 export type Pooling = 'mean' | 'last';
 
 /** The poolings embed takes. */
-export const POOLINGS: readonly Pooling[] = ['mean', 'last'];
+const POOLINGS: readonly Pooling[] = ['mean', 'last'];
 
 /** What embedding reads of a loaded model (Qwen3Model has it). */
 export interface EmbeddedModel extends ForcedModel {
@@ -21,7 +21,7 @@ export interface EmbeddedModel extends ForcedModel {
 }
 
 /** Checks ids against the model: whole numbers in the vocabulary, at least one, at most the context; InvalidOptions or ResourceLimit naming `field`. */
-export function checkEmbedIds(model: { readonly config: Qwen3Config; readonly ctx: number }, ids: unknown, field: string): number[] {
+function checkEmbedIds(model: { readonly config: Qwen3Config; readonly ctx: number }, ids: unknown, field: string): number[] {
   return checkForcedIds(model, ids, field, 1, () => 'no tokens: an embedding needs at least one');
 }
 

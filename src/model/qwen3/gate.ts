@@ -158,7 +158,7 @@ export async function runGate(model: Qwen3Model, o: GateOptions = {}): Promise<G
 }
 
 /** The default logits cosine floor where host matmuls are in the q8-activations class. */
-export const Q8_MIN_COSINE = 0.999;
+const Q8_MIN_COSINE = 0.999;
 
 /** Whether `model` runs host matmuls in the q8-activations class (its engine's devices.host.matmul). */
 export function q8Matmuls(model: Qwen3Model): boolean {
@@ -168,7 +168,7 @@ export function q8Matmuls(model: Qwen3Model): boolean {
 }
 
 /** The least top-two logit margin at which a token after a handoff must be the decode target's own. */
-export const HANDOFF_MARGIN = 0.05;
+const HANDOFF_MARGIN = 0.05;
 
 /**
  * The top-two margin past which a token after a handoff must be the decode target's own: HANDOFF_MARGIN,

@@ -127,7 +127,7 @@ export function zeroCache(c: Qwen3Config, ctx: number, cacheType: CacheType = 'f
 }
 
 /** Checks a request's prompt and counts against the model; InvalidOptions or ResourceLimit naming the field. */
-export function checkDecodeRequest(g: GenerationContext, r: DecodeRequest): number {
+function checkDecodeRequest(g: GenerationContext, r: DecodeRequest): number {
   const ids = r.promptIds;
   if (ids.length === 0) throw new InvalidOptions('prompt', 'the prompt is empty: give at least one token');
   ids.forEach((id, i) => {

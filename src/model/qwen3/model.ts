@@ -126,7 +126,7 @@ export function checkModelTarget(target: string): string {
 }
 
 /** A target or a comma list of them (the planner's own reading of a list); else InvalidOptions naming `field`. */
-export function checkTargetList(list: unknown, field: string): string {
+function checkTargetList(list: unknown, field: string): string {
   if (typeof list !== 'string') throw new InvalidOptions(field, `a target or a comma list of targets, not ${JSON.stringify(list)}`);
   try {
     parseTargetList(list);

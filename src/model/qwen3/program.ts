@@ -68,7 +68,7 @@ export interface ProgramShape {
 }
 
 /** What a program's result is: see ProgramShape.output. */
-export type ProgramOutput = 'logits' | 'hidden';
+type ProgramOutput = 'logits' | 'hidden';
 
 /** The dtypes a KV cache is held in. */
 export type CacheType = 'f32' | 'f16';

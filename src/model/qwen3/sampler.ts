@@ -58,7 +58,7 @@ export function resolveSampling(o: SamplingOptions = {}): Resolved {
     }
   }
   const given = Object.fromEntries(Object.entries(o).filter(([k, v]) => v !== undefined && k in DEFAULT_SAMPLING));
-  return { ...DEFAULT_SAMPLING, ...given } as Resolved;
+  return { ...DEFAULT_SAMPLING, ...given };
 }
 
 /** The index of the largest value, the lowest index among equals (NaN never wins). */

@@ -53,7 +53,7 @@ export function logProbability(row: ArrayLike<number>, id: number): number {
 const perplexityOf = (logprobs: readonly number[]): number => Math.exp(-logprobs.reduce((s, x) => s + x, 0) / logprobs.length);
 
 /** Checks ids against the model: whole numbers in the vocabulary, at least two, at most the context; InvalidOptions or ResourceLimit naming `field`. */
-export function checkScoreIds(model: ScoredModel, ids: unknown, field: string): number[] {
+function checkScoreIds(model: ScoredModel, ids: unknown, field: string): number[] {
   return checkForcedIds(model, ids, field, 2, (n) => `${n} ids: scoring needs at least 2 (the first is only context)`);
 }
 

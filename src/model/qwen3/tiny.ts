@@ -167,7 +167,7 @@ const ropeDimsOf = (c: TinyQwen3Config): number => (c.ropeDims === 0 ? c.headDim
  * factor 8, low and high frequency factors 1 and 4, original context 8192): 1 for short wavelengths,
  * 8 for long ones, blended between.
  */
-export function llama3FreqFactors(dims: number, theta: number, orig = 8192): Float32Array {
+function llama3FreqFactors(dims: number, theta: number, orig = 8192): Float32Array {
   const [factor, low, high] = [8, 1, 4];
   const out = new Float32Array(dims / 2);
   for (let i = 0; i < out.length; i++) {

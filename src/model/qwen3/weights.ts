@@ -26,21 +26,6 @@ export interface BoundWeight {
 /** Every weight of a model, by the program's arg name (llama.cpp's tensor names without `.weight`). */
 export type ModelWeights = ReadonlyMap<string, BoundWeight>;
 
-/** Qwen3's per-layer weights, in llama.cpp's names, with their Hugging Face names (a Q4NX directory's). */
-export const LAYER_WEIGHTS = [
-  ['attn_norm', 'input_layernorm'],
-  ['attn_q', 'self_attn.q_proj'],
-  ['attn_k', 'self_attn.k_proj'],
-  ['attn_v', 'self_attn.v_proj'],
-  ['attn_output', 'self_attn.o_proj'],
-  ['attn_q_norm', 'self_attn.q_norm'],
-  ['attn_k_norm', 'self_attn.k_norm'],
-  ['ffn_norm', 'post_attention_layernorm'],
-  ['ffn_gate', 'mlp.gate_proj'],
-  ['ffn_up', 'mlp.up_proj'],
-  ['ffn_down', 'mlp.down_proj'],
-] as const;
-
 /**
  * The logical shape of each weight (`[N, K]` or `[C]`) for a config, in the order the programs take
  * them: the embedding, the output norm, `output` only when untied, `rope_freqs` when the graph reads
@@ -130,8 +115,8 @@ export function q4nxWeights(h: Q4nxHeader, path: string, c: Qwen3Config): ModelW
       if (layout.kind !== 'q4_1') throw new Q4nxError(hfName, `${layout.kind} chunks cannot be bound as a weight (only q4_1 tiles are the q4nx_q41 dtype)`);
       const shape = [roundUp(rows, TILE_ROWS), roundUp(cols, TILE_COLS)];
       if (shape[1] !== cols) throw new Q4nxError(hfName, `${cols} columns are not a multiple of ${TILE_COLS}: the padded weight would need a padded activation`);
-      if (length !== (shape[0]! / TILE_ROWS) * (shape[1]! / TILE_COLS) * layout.chunkBytes) {
-        throw new Q4nxError(hfName, `${length} bytes are not the ${shape[0]! / TILE_ROWS} x ${shape[1]! / TILE_COLS} tiles of a [${shape.join(', ')}] matrix`);
+      if (length !== (shape[0]! / TILE_ROWS) * (shape[1] / TILE_COLS) * layout.chunkBytes) {
+        throw new Q4nxError(hfName, `${length} bytes are not the ${shape[0]! / TILE_ROWS} x ${shape[1] / TILE_COLS} tiles of a [${shape.join(', ')}] matrix`);
       }
       out.set(name, { dtype: 'q4nx_q41', shape, file: path, offset, length });
     } else {

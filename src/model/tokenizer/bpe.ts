@@ -13,7 +13,7 @@ export const ID_LIMIT = 1 << 21;
  * Pairs of ids to merge ranks, in an open-addressing table of typed arrays: no boxed key per pair, so
  * building it and looking pairs up cost the same per merge however many merges there are.
  */
-export class PairTable {
+class PairTable {
   private readonly left: Int32Array;
   private readonly right: Int32Array;
   private readonly value: Int32Array;
@@ -161,7 +161,7 @@ export function bpeIds(model: BpeModel, piece: string): number[] {
     id[l] = result[k]!;
     alive[r] = 0;
     next[l] = next[r]!;
-    if (next[l]! >= 0) prev[next[l]!] = l;
+    if (next[l] >= 0) prev[next[l]] = l;
     if (prev[l]! >= 0) consider(prev[l]!);
     consider(l);
   }

@@ -275,7 +275,7 @@ export function specFromHf(files: HfTokenizerFiles, source: string): TokenizerSp
     bosId: idOf(names.bos_token), eosIds: [...eos].sort((a, b) => a - b), padId: idOf(names.pad_token),
     chat: {
       template: chatTemplate(r, cfg),
-      tokens: Object.fromEntries(Object.entries(names).filter(([, v]) => v !== undefined)) as Record<string, string>,
+      tokens: Object.fromEntries(Object.entries(names).filter(([, v]) => v !== undefined)),
     },
   };
 }

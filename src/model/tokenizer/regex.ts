@@ -12,8 +12,8 @@
 import { OUTSIDE, PatternError, braced, charClass, escOutside, folded } from './pattern.js';
 
 /** Groups nested deeper, or programs longer, are refused (docs/LIMITS.md). */
-export const MAX_PATTERN_NESTING = 256;
-export const MAX_PATTERN_PROGRAM = 100_000;
+const MAX_PATTERN_NESTING = 256;
+const MAX_PATTERN_PROGRAM = 100_000;
 
 type Node =
   | { readonly k: 'set'; readonly set: number }

@@ -102,7 +102,7 @@ export function spmIds(model: SpmModel, text: string): number[] {
     if (l < 0 || r < 0) return;
     const size = len[l]! + len[r]!;
     if (size > model.maxLength) return;
-    const id = model.lookup.get(text.slice(start[l]!, start[l]! + size));
+    const id = model.lookup.get(text.slice(start[l], start[l]! + size));
     if (id === undefined) return;
     heap.push(model.scores[id]!, l, r, size);
     steps += 1 + Math.ceil(Math.log2(heap.size + 1));
@@ -117,14 +117,14 @@ export function spmIds(model: SpmModel, text: string): number[] {
     len[l] = size;
     len[r] = 0;
     next[l] = next[r]!;
-    if (next[l]! >= 0) prev[next[l]!] = l;
+    if (next[l] >= 0) prev[next[l]] = l;
     consider(prev[l]!, l);
-    consider(l, next[l]!);
+    consider(l, next[l]);
   }
   bpeWork.steps += steps;
   const out: number[] = [];
   for (let i = n > 0 ? 0 : -1; i >= 0; i = next[i]!) {
-    const piece = text.slice(start[i]!, start[i]! + len[i]!);
+    const piece = text.slice(start[i], start[i]! + len[i]!);
     const id = model.lookup.get(piece);
     if (id !== undefined) { out.push(id); continue; }
     for (const b of utf8.encode(piece)) out.push(model.byteIds[b]!);

@@ -18,7 +18,7 @@ export interface TextWorkerData {
 }
 
 /** Encode a text (one past a context's bytes was refused before it was sent: TextWorker.encode). */
-export interface EncodeCall {
+interface EncodeCall {
   readonly type: 'encode';
   readonly id: number;
   readonly text: string;
@@ -26,7 +26,7 @@ export interface EncodeCall {
 }
 
 /** Render messages with the chat template and encode the prompt (without added specials). */
-export interface ChatCall {
+interface ChatCall {
   readonly type: 'chat';
   readonly id: number;
   readonly messages: readonly ChatMessage[];
@@ -38,25 +38,25 @@ export interface ChatCall {
 export type TextCall = EncodeCall | ChatCall;
 
 /** The tokenizer loaded: what the caller needs to refuse a text before sending it. */
-export interface Ready {
+interface Ready {
   readonly type: 'ready';
   /** The most UTF-8 bytes one token stands for (every id's bytes, special tokens included). */
   readonly maxTokenBytes: number;
 }
 
 /** The tokenizer could not be loaded in the thread. */
-export interface LoadFailed {
+interface LoadFailed {
   readonly type: 'loadFailed';
   readonly error: WireError;
 }
 
 /** A chat call's rendering is done and its encoding begins (the time bound starts again). */
-export interface Encoding {
+interface Encoding {
   readonly type: 'encoding';
   readonly id: number;
 }
 
-export interface Done {
+interface Done {
   readonly type: 'done';
   readonly id: number;
   readonly ids: number[];
@@ -64,7 +64,7 @@ export interface Done {
   readonly prompt?: string;
 }
 
-export interface Failed {
+interface Failed {
   readonly type: 'failed';
   readonly id: number;
   readonly error: WireError;

@@ -34,16 +34,16 @@ export interface TextLimits {
 }
 
 /** The defaults of TextLimits. */
-export const TEXT_LIMITS: Required<TextLimits> = { renderMs: 10_000, encodeMs: 10_000, templateBytes: 16 * 1024 * 1024, memoryMb: 256 };
+const TEXT_LIMITS: Required<TextLimits> = { renderMs: 10_000, encodeMs: 10_000, templateBytes: 16 * 1024 * 1024, memoryMb: 256 };
 
 /** Starting the child and loading the tokenizer in it, in ms: a real one loads in a second or two. */
-export const TEXT_LOAD_MS = 60_000;
+const TEXT_LOAD_MS = 60_000;
 
 /**
  * Normalizers (NFC, NFKC, lowercase) shrink UTF-8 text by at most this factor (NFKC turns a 4-byte
  * mathematical letter into 1 byte), so `bytes / (longest token's bytes * 4)` tokens is a floor.
  */
-export const NORMALIZER_SHRINK = 4;
+const NORMALIZER_SHRINK = 4;
 
 /** The most UTF-8 bytes a text of at most `ctx` tokens can have. */
 export function maxPromptBytes(ctx: number, maxTokenBytes: number): number {

@@ -241,7 +241,8 @@ const char* const BINARY_NAMES[] = {HOST_BINARY_OPS(HOST_ENUM_NAME)};
 const char* const DTYPE_NAMES[] = {HOST_DTYPES(HOST_ENUM_NAME)};
 #undef HOST_ENUM_NAME
 static_assert(sizeof UNARY_NAMES / sizeof *UNARY_NAMES == U_COUNT && sizeof BINARY_NAMES / sizeof *BINARY_NAMES == OP_COUNT &&
-              sizeof DTYPE_NAMES / sizeof *DTYPE_NAMES == D_COUNT, "one name per id");
+                  sizeof DTYPE_NAMES / sizeof *DTYPE_NAMES == D_COUNT,
+              "one name per id");
 
 Napi::Value abi(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();

@@ -4,7 +4,9 @@
 
 namespace host {
 
-enum class Isa : int { Scalar = 0, Avx2 = 1, Avx512 = 2 };
+enum class Isa : int { Scalar = 0,
+                       Avx2 = 1,
+                       Avx512 = 2 };
 
 // True when this CPU and OS can run `isa` (Scalar always). AVX2 means AVX2 + FMA + F16C; AVX-512
 // means F, BW, DQ, VL and VNNI as well (VNNI for matmul_wq's integer dot products: a CPU with

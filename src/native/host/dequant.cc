@@ -104,8 +104,12 @@ void dequantRow(const WeightView& w, int64_t n, float* out) {
   const uint8_t* r = w.data + size_t(n) * w.rowBytes;
   switch (w.type) {
     case W_F32: std::memcpy(out, r, size_t(w.k) * 4); return;
-    case W_F16: for (int64_t j = 0; j < w.k; j++) out[j] = halfToFloat(loadU16(r + 2 * j)); return;
-    case W_BF16: for (int64_t j = 0; j < w.k; j++) out[j] = bf16ToFloat(loadU16(r + 2 * j)); return;
+    case W_F16:
+      for (int64_t j = 0; j < w.k; j++) out[j] = halfToFloat(loadU16(r + 2 * j));
+      return;
+    case W_BF16:
+      for (int64_t j = 0; j < w.k; j++) out[j] = bf16ToFloat(loadU16(r + 2 * j));
+      return;
     case W_Q4_0: rowQ4_0(r, w.k, out); return;
     case W_Q4_1: rowQ4_1(r, w.k, out); return;
     case W_Q8_0: rowQ8_0(r, w.k, out); return;

@@ -9,7 +9,9 @@
 namespace host {
 
 struct Failure : std::runtime_error {
-  enum Kind { Invalid, IndexOutOfRange, IntegerDivideByZero };
+  enum Kind { Invalid,
+              IndexOutOfRange,
+              IntegerDivideByZero };
   Kind kind;
   std::string path;  // Invalid: where (a JSON-pointer-like place); else empty
   int64_t eqn = -1;

@@ -170,7 +170,8 @@ struct V256 {
   static bool q8Gather(const WeightView& w, int64_t n0, int nt, int64_t b, Tile& t) {
     if constexpr (TYPE == W_Q4_0 || TYPE == W_Q4_1 || TYPE == W_Q8_0) {
       if (w.rowBytes > (size_t(1) << 26)) return false;
-      constexpr int BB = TYPE == W_Q4_0 ? 18 : TYPE == W_Q4_1 ? 20 : 34;
+      constexpr int BB = TYPE == W_Q4_0 ? 18 : TYPE == W_Q4_1 ? 20
+                                                              : 34;
       const uint8_t* base = w.data + size_t(n0) * w.rowBytes + size_t(b) * BB;
       t.permuted = false;
       for (int half = 0; half < 2; half++) {
@@ -232,7 +233,9 @@ struct V256 {
     const F out = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(lo)), _mm256_cvtpd_ps(hi), 1);
     return _mm256_blendv_ps(out, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
   }
-  static F expd(F x) { return twoHalves(x, [](__m256d d) { return exp4(d); }); }
+  static F expd(F x) {
+    return twoHalves(x, [](__m256d d) { return exp4(d); });
+  }
   static F logistic(F x) {
     return twoHalves(x, [](__m256d d) {
       const __m256d ad = _mm256_andnot_pd(_mm256_set1_pd(-0.0), d);

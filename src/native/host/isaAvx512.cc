@@ -396,7 +396,8 @@ struct V512 {
   static bool q8Gather(const WeightView& w, int64_t n0, int nt, int64_t b, Tile& t) {
     if constexpr (TYPE == W_Q4_0 || TYPE == W_Q4_1 || TYPE == W_Q8_0) {
       if (w.rowBytes > (size_t(1) << 26)) return false;
-      constexpr int BB = TYPE == W_Q4_0 ? 18 : TYPE == W_Q4_1 ? 20 : 34;
+      constexpr int BB = TYPE == W_Q4_0 ? 18 : TYPE == W_Q4_1 ? 20
+                                                              : 34;
       const uint8_t* base = w.data + size_t(n0) * w.rowBytes + size_t(b) * BB;
       // Lane i is row (i/4) + 4*(i%4), clamped to the tile's rows.
       const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
@@ -513,7 +514,9 @@ struct V512 {
     // NaN stays NaN (the clamp would have made it a number).
     return _mm512_mask_mov_ps(out, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x);
   }
-  static F expd(F x) { return twoHalves(x, [](__m512d d) { return exp8(d); }); }
+  static F expd(F x) {
+    return twoHalves(x, [](__m512d d) { return exp8(d); });
+  }
   static F logistic(F x) {
     return twoHalves(x, [](__m512d d) {
       const __m512d e = exp8(_mm512_sub_pd(_mm512_setzero_pd(), _mm512_abs_pd(d)));

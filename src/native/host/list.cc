@@ -101,7 +101,7 @@ size_t runList(const Ctx& c, const Arena& arena, const double* list, size_t word
     const size_t len = 2 + size_t(kernelFields(int(op)));
     if (at + len > words) {
       throw Failure::invalid("/kernels/" + std::to_string(index), std::string(kernelName(int(op))) + ": the list ends inside the record (" +
-                                                                   std::to_string(words - at) + " of " + std::to_string(len) + " words)");
+                                                                      std::to_string(words - at) + " of " + std::to_string(len) + " words)");
     }
     recs.push_back(checkRecord(arena, weights, index, list + at, int(op)));
     at += len;

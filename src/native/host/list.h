@@ -55,7 +55,7 @@ enum KernelOp {
 #define HOST_KERNEL_ENUM(id, name, ...) id,
   HOST_KERNEL_OPS(HOST_KERNEL_ENUM)
 #undef HOST_KERNEL_ENUM
-  K_OP_COUNT,
+      K_OP_COUNT,
 };
 
 // Fields of each op after [op, eqn].

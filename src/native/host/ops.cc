@@ -82,10 +82,18 @@ uint16_t toBf16(double x) { return roundSmall(x, 7, -126, 127, 127); }
 
 double readAs(int d, const uint8_t* p, int64_t i) {
   switch (d) {
-    case D_F32: { float f; std::memcpy(&f, p + 4 * i, 4); return f; }
+    case D_F32: {
+      float f;
+      std::memcpy(&f, p + 4 * i, 4);
+      return f;
+    }
     case D_F16: return halfToFloat(loadU16(p + 2 * i));
     case D_BF16: return bf16ToFloat(loadU16(p + 2 * i));
-    case D_I32: { int32_t v; std::memcpy(&v, p + 4 * i, 4); return v; }
+    case D_I32: {
+      int32_t v;
+      std::memcpy(&v, p + 4 * i, 4);
+      return v;
+    }
     case D_BOOL: return p[i] != 0 ? 1 : 0;
   }
   return 0;
@@ -93,9 +101,21 @@ double readAs(int d, const uint8_t* p, int64_t i) {
 
 void writeAs(int d, uint8_t* p, int64_t i, double v, int from) {
   switch (d) {
-    case D_F32: { const float f = float(v); std::memcpy(p + 4 * i, &f, 4); return; }
-    case D_F16: { const uint16_t h = toHalf(v); std::memcpy(p + 2 * i, &h, 2); return; }
-    case D_BF16: { const uint16_t h = toBf16(v); std::memcpy(p + 2 * i, &h, 2); return; }
+    case D_F32: {
+      const float f = float(v);
+      std::memcpy(p + 4 * i, &f, 4);
+      return;
+    }
+    case D_F16: {
+      const uint16_t h = toHalf(v);
+      std::memcpy(p + 2 * i, &h, 2);
+      return;
+    }
+    case D_BF16: {
+      const uint16_t h = toBf16(v);
+      std::memcpy(p + 2 * i, &h, 2);
+      return;
+    }
     case D_I32: {
       // Floats truncate toward zero and saturate, NaN to 0 (src/ops/convert.ts).
       int32_t r;
@@ -118,8 +138,10 @@ void writeElem(int d, uint8_t* p, int64_t i, double v, int from) { writeAs(d, p,
 
 int dtypeBytes(int d) {
   switch (d) {
-    case D_F32: case D_I32: return 4;
-    case D_F16: case D_BF16: return 2;
+    case D_F32:
+    case D_I32: return 4;
+    case D_F16:
+    case D_BF16: return 2;
     case D_BOOL: return 1;
   }
   return 0;
@@ -143,7 +165,8 @@ void unaryF32(const Ctx& c, int op, const float* x, float* y, int64_t n) {
   overRows(c, n, 16, [&](int64_t b, int64_t e) {
     if (op == U_EXP) c.k->expRow(x + b, 0.f, y + b, e - b);
     else if (op == U_LOGISTIC) c.k->logisticRow(x + b, y + b, e - b);
-    else for (int64_t i = b; i < e; i++) y[i] = unaryOne(op, x[i]);
+    else
+      for (int64_t i = b; i < e; i++) y[i] = unaryOne(op, x[i]);
     if (faultOp.load(std::memory_order_relaxed) != op) return;
     const int k = faultUlps.load(std::memory_order_relaxed);
     for (int64_t i = b; i < e; i++) {

@@ -15,6 +15,7 @@ namespace host {
 // The ABI numbering of src/compiler/host/kernelList.ts, each with the name the op table gives it (the
 // addon's abi() reports the names; native.ts refuses an addon whose numbering differs). Unary ops in
 // the order of the op table's UNARY_OPS.
+// clang-format off: one X(...) per op, laid out by hand
 #define HOST_UNARY_OPS(X) \
   X(U_NEG, "neg") X(U_RECIP, "recip") X(U_EXP, "exp") X(U_LOG, "log") X(U_TANH, "tanh") X(U_ERF, "erf") \
   X(U_SQRT, "sqrt") X(U_RSQRT, "rsqrt") X(U_ABS, "abs") X(U_LOGISTIC, "logistic") X(U_SIN, "sin") X(U_COS, "cos")
@@ -23,6 +24,7 @@ namespace host {
   X(OP_ADD, "add") X(OP_SUB, "sub") X(OP_MUL, "mul") X(OP_DIV, "div") X(OP_MAX, "max") X(OP_MIN, "min") X(OP_GE, "ge")
 // Element types of the arena, in the order of the format's DTYPES.
 #define HOST_DTYPES(X) X(D_F32, "f32") X(D_F16, "f16") X(D_BF16, "bf16") X(D_I32, "i32") X(D_BOOL, "bool")
+// clang-format on
 
 #define HOST_ENUM_ID(id, name) id,
 enum UnaryOp { HOST_UNARY_OPS(HOST_ENUM_ID) U_COUNT };

@@ -27,15 +27,16 @@ int64_t intField(Napi::Env env, Napi::Object o, const char* name, const std::str
 }
 
 // f32 and 16-bit weights are read as arrays of their element: their address must be aligned to it.
-int alignOf(int type) { return type == W_F32 ? 4 : (type == W_F16 || type == W_BF16) ? 2 : 1; }
+int alignOf(int type) { return type == W_F32 ? 4 : (type == W_F16 || type == W_BF16) ? 2
+                                                                                     : 1; }
 
 }  // namespace
 
 Napi::Function HostWeight::define(Napi::Env env) {
   return DefineClass(env, "HostWeight", {
-      InstanceMethod<&HostWeight::close>("close"),
-      InstanceMethod<&HostWeight::describe>("describe"),
-  });
+                                            InstanceMethod<&HostWeight::close>("close"),
+                                            InstanceMethod<&HostWeight::describe>("describe"),
+                                        });
 }
 
 HostWeight::HostWeight(const Napi::CallbackInfo& info) : Napi::ObjectWrap<HostWeight>(info) {
@@ -56,8 +57,7 @@ HostWeight::HostWeight(const Napi::CallbackInfo& info) : Napi::ObjectWrap<HostWe
     const int64_t length = intField(env, spec, "length", source_);
     have = uint64_t(length);
     if (have < need_) {
-      throw invalidInput(env, source_, "a " + name + " weight [K=" + std::to_string(k_) + ", N=" + std::to_string(n_) + "] needs " +
-                                           std::to_string(need_) + " bytes; the range holds " + std::to_string(have));
+      throw invalidInput(env, source_, "a " + name + " weight [K=" + std::to_string(k_) + ", N=" + std::to_string(n_) + "] needs " + std::to_string(need_) + " bytes; the range holds " + std::to_string(have));
     }
     mapFile(env, source_, offset, int64_t(need_));
   } else {
@@ -68,8 +68,7 @@ HostWeight::HostWeight(const Napi::CallbackInfo& info) : Napi::ObjectWrap<HostWe
     Napi::Uint8Array u8 = b.As<Napi::Uint8Array>();
     have = u8.ByteLength();
     if (have < need_) {
-      throw invalidInput(env, source_, "a " + name + " weight [K=" + std::to_string(k_) + ", N=" + std::to_string(n_) + "] needs " +
-                                           std::to_string(need_) + " bytes; got " + std::to_string(have));
+      throw invalidInput(env, source_, "a " + name + " weight [K=" + std::to_string(k_) + ", N=" + std::to_string(n_) + "] needs " + std::to_string(need_) + " bytes; got " + std::to_string(have));
     }
     bytes_ = Napi::Persistent(b.As<Napi::Object>());
     data_ = u8.Data();
@@ -78,8 +77,7 @@ HostWeight::HostWeight(const Napi::CallbackInfo& info) : Napi::ObjectWrap<HostWe
   const uint64_t tileRow = uint64_t((k_ + Q4NX_TILE_COLS - 1) / Q4NX_TILE_COLS) * Q4NX_TILE_BYTES;
   if (have != need_ && !(type_ == W_Q4NX_Q41 && (have - need_) % tileRow == 0)) {
     unmap();
-    throw invalidInput(env, source_, "a " + name + " weight [K=" + std::to_string(k_) + ", N=" + std::to_string(n_) + "] is " +
-                                         std::to_string(need_) + " bytes, not " + std::to_string(have));
+    throw invalidInput(env, source_, "a " + name + " weight [K=" + std::to_string(k_) + ", N=" + std::to_string(n_) + "] is " + std::to_string(need_) + " bytes, not " + std::to_string(have));
   }
   if (reinterpret_cast<uintptr_t>(data_) % alignOf(type_) != 0) {
     unmap();
@@ -89,7 +87,8 @@ HostWeight::HostWeight(const Napi::CallbackInfo& info) : Napi::ObjectWrap<HostWe
 
 void HostWeight::mapFile(Napi::Env env, const std::string& path, int64_t offset, int64_t length) {
 #ifdef _WIN32
-  (void)offset; (void)length;
+  (void)offset;
+  (void)length;
   throw invalidInput(env, path, "mapping a weight from a file is not written for Windows yet");
 #else
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -102,8 +101,7 @@ void HostWeight::mapFile(Napi::Env env, const std::string& path, int64_t offset,
   }
   if (uint64_t(offset) + uint64_t(length) > uint64_t(st.st_size)) {
     ::close(fd);
-    throw invalidInput(env, path, "bytes [" + std::to_string(offset) + ", +" + std::to_string(length) + ") run past the file's " +
-                                      std::to_string(int64_t(st.st_size)));
+    throw invalidInput(env, path, "bytes [" + std::to_string(offset) + ", +" + std::to_string(length) + ") run past the file's " + std::to_string(int64_t(st.st_size)));
   }
   const int64_t page = ::sysconf(_SC_PAGESIZE);
   const int64_t start = offset / page * page;

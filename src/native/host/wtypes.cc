@@ -4,9 +4,14 @@ namespace host {
 namespace {
 
 const WTypeInfo TABLE[W_COUNT] = {
-    {"f32", 1, 4},     {"f16", 1, 2},    {"bf16", 1, 2},
-    {"q4_0", 32, 18},  {"q4_1", 32, 20}, {"q8_0", 32, 34},
-    {"q4_k", 256, 144}, {"q6_k", 256, 210},
+    {"f32", 1, 4},
+    {"f16", 1, 2},
+    {"bf16", 1, 2},
+    {"q4_0", 32, 18},
+    {"q4_1", 32, 20},
+    {"q8_0", 32, 34},
+    {"q4_k", 256, 144},
+    {"q6_k", 256, 210},
     // A q4nx tile is 32 rows by 256 columns; along one row it acts as a block of 256.
     {"q4nx_q41", 256, Q4NX_TILE_BYTES},
 };

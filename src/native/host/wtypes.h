@@ -63,7 +63,10 @@ inline float halfToFloat(uint16_t h) {
     } else {
       // A subnormal half is m * 2^-24: normalize it into an f32.
       int shift = 0;
-      while ((m & 1024) == 0) { m <<= 1; shift++; }
+      while ((m & 1024) == 0) {
+        m <<= 1;
+        shift++;
+      }
       bits = sign | (uint32_t(127 - 15 - shift + 1) << 23) | ((m & 1023) << 13);
     }
   } else if (e == 31) {

@@ -79,19 +79,31 @@ constexpr double ERF_SERIES_BELOW = 0.5;
 const double LOG2E = F(1.4426950408889634);
 const double LN2_HI = F(0.693359375);
 const double LN2_LO = F(-2.12194440e-4);
-const double EXP_P[] = { F(1.9875691500e-4), F(1.3981999507e-3), F(8.3334519073e-3), F(4.1665795894e-2), F(1.6666665459e-1), F(5.0000001201e-1) };
+const double EXP_P[] = {F(1.9875691500e-4), F(1.3981999507e-3), F(8.3334519073e-3), F(4.1665795894e-2), F(1.6666665459e-1), F(5.0000001201e-1)};
 const double LOG_P[] = {
-  F(7.0376836292e-2), F(-1.1514610310e-1), F(1.1676998740e-1), F(-1.2420140846e-1), F(1.4249322787e-1),
-  F(-1.6668057665e-1), F(2.0000714765e-1), F(-2.4999993993e-1), F(3.3333331174e-1),
+    F(7.0376836292e-2),
+    F(-1.1514610310e-1),
+    F(1.1676998740e-1),
+    F(-1.2420140846e-1),
+    F(1.4249322787e-1),
+    F(-1.6668057665e-1),
+    F(2.0000714765e-1),
+    F(-2.4999993993e-1),
+    F(3.3333331174e-1),
 };
 const double SQRT_HALF = F(0.70710678118654752440);
-const double TANH_P[] = { F(-5.70498872745e-3), F(2.06390887954e-2), F(-5.37397155531e-2), F(1.33314422036e-1), F(-3.33332819422e-1) };
+const double TANH_P[] = {F(-5.70498872745e-3), F(2.06390887954e-2), F(-5.37397155531e-2), F(1.33314422036e-1), F(-3.33332819422e-1)};
 const double AS_P = F(0.3275911);
-const double AS_A[] = { F(1.061405429), F(-1.453152027), F(1.421413741), F(-0.284496736), F(0.254829592) };
+const double AS_A[] = {F(1.061405429), F(-1.453152027), F(1.421413741), F(-0.284496736), F(0.254829592)};
 // The series' coefficients, each computed in f64 exactly as the TypeScript does before rounding.
 const double ERF_T[] = {
-  F(1.0 / (720 * 13) * 1.1283791670955126), F(-1.0 / (120 * 11) * 1.1283791670955126), F(1.0 / (24 * 9) * 1.1283791670955126),
-  F(-1.0 / (6 * 7) * 1.1283791670955126), F(1.0 / (2 * 5) * 1.1283791670955126), F(-1.0 / 3 * 1.1283791670955126), F(1.0 * 1.1283791670955126),
+    F(1.0 / (720 * 13) * 1.1283791670955126),
+    F(-1.0 / (120 * 11) * 1.1283791670955126),
+    F(1.0 / (24 * 9) * 1.1283791670955126),
+    F(-1.0 / (6 * 7) * 1.1283791670955126),
+    F(1.0 / (2 * 5) * 1.1283791670955126),
+    F(-1.0 / 3 * 1.1283791670955126),
+    F(1.0 * 1.1283791670955126),
 };
 #undef F
 
@@ -103,7 +115,8 @@ inline double horner(const double (&cs)[N], double x) {
 }
 
 inline double exp(double x0) {
-  double x = x0 > EXP_CLAMP ? EXP_CLAMP : x0 < -EXP_CLAMP ? -EXP_CLAMP : x0;
+  double x = x0 > EXP_CLAMP ? EXP_CLAMP : x0 < -EXP_CLAMP ? -EXP_CLAMP
+                                                          : x0;
   if (std::isnan(x)) return NAN;
   double n = jsRound(mul(x, LOG2E));
   double r = sub(sub(x, mul(n, LN2_HI)), mul(n, LN2_LO));
@@ -118,11 +131,17 @@ inline double log(double x) {
   if (x == INFINITY) return x;
   double v = x;
   int e = 0;
-  if (v < 0x1p-126) { v = mul(v, pow2(24)); e = -24; }
+  if (v < 0x1p-126) {
+    v = mul(v, pow2(24));
+    e = -24;
+  }
   uint32_t b = bitsOf(v);
   e += static_cast<int>((b >> 23) & 0xff) - 126;
   double m = fromBits((b & 0x7fffff) | 0x3f000000);
-  if (m < SQRT_HALF) { e -= 1; m = sub(add(m, m), 1); } else m = sub(m, 1);
+  if (m < SQRT_HALF) {
+    e -= 1;
+    m = sub(add(m, m), 1);
+  } else m = sub(m, 1);
   double z = mul(m, m);
   double y = mul(mul(horner(LOG_P, m), m), z);
   y = add(y, mul(e, LN2_LO));

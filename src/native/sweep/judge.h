@@ -8,8 +8,16 @@
 
 namespace sweep {
 
-enum class ErrorKind { Exact, LargerOperand, AbsRel, Rel };
-enum class DomainKind { Any, NotNan, Finite, FiniteNormalResult, Interval, PositiveNormal };
+enum class ErrorKind { Exact,
+                       LargerOperand,
+                       AbsRel,
+                       Rel };
+enum class DomainKind { Any,
+                        NotNan,
+                        Finite,
+                        FiniteNormalResult,
+                        Interval,
+                        PositiveNormal };
 
 struct Contract {
   ErrorKind error = ErrorKind::Exact;
@@ -33,7 +41,8 @@ inline bool operandInDomain(const Contract& c, double v) {
   switch (c.domain) {
     case DomainKind::Any: return true;
     case DomainKind::NotNan: return !std::isnan(v);
-    case DomainKind::Finite: case DomainKind::FiniteNormalResult: return std::isfinite(v);
+    case DomainKind::Finite:
+    case DomainKind::FiniteNormalResult: return std::isfinite(v);
     case DomainKind::Interval: return v >= c.lo && v <= c.hi;
     case DomainKind::PositiveNormal: return v >= F32_MIN_NORMAL && v <= CONTRACT_F32_MAX;
   }
@@ -68,11 +77,14 @@ inline Verdict judge(const Contract& c, double got, double want, double larger) 
     case ErrorKind::Rel: bound = c.rel * std::fabs(want); break;
   }
   bool same = bitEqual(got, want);
-  double error = same ? 0 : (std::isfinite(got) && std::isfinite(want)) ? std::fabs(got - want) : INFINITY;
+  double error = same ? 0 : (std::isfinite(got) && std::isfinite(want)) ? std::fabs(got - want)
+                                                                        : INFINITY;
   bool ok = c.error == ErrorKind::Exact ? same : (same || error <= bound);
   bool bad = !ok;
-  double ratio = bad && !(error > bound) ? INFINITY : bound > 0 ? error / bound : error > 0 ? INFINITY : 0;
-  return { ok, error, bound, ratio };
+  double ratio = bad && !(error > bound) ? INFINITY : bound > 0 ? error / bound
+                                                  : error > 0   ? INFINITY
+                                                                : 0;
+  return {ok, error, bound, ratio};
 }
 
 }  // namespace sweep

@@ -38,7 +38,7 @@ inline vd vadd(vd a, vd b) {
   vd rd = __builtin_convertvector(r, vd);
   vd d = (s - rd) + e;
   vl step = ((rd > 0) & (d < 0)) | ((rd < 0) & (d > 0));
-  vu rb = (vu)r + (vu)__builtin_convertvector(step, vi);
+  vu rb = (vu)r + (vu) __builtin_convertvector(step, vi);
   return __builtin_convertvector((vf)rb, vd);
 }
 inline vd vsub(vd a, vd b) { return vadd(a, -b); }
@@ -73,7 +73,7 @@ inline vd vexp(vd x) {
 
 /** log for a positive normal finite x. */
 inline vd vlog(vd x) {
-  vu b = (vu)__builtin_convertvector(x, vf);
+  vu b = (vu) __builtin_convertvector(x, vf);
   vd e = __builtin_convertvector((vi)((b >> 23) & 0xffu), vd) - 126;
   vd m = __builtin_convertvector((vf)((b & 0x7fffffu) | 0x3f000000u), vd);
   vl low = m < splat(SQRT_HALF);
@@ -88,7 +88,7 @@ inline vd vlog(vd x) {
 
 /** sqrt for a positive finite x. */
 inline vd vsqrt(vd x) {
-  vu b = (vu)__builtin_convertvector(x, vf);
+  vu b = (vu) __builtin_convertvector(x, vf);
   vd y = __builtin_convertvector((vf)((b >> 1) + SQRT_MAGIC), vd);
   for (int i = 0; i < SQRT_NEWTON_STEPS; i++) y = vmul(splat(0.5), vadd(y, vdiv(x, y)));
   return y;
@@ -131,7 +131,8 @@ struct Lane<Op::Tanh> {
   static constexpr bool has = true;
   static int regime(double x) {
     double a = std::fabs(x);
-    return a > 0.625 && a < TANH_SATURATE ? 0 : a > 0 && a <= 0.625 ? 1 : -1;
+    return a > 0.625 && a < TANH_SATURATE ? 0 : a > 0 && a <= 0.625 ? 1
+                                                                    : -1;
   }
   static vd run(int k, vd x) {
     if (k == 0) {
@@ -149,7 +150,8 @@ struct Lane<Op::Erf> {
   static constexpr bool has = true;
   static int regime(double x) {
     double a = std::fabs(x);
-    return a > 0 && a < ERF_SERIES_BELOW ? 0 : a >= ERF_SERIES_BELOW && a < ERF_SATURATE ? 1 : -1;
+    return a > 0 && a < ERF_SERIES_BELOW ? 0 : a >= ERF_SERIES_BELOW && a < ERF_SATURATE ? 1
+                                                                                         : -1;
   }
   static vd run(int k, vd x) {
     if (k == 0) return vmul(vhorner(ERF_T, vmul(x, x)), x);

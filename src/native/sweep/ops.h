@@ -11,7 +11,19 @@
 
 namespace sweep {
 
-enum class Op { Neg, Recip, Exp, Log, Tanh, Erf, Sqrt, Add, Sub, Mul, Div, Max, Ge };
+enum class Op { Neg,
+                Recip,
+                Exp,
+                Log,
+                Tanh,
+                Erf,
+                Sqrt,
+                Add,
+                Sub,
+                Mul,
+                Div,
+                Max,
+                Ge };
 
 constexpr bool isBinary(Op op) { return op >= Op::Add; }
 

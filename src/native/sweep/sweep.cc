@@ -9,13 +9,29 @@
 namespace sweep {
 
 bool parseOp(const std::string& name, Op& op) {
-  static const struct { const char* name; Op op; } ops[] = {
-    { "neg", Op::Neg }, { "recip", Op::Recip }, { "exp", Op::Exp }, { "log", Op::Log }, { "tanh", Op::Tanh },
-    { "erf", Op::Erf }, { "sqrt", Op::Sqrt }, { "add", Op::Add }, { "sub", Op::Sub }, { "mul", Op::Mul },
-    { "div", Op::Div }, { "max", Op::Max }, { "ge", Op::Ge },
+  static const struct {
+    const char* name;
+    Op op;
+  } ops[] = {
+      {"neg", Op::Neg},
+      {"recip", Op::Recip},
+      {"exp", Op::Exp},
+      {"log", Op::Log},
+      {"tanh", Op::Tanh},
+      {"erf", Op::Erf},
+      {"sqrt", Op::Sqrt},
+      {"add", Op::Add},
+      {"sub", Op::Sub},
+      {"mul", Op::Mul},
+      {"div", Op::Div},
+      {"max", Op::Max},
+      {"ge", Op::Ge},
   };
   for (const auto& o : ops) {
-    if (name == o.name) { op = o.op; return true; }
+    if (name == o.name) {
+      op = o.op;
+      return true;
+    }
   }
   return false;
 }
@@ -64,7 +80,7 @@ struct Tally {
     out.inDomain++;
     Verdict v = judge(spec.contract, got, want, larger);
     bool bad = !v.ok;
-    Element e{ a, b, got, want, v.error, v.bound, v.ratio, false };
+    Element e{a, b, got, want, v.error, v.bound, v.ratio, false};
     if (bad) fail(e, swept);
     // A failing element outranks a passing one; among equals the larger ratio, then the first.
     if (!out.hasWorst || (bad && !out.worstBad) || (bad == out.worstBad && v.ratio > out.worst.ratio)) {
@@ -77,7 +93,7 @@ struct Tally {
 
 template <Op op>
 void unaryChunk(const ChunkSpec& s, ChunkResult& out) {
-  Tally t{ s, out };
+  Tally t{s, out};
   const Contract& c = s.contract;
   uint32_t xb[LANES];
   double x[LANES];
@@ -115,7 +131,7 @@ void unaryChunk(const ChunkSpec& s, ChunkResult& out) {
 
 template <Op op>
 void binaryChunk(const ChunkSpec& s, ChunkResult& out) {
-  Tally t{ s, out };
+  Tally t{s, out};
   const Contract& c = s.contract;
   const double f = fromBits(s.fixed);
   const bool fixedIn = operandInDomain(c, f);
@@ -137,7 +153,7 @@ void binaryChunk(const ChunkSpec& s, ChunkResult& out) {
     if (in) t.check(ab, bb, sb, got, want, std::fmax(std::fabs(a), std::fabs(b)));
     if constexpr (additive) {
       if (std::isfinite(want) && std::fabs(want) <= std::fmin(std::fabs(a), std::fabs(b)) && got != want) {
-        t.fail(Element{ ab, bb, got, want, std::fabs(got - want), 0, INFINITY, true }, sb);
+        t.fail(Element{ab, bb, got, want, std::fabs(got - want), 0, INFINITY, true}, sb);
       }
     }
   }
@@ -218,7 +234,8 @@ LaneCheck laneCheckOp(uint64_t from, uint64_t to, bool wide) {
 void runChunk(const ChunkSpec& spec, ChunkResult& out) {
   out.elements = spec.to > spec.from ? spec.to - spec.from : 0;
   switch (spec.op) {
-#define CASE(O) case Op::O: chunkOf<Op::O>(spec, out); break;
+#define CASE(O) \
+  case Op::O: chunkOf<Op::O>(spec, out); break;
     SWEEP_OPS(CASE)
 #undef CASE
   }
@@ -226,7 +243,8 @@ void runChunk(const ChunkSpec& spec, ChunkResult& out) {
 
 LaneCheck laneCheck(Op op, uint64_t from, uint64_t to, bool wide) {
   switch (op) {
-#define CASE(O) case Op::O: return laneCheckOp<Op::O>(from, to, wide);
+#define CASE(O) \
+  case Op::O: return laneCheckOp<Op::O>(from, to, wide);
     SWEEP_OPS(CASE)
 #undef CASE
   }
@@ -235,7 +253,8 @@ LaneCheck laneCheck(Op op, uint64_t from, uint64_t to, bool wide) {
 
 void evaluate(const Evaluation& e) {
   switch (e.op) {
-#define CASE(O) case Op::O: evaluateOp<Op::O>(e); break;
+#define CASE(O) \
+  case Op::O: evaluateOp<Op::O>(e); break;
     SWEEP_OPS(CASE)
 #undef CASE
   }

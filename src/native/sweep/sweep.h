@@ -19,7 +19,8 @@ namespace sweep {
  * for an f64 reference).
  */
 struct Fault {
-  enum class Kind { Core, Reference };
+  enum class Kind { Core,
+                    Reference };
   bool on = false;
   Kind kind = Kind::Core;
   /** The biased exponent field of the inputs it breaks (both signs). */

@@ -115,6 +115,7 @@ export function describeHostContract(c: HostContract): string {
  * The fused attention record's contract (src/native/host/attention.cc, docs/HOST.md "attention"), for
  * one output element y = Σ_j p_j·v_j of a row: the composition of the three bounds the record replaces,
  * the scores' dot bound, the composed softmax row bound, and the output's dot bound.
+ * @public published beside the per-op contracts (docs/HOST.md), though no module reads it
  */
 export const HOST_ATTENTION_CONTRACT = {
   kind: 'row',

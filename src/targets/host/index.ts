@@ -23,7 +23,7 @@ import { reduceCopyRank } from './axes.js';
 import type { AdmissionRule, AdmissionTable, NumericsPolicy, Target } from '../target.js';
 
 /** The widest rank the addon's strided copy and in-place update take. */
-export const HOST_MAX_RANK = 4;
+const HOST_MAX_RANK = 4;
 
 const dtypeOf = (e: CheckedEqn, k: number): AnyDType => e.ins[k]!.dtype;
 
@@ -219,8 +219,8 @@ export const HOST_QUANTIZED = QUANT_DTYPES;
  * sessions (each with its arena), and leaves room beside a model's decode sessions for the host
  * segments of a partitioned prefill.
  */
-export const HOST_CONTEXTS = 64;
-export const HOST_PART = 'host:cpu';
+const HOST_CONTEXTS = 64;
+const HOST_PART = 'host:cpu';
 
 export const HOST_TARGET: Target = {
   name: 'host', device: 'host', contexts: HOST_CONTEXTS, part: HOST_PART, admission: HOST_ADMISSION, numerics: HOST_NUMERICS,

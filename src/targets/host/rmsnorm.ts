@@ -4,7 +4,7 @@
  * table and the backend both ask this, so they cannot disagree.
  */
 import type { CheckedEqn } from '../../ir/checked.js';
-import type { BodyStep, Operand, RowBody } from '../../ir/types.js';
+import type { Operand, RowBody } from '../../ir/types.js';
 import { isLiteral } from '../../ir/types.js';
 
 /** Which operand is x and which the gain row, and eps; null for any other body. */
@@ -15,7 +15,7 @@ export function rmsnormOf(e: CheckedEqn): { readonly x: number; readonly g: numb
   const x = e.ins[0]!;
   const C = x.shape[x.shape.length - 1];
   if (e.ins[1]!.shape.length !== 1 || e.ins[1]!.shape[0] !== C || x.shape.length < 1) return null;
-  const s = body.steps as readonly BodyStep[];
+  const s = body.steps;
   const is = (k: number, op: string, a: Operand, b?: Operand): boolean => {
     const st = s[k]!;
     if (st.op !== op || st.in.length !== (b === undefined ? 1 : 2)) return false;

@@ -13,7 +13,7 @@ import { BINARY_OPS, UNARY_OPS, type BinaryOp, type UnaryOp } from '../../ops/el
 export type RowValueKind = 'vector' | 'shared' | 'scalar' | 'literal';
 
 /** One step of a planned body: its op and its operands' kinds, and its result's kind. */
-export interface RowStepPlan {
+interface RowStepPlan {
   readonly op: UnaryOp | BinaryOp | 'reduce_sum' | 'reduce_max';
   readonly in: readonly Operand[];
   readonly kinds: readonly RowValueKind[];

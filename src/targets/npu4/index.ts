@@ -92,7 +92,7 @@ const convert: AdmissionRule = (e) => {
 };
 
 /** The admission table of an NPU4 target recording `contract` (or none). */
-export function npu4Admission(contract: NarrowingContract | null): AdmissionTable {
+function npu4Admission(contract: NarrowingContract | null): AdmissionTable {
   const arith = arithmetic(contract);
   const move = movement(contract);
   const unary = (op: OpName) => () => refuse(`unary.${op}`);
@@ -118,7 +118,7 @@ export function npu4Admission(contract: NarrowingContract | null): AdmissionTabl
  * NarrowStorage for every program: the NPU stores every value in FP16 (F32 ones behind the narrowing
  * boundary), so each float result is held to the contract's normwise bound (the class's without one).
  */
-export function npu4Numerics(contract: NarrowingContract | null): NumericsPolicy {
+function npu4Numerics(contract: NarrowingContract | null): NumericsPolicy {
   const normwise = { kind: 'normwise', rel: contract?.normwise ?? CLASS_TOLERANCES.NarrowStorage.f16.rel } as const;
   const max = contract?.maxMagnitude ?? F16_MAX;
   return {

@@ -33,7 +33,7 @@ export const XDNA2_CAPABILITIES = [
   'elementwise.broadcast',
 ] as const;
 /** A capability the XDNA2 target may name in a refusal. */
-export type Xdna2Capability = (typeof XDNA2_CAPABILITIES)[number];
+type Xdna2Capability = (typeof XDNA2_CAPABILITIES)[number];
 
 const no = (capability: Xdna2Capability): Admission => refuse(capability);
 
@@ -93,7 +93,7 @@ const gather: AdmissionRule = (e) => dtypeRefusal(e, ['i32'], [0]) ?? admit(XDNA
 const c = XDNA2_CONTRACTS;
 
 /** The XDNA2 admission table: the planner, the feature matrix and the docs read it; nothing else decides. */
-export const XDNA2_ADMISSION = {
+const XDNA2_ADMISSION = {
   add: pointwise(c.add), sub: pointwise(c.sub), mul: pointwise(c.mul), div: pointwise(c.div),
   max: pointwise(c.max), ge: pointwise(c.ge),
   min: () => no('binary.min'),

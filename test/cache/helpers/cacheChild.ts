@@ -36,7 +36,7 @@ function readLine(): string {
 
 const [mode, dir, seedText, countText, startText] = process.argv.slice(2);
 const seed = Number(seedText);
-const cache = BlobCache.open(dir!);
+const cache = BlobCache.open(dir);
 
 if (mode === 'put') {
   const start = Number(startText);

@@ -13,7 +13,7 @@ export function check(p: ProgramBuilder): CheckedProgram {
 }
 
 /** RMSNorm of one row, returning the normalized row and its rms (two results: a vector and a scalar). */
-export function rmsBody(cols: number): (b: RowBuilder, x: RowValue) => RowValue[] {
+function rmsBody(cols: number): (b: RowBuilder, x: RowValue) => RowValue[] {
   return (b, x) => {
     const ss = b.reduceSum(b.mul(x, x));
     const rms = b.sqrt(b.add(b.div(ss, cols), 1e-6));

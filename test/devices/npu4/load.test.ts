@@ -75,7 +75,7 @@ describe('devices/npu4: loading a blob', () => {
       for (const arg of ['w', 'result:y']) {
         const dev = new Npu4SimDevice();
         const e = await rejection(dev.load(npu4Artifact(prog(), { arg, field })));
-        expect(e, `${arg}`).to.be.instanceOf(ArgumentMismatch);
+        expect(e, arg).to.be.instanceOf(ArgumentMismatch);
         expect((e as ArgumentMismatch).toWire()).to.include({ code: 'ArgumentMismatch', arg, field });
         expect(dev.runs).to.equal(0);
         expect(dev.live().contexts, 'nothing was loaded').to.equal(0);

@@ -11,7 +11,7 @@ function typeOf(v: unknown): string {
   return typeof v;
 }
 
-export function validate(schema: Schema, value: unknown, root: Schema = schema, path = '$'): string | undefined {
+function validate(schema: Schema, value: unknown, root: Schema = schema, path = '$'): string | undefined {
   if (schema === true) return undefined;
   if (schema === false) return `${path}: nothing is allowed`;
   const s = schema;

@@ -87,7 +87,7 @@ export function rng(seed: number): () => number {
 }
 
 /** A bf16 pattern of moderate magnitude (2^-12 .. 2^4), either sign, as 2 LE bytes at `o`. */
-export function putRandomBf16(b: Uint8Array, o: number, rand: () => number, signed = true): void {
+function putRandomBf16(b: Uint8Array, o: number, rand: () => number, signed = true): void {
   const exp = 127 - 12 + Math.floor(rand() * 16);
   const sign = signed && rand() < 0.5 ? 0x8000 : 0;
   const bits = sign | (exp << 7) | Math.floor(rand() * 128);

