@@ -13,6 +13,7 @@ import { writeGgufStream, type StreamGgufTensor } from '../pack/ggufStream.js';
 import { mulberry32 } from '../../numerics/random.js';
 import { BYTE_TO_CHAR } from '../tokenizer/byteLevel.js';
 import { architecture } from '../arch/index.js';
+import { llama3RopeFactors } from '../arch/hf.js';
 import type { LayerTensor } from '../arch/types.js';
 
 /** The shape and type of a tiny Qwen3; every field has a default. */
@@ -167,19 +168,8 @@ const ropeDimsOf = (c: TinyQwen3Config): number => (c.ropeDims === 0 ? c.headDim
  * factor 8, low and high frequency factors 1 and 4, original context 8192): 1 for short wavelengths,
  * 8 for long ones, blended between.
  */
-function llama3FreqFactors(dims: number, theta: number, orig = 8192): Float32Array {
-  const [factor, low, high] = [8, 1, 4];
-  const out = new Float32Array(dims / 2);
-  for (let i = 0; i < out.length; i++) {
-    const wavelen = (2 * Math.PI) / theta ** ((-2 * i) / dims) ;
-    if (wavelen < orig / high) out[i] = 1;
-    else if (wavelen > orig / low) out[i] = factor;
-    else {
-      const smooth = (orig / wavelen - low) / (high - low);
-      out[i] = 1 / ((1 - smooth) / factor + smooth);
-    }
-  }
-  return out;
+export function llama3FreqFactors(dims: number, theta: number, orig = 8192): Float32Array {
+  return Float32Array.from(llama3RopeFactors(dims, theta, { factor: 8, lowFreqFactor: 1, highFreqFactor: 4, originalContext: orig }));
 }
 
 /** The tensors after token_embd of a tiny model of an architecture other than qwen3, in its descriptor's order. */
