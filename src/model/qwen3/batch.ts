@@ -16,6 +16,12 @@
  * written (it ends before it would) and writes itself before it reads it, so its cache is as it was for
  * every position it reads. A slot nobody holds runs id 0 at position 0 of its own unused cache, which
  * the next generation's move replaces whole.
+ *
+ * A generation alone (no slot held, none waiting for one, no other alone) decodes by itself, in its own
+ * cache with the single decode program: a batch step costs every slot's row, so one stream is not made
+ * to pay for the others it might have. The moment another generation wants a slot, the one alone joins
+ * the batch at its next step, its cache moved into a slot as any joiner's; its rows are the same bytes
+ * either way.
  */
 import { InvalidOptions } from '../../errors/index.js';
 import type { DeviceSession } from '../../jobs/deviceSession.js';
@@ -38,6 +44,8 @@ interface Request {
 /** One generation's place in the batch. */
 class Sequence {
   slot = -1;
+  /** Decoding by itself in its own cache, its slot kept for it (Batcher.alone). */
+  alone = false;
   next: Request | undefined;
   /** Why it can step no more (its batch step failed, taking the batch's caches with it). */
   failed: unknown;
@@ -62,6 +70,8 @@ export interface BatchUse {
   /** Batch steps run so far, and the rows of generations they ran. */
   readonly steps: number;
   readonly rows: number;
+  /** Decode steps a generation ran by itself, alone in the batch (see batch.ts's doc). */
+  readonly aloneSteps: number;
 }
 
 /** The batch of one model: its slots, its session of the batch program, its step loop. */
@@ -75,6 +85,7 @@ export class Batcher {
   #steps = 0;
   #rows = 0;
   #closed = false;
+  #aloneSteps = 0;
   #device: { readonly device: string; readonly simulated: boolean } | undefined;
   // Since when some generations of the batch have asked for a step and others not; the last step's time.
   #askedAt: number | undefined;
@@ -86,7 +97,7 @@ export class Batcher {
 
   /** The slots in use now. */
   use(): BatchUse {
-    return { slots: this.parallel, busy: this.#slots.filter((s) => s !== null).length, waiting: this.#joiners.length, steps: this.#steps, rows: this.#rows };
+    return { slots: this.parallel, busy: this.#slots.filter((s) => s !== null).length, waiting: this.#joiners.length, steps: this.#steps, rows: this.#rows, aloneSteps: this.#aloneSteps };
   }
 
   /** The device the batch steps ran on (after the first). */
@@ -104,11 +115,37 @@ export class Batcher {
     if (!this.#closed) void this.#sessionNow();
   }
 
+  /**
+   * @internal Whether `seq` (prefilled, in its own cache) may run its next decode step by itself: while
+   * no other generation holds a slot or waits for one. It then holds a slot (the batch's capacity counts
+   * it) whose cache it moves into when it joins.
+   */
+  alone(seq: Sequence): boolean {
+    if (this.#closed || this.#joiners.length > 0 || this.#slots.some((s) => s !== null && s !== seq)) return false;
+    if (!seq.alone) {
+      const slot = this.#slots.indexOf(null);
+      if (slot < 0) return false;
+      this.#slots[slot] = seq;
+      seq.slot = slot;
+      seq.alone = true;
+    }
+    this.#aloneSteps++;
+    return true;
+  }
+
   /** @internal Joins `seq` (prefilled) at the next step: resolves once its cache is in its slot. */
   join(seq: Sequence): Promise<void> {
     if (this.#closed) return Promise.reject(new InvalidOptions('model', 'the model is closed'));
+    // One that decoded alone gives its slot back and is first in the line, so it takes a slot at once.
+    const first = seq.alone;
+    if (seq.alone) {
+      this.#slots[seq.slot] = null;
+      seq.slot = -1;
+      seq.alone = false;
+    }
     return new Promise<void>((resolve, reject) => {
-      this.#joiners.push({ seq, resolve, reject });
+      if (first) this.#joiners.unshift({ seq, resolve, reject });
+      else this.#joiners.push({ seq, resolve, reject });
       this.#poke();
     });
   }
@@ -141,6 +178,7 @@ export class Batcher {
   /** @internal `seq` ends: its slot (or its place in the line) is free at once. */
   leave(seq: Sequence): void {
     const why = new InvalidOptions('cache', 'the sequence left the batch');
+    seq.alone = false;
     const at = this.#joiners.findIndex((j) => j.seq === seq);
     if (at >= 0) this.#joiners.splice(at, 1)[0]!.reject(why);
     if (seq.slot >= 0 && this.#slots[seq.slot] === seq) this.#slots[seq.slot] = null;
@@ -189,7 +227,8 @@ export class Batcher {
           j.reject(e);
         }
       }
-      const held = this.#slots.filter((s): s is Sequence => s !== null);
+      // A slot kept for a generation decoding alone is no row of a batch step.
+      const held = this.#slots.filter((s): s is Sequence => s !== null && !s.alone);
       // Ended here, in the same turn as the check: a poke after it starts a new loop.
       if (held.length === 0 && this.#joiners.length === 0) { this.#running = false; return; }
       const ready = held.filter((s) => s.next !== undefined);
@@ -245,7 +284,8 @@ export class Batcher {
       for (const [, , r] of taken) r.reject(e);
       for (let i = 0; i < this.#slots.length; i++) {
         const s = this.#slots[i];
-        if (s === null || s === undefined) continue;
+        // One decoding alone keeps its cache in its own session: the batch's failure is not its.
+        if (s === null || s === undefined || s.alone) continue;
         s.failed = e;
         s.slot = -1;
         s.next?.reject(e);
@@ -289,12 +329,16 @@ class SlotCursor implements CacheCursor {
   async step(program: Program, ids: readonly number[], positions: readonly number[]): Promise<Tensor> {
     if (!this.#decoding) return this.inner.step(program, ids, positions);
     if (ids.length !== 1) throw new InvalidOptions('ids', `a decode step in a batch runs 1 token, not ${ids.length}`);
+    // Alone, by itself in its own cache, until another generation wants a slot (see the file's doc).
+    if (this.#joined === undefined && this.batcher.alone(this.#seq)) return this.inner.step(program, ids, positions);
     this.#joined ??= this.batcher.join(this.#seq);
     await this.#joined;
     return this.batcher.step(this.#seq, ids[0]!, positions[0]!);
   }
 
-  prepare(): void {
+  prepare(program: Program): void {
+    // Both ways it may decode: by itself (the single decode program's session) and in the batch.
+    this.inner.prepare(program);
     this.batcher.prepare();
   }
 

@@ -205,8 +205,31 @@ describe('qwen3: several sequences decoded in one step', function () {
         const use = model.batchUse()!;
         expect(busiest, 'slots held at once').to.equal(4);
         expect(use.busy).to.equal(0);
-        expect(use.rows, 'decode rows').to.equal(MAX.reduce((a, b) => a + b - 1, 0));
+        // Every decode step a row of a batch step, but those the first ran alone, before the second joined.
+        expect(use.rows + use.aloneSteps, 'decode rows').to.equal(MAX.reduce((a, b) => a + b - 1, 0));
         expect(use.steps, 'batch steps').to.be.below(use.rows);
+      } finally {
+        await model.close();
+      }
+    });
+
+    it('a generation alone decodes by itself (no batch step pays for empty slots), its bytes the same; one joining moves it into the batch', async () => {
+      const model = await loadModel(path, { engine: on, target: 'host', ctx: CTX });
+      try {
+        expect(sameRun(await model.complete(request(2)), solo[2]!), 'alone').to.equal(true);
+        expect(model.batchUse()).to.include({ steps: 0, rows: 0, aloneSteps: MAX[2]! - 1, busy: 0 });
+        // Two at once: the first alone until the second wants a slot, then both rows of batch steps.
+        const first = model.generate(request(2));
+        await first.next();
+        await first.next();
+        const both = await Promise.all([model.complete(request(0)), (async () => {
+          for (;;) { const n = await first.next(); if (n.done === true) return n.value; }
+        })()]);
+        expect(sameRun(both[0], solo[0]!), 'the second').to.equal(true);
+        expect(sameRun(both[1], solo[2]!), 'the first, moved into the batch').to.equal(true);
+        const use = model.batchUse()!;
+        expect(use.steps, 'batch steps').to.be.above(0);
+        expect(use.rows + use.aloneSteps).to.equal(2 * (MAX[2]! - 1) + MAX[0]! - 1);
       } finally {
         await model.close();
       }
