@@ -337,9 +337,10 @@ class SlotCursor implements CacheCursor {
   }
 
   prepare(program: Program): void {
-    // Both ways it may decode: by itself (the single decode program's session) and in the batch.
+    // The single decode program's session, which it decodes in while alone; the batch's session opens
+    // ahead only where others decode already (else when one first joins, or at the model's warm).
     this.inner.prepare(program);
-    this.batcher.prepare();
+    if (this.batcher.use().busy > 0) this.batcher.prepare();
   }
 
   cancel(): void {

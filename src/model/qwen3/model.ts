@@ -320,9 +320,9 @@ export class Qwen3Model {
 
   /**
    * Gets the first generation's programs ready now, so that it does not wait for them; a server calls
-   * this while it says it is loading. The decode program's session (the batch program's, where
-   * generations batch: batch.ts) is opened (compiled or taken from the
-   * cache, its weights bound and, on host, read in), the prefill chunk found (fittingChunk), and the
+   * this while it says it is loading. The decode program's session is opened (compiled or taken from
+   * the cache, its weights bound and, on host, read in; where generations batch, batch.ts, the batch
+   * program is compiled too, for the moment a second generation joins), the prefill chunk found (fittingChunk), and the
    * prefill program a prompt of `promptTokens` tokens (default a full chunk) runs its first chunk in is
    * built and its session opened too: of the prefill programs (generate.ts's buckets) one session is
    * kept between generations, so one is made ready. A partitioned prefill target (a list) runs its
@@ -332,9 +332,11 @@ export class Qwen3Model {
     positiveInt(options.promptTokens, 'promptTokens');
     const r = this.runner;
     if (!(r instanceof EngineRunner)) return;
-    // Generations decode in the batch program where they batch (its session then kept by the batch), else alone.
+    // A generation alone decodes in the single decode program (its session readied); where generations
+    // batch, the batch program is compiled too, its session opened when a second generation first joins.
+    await r.warm(this.program(1));
     const batch = this.#batchRunner();
-    await r.warm(batch === null ? this.program(1) : batch.batcher.program);
+    if (batch !== null) await r.engine.compileOnly(batch.batcher.program, r.target);
     const chunk = this.fittingChunk();
     const first = Math.min(options.promptTokens ?? chunk, chunk);
     const tokens = prefillTokens(first, this.ctx, chunk);
