@@ -5,7 +5,8 @@
  * state. Args, in order:
  *   - weights, named as llama.cpp names the tensors without `.weight` (`token_embd`, `blk.0.attn_q`, ...;
  *     a bias keeps its `.bias`), in the dtype and shape of the file (weights.ts);
- *   - state `cache.k.<l>` `[kvHeads, headDim, ctx]` and `cache.v.<l>` `[kvHeads, ctx, headDim]` (f32, or
+ *   - state `cache.k.<l>` and `cache.v.<l>`, both `[kvHeads, ctx, headDim]` (one row per position, so a
+ *     step touches only the pages of the positions it writes; cacheRow says where a row lies) (f32, or
  *     f16 with `cacheType: 'f16'`: each new k and v element is rounded once to f16, nearest even, as it
  *     is written, and attention reads the cache through convert(f16 -> f32), which is exact);
  *   - activations `ids` `[T]` (i32) and `positions` `[T]` (i32, consecutive: the cache is written at
@@ -116,10 +117,28 @@ export function stepActivations(program: Program, ids: readonly number[], positi
 export function cacheShapes(c: Qwen3Config, ctx: number): Map<string, readonly number[]> {
   const m = new Map<string, readonly number[]>();
   for (let l = 0; l < c.layers; l++) {
-    m.set(`cache.k.${l}`, [c.kvHeads, c.headDim, ctx]);
+    m.set(`cache.k.${l}`, [c.kvHeads, ctx, c.headDim]);
     m.set(`cache.v.${l}`, [c.kvHeads, ctx, c.headDim]);
   }
   return m;
+}
+
+/**
+ * Where the KV cache of `ctx` positions holds the key (`which` 'k') or value ('v') of kv head `head`
+ * at position `pos` in layer `layer`: the state tensor's name and the element offset of the row's
+ * `length` (headDim) contiguous elements in it. The one place that knows the cache's layout
+ * (cacheShapes' shapes, the programs' updates and attention read it so); InvalidOptions names an
+ * index outside the model or the context.
+ */
+export function cacheRow(c: Qwen3Config, ctx: number, which: 'k' | 'v', layer: number, head: number, pos: number): { readonly name: string; readonly offset: number; readonly length: number } {
+  const within = (what: string, v: number, n: number): void => {
+    if (!(Number.isSafeInteger(v) && v >= 0 && v < n)) throw new InvalidOptions(what, `0 to ${n - 1}, not ${JSON.stringify(v)}`);
+  };
+  if (which !== 'k' && which !== 'v') throw new InvalidOptions('which', `k or v, not ${JSON.stringify(which)}`);
+  within('layer', layer, c.layers);
+  within('head', head, c.kvHeads);
+  within('pos', pos, ctx);
+  return { name: `cache.${which}.${layer}`, offset: (head * ctx + pos) * c.headDim, length: c.headDim };
 }
 
 /** Attention of `q [T, H, D]` over the cache after this step's keys and values are written. */
@@ -128,7 +147,8 @@ function attention(p: ProgramBuilder, c: Qwen3Config, f: Pieces, q: Value, kc: V
   const g = c.heads / c.kvHeads;
   // Query heads h = kv * g + j share kv head `kv`: group them so one batched matmul per kv head serves all.
   const qg = p.reshape(p.transpose(p.reshape(q, [t, c.kvHeads, g, c.headDim]), [1, 0, 2, 3]), [c.kvHeads, t * g, c.headDim]);
-  const scores = p.matmul(qg, kc);
+  // The keys are rows [kvHeads, ctx, D], as the cache holds them: the host reads them in place (its attention record).
+  const scores = p.matmul(qg, p.transpose(kc, [0, 2, 1]));
   const probs = f.softmax(p, scores, bias, 1 / Math.sqrt(c.headDim));
   const o = p.reshape(p.matmul(probs, vc), [c.kvHeads, t, g, c.headDim]);
   return p.reshape(p.transpose(o, [1, 0, 2, 3]), [t, c.heads * c.headDim]);
@@ -208,7 +228,7 @@ export function buildProgram(c: Qwen3Config, weights: ModelWeights, shape: Progr
     const q = qkNorm(project('attn_q', 0, qDim, c.heads), 'attn_q_norm');
     const k = qkNorm(project('attn_k', qDim, kvDim, c.kvHeads), 'attn_k_norm');
     const v = project('attn_v', qDim + kvDim, kvDim, c.kvHeads);
-    const kc = p.dynamicUpdateSlice(caches[2 * l]!, stored(p.transpose(ropeOf(k), [1, 2, 0])), [0, 0, start]);
+    const kc = p.dynamicUpdateSlice(caches[2 * l]!, stored(p.transpose(ropeOf(k), [1, 0, 2])), [0, start, 0]);
     const vc = p.dynamicUpdateSlice(caches[2 * l + 1]!, stored(p.transpose(v, [1, 0, 2])), [0, start, 0]);
     p.carry(caches[2 * l]!, kc);
     p.carry(caches[2 * l + 1]!, vc);
