@@ -158,7 +158,8 @@ void attentionT(const Ctx& c, const float* q, const KV* k, const KV* v, const fl
         float* kf = kvScratch.data();
         float* vf = kf + Lmax * D;
         if (kRows) {
-          cvt(k + b * N * D, kf, Lmax * D);
+          // A prefill converts only the keys its thread has not turned yet (below).
+          if (blocks == 1) cvt(k + b * N * D, kf, Lmax * D);
         } else {
           for (int64_t d = 0; d < D; d++) cvt(k + (b * D + d) * N, kf + d * Lmax, Lmax);
           ldk = Lmax;
@@ -171,12 +172,21 @@ void attentionT(const Ctx& c, const float* q, const KV* k, const KV* v, const fl
         vb = v + b * N * Dv;
       }
       bool rows = kRows;
-      if (!HALF && kRows && blocks > 1) {
+      if (kRows && blocks > 1) {
         // A prefill: the head's keys turned once per thread (not per block), then read as columns.
         thread_local TurnedKeys tk;
         if (tk.call != call || tk.head != b) { tk.call = call; tk.head = b; tk.have = 0; }
         if (tk.cols.size() < size_t(D * N)) tk.cols.resize(size_t(D * N));
-        if (tk.have < Lmax) transposeRows(kb + tk.have * D, D, Lmax - tk.have, D, tk.cols.data() + tk.have, N);
+        if (tk.have < Lmax) {
+          const float* src = kb + tk.have * D;
+          if constexpr (HALF) {
+            // The new keys' rows converted into the key part of the scratch (Lmax * D floats), then turned.
+            const auto cvt = fault == 3 ? &bf16Row : K.halfRow;
+            cvt(k + (b * N + tk.have) * D, kvScratch.data(), (Lmax - tk.have) * D);
+            src = kvScratch.data();
+          }
+          transposeRows(src, D, Lmax - tk.have, D, tk.cols.data() + tk.have, N);
+        }
         tk.have = std::max(tk.have, Lmax);
         kb = tk.cols.data();
         ldk = N;
