@@ -230,16 +230,24 @@ export function deviceApi(opts: DeviceActorOptions) {
      * Zeroes a session's state, sets it to another open session's (a KV cache handed over in place; with
      * `move` that session's is zeroed, on the host with no copy), or to tensors.
      */
-    setState(session: number, from: number | 'zero' | TensorMap, move = false): void {
-      openSession(session).setState(typeof from === 'number' ? openSession(from) : from, move);
+    setState(session: number, from: number | 'zero' | TensorMap, move = false, names?: Readonly<Record<string, string>>): void {
+      openSession(session).setState(typeof from === 'number' ? openSession(from) : from, move, names);
     },
     /** A session's state as device bytes in shared memory, for a session on another device (DeviceSession.takeStateFrom). */
     exportState(session: number): SharedState {
       return openSession(session).exportState();
     },
+    /** Positions of a session's state along each named arg's axis, in shared memory (Session.readPositions). */
+    readPositions(session: number, axes: Readonly<Record<string, number>>, ranges: readonly (readonly [number, number])[]): SharedState[] {
+      return openSession(session).readPositions(axes, ranges);
+    },
+    /** Writes positions readPositions gave into a session's state (Session.writePositions). */
+    writePositions(session: number, axes: Readonly<Record<string, number>>, pieces: readonly { readonly from: number; readonly state: SharedState }[]): void {
+      openSession(session).writePositions(axes, pieces);
+    },
     /** Sets a session's state to bytes another device's session exported. */
-    setSharedState(session: number, from: SharedState): void {
-      openSession(session).setSharedState(from);
+    setSharedState(session: number, from: SharedState, names?: Readonly<Record<string, string>>): void {
+      openSession(session).setSharedState(from, names);
     },
     close,
     live() {

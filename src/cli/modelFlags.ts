@@ -100,10 +100,11 @@ export function promptOf(f: ModelFlags): { prompt?: string; promptIds?: number[]
   };
 }
 
-/** Loads the model the flags name. */
+/** Loads the model the flags name (these commands run one generation at a time: no batch of them, parallel 1). */
 export function modelOf(path: string, f: ModelFlags): Promise<Qwen3Model> {
   return loadModel(path, {
     target: f.target,
+    parallel: 1,
     ...(f.ctx !== undefined ? { ctx: f.ctx } : {}),
     ...(f.threads !== undefined ? { threads: f.threads } : {}),
     ...(f.exactMatmul === true ? { exactMatmul: true } : {}),

@@ -19,6 +19,7 @@ import { intArg } from './options.js';
 import { threadsArg } from './limits.js';
 import { maxProgramBytesOption } from './modelFlags.js';
 import { EXIT, type Io } from './output.js';
+import { DEFAULT_PREFIX_CACHE_BYTES } from '../model/qwen3/prefix.js';
 
 /** The flags of `serve`. */
 export interface ServeFlags {
@@ -34,6 +35,7 @@ export interface ServeFlags {
   readonly prefillTarget?: string;
   readonly ctx?: number;
   readonly maxQueue: number;
+  readonly parallel: number;
   readonly apiKey?: string;
   readonly addon?: string[];
   readonly npuOpt?: Record<string, string>;
@@ -41,6 +43,9 @@ export interface ServeFlags {
   readonly chatTemplate?: string;
   readonly cors?: string[];
   readonly pooling?: 'mean' | 'last';
+  /** The prefix cache's budget in MiB (default 1024); `--no-prefix-cache` sets prefixCache false. */
+  readonly cacheRam?: number;
+  readonly prefixCache?: boolean;
 }
 
 function portArg(v: string): number {
@@ -77,6 +82,7 @@ export async function serveCommand(path: string | undefined, f: ServeFlags, io: 
     engine,
     target: f.target,
     ...(f.ctx !== undefined ? { ctx: f.ctx } : {}),
+    parallel: f.parallel,
     ...(f.threads !== undefined ? { threads: f.threads } : {}),
     ...(f.cacheType !== undefined ? { cacheType: f.cacheType } : {}),
     ...(limits !== undefined ? { limits } : {}),
@@ -84,10 +90,11 @@ export async function serveCommand(path: string | undefined, f: ServeFlags, io: 
     ...(f.cacheDir !== undefined ? { cacheDir: f.cacheDir } : {}),
     ...(demo !== undefined ? { tokenizer: demo.tokenizer, ctx: f.ctx ?? 1024 } : {}),
     npuOpts: f.npuOpt ?? {},
+    prefixCache: f.prefixCache === false ? false as const : { bytes: f.cacheRam !== undefined ? f.cacheRam * 2 ** 20 : DEFAULT_PREFIX_CACHE_BYTES },
   };
   const resolved = await resolveModel(given ?? demo!.path, load, registry, io.err).catch(async (e: unknown) => { await engine.close(); throw e; });
   const id = demo !== undefined ? 'qwen3-demo' : resolved.id;
-  const server = createServer({ modelId: id, open: async () => { await untilDevicesSettle(engine); return resolved.open(); }, engine, maxQueue: f.maxQueue, ...(chatTemplate !== undefined ? { chatTemplate } : {}), ...(f.cors !== undefined ? { cors: f.cors } : {}), ...(f.apiKey !== undefined ? { apiKey: f.apiKey } : {}), ...(f.pooling !== undefined ? { pooling: f.pooling } : {}), log: io.err });
+  const server = createServer({ modelId: id, open: async () => { await untilDevicesSettle(engine); return resolved.open(); }, engine, maxQueue: f.maxQueue, parallel: f.parallel, ...(chatTemplate !== undefined ? { chatTemplate } : {}), ...(f.cors !== undefined ? { cors: f.cors } : {}), ...(f.apiKey !== undefined ? { apiKey: f.apiKey } : {}), ...(f.pooling !== undefined ? { pooling: f.pooling } : {}), log: io.err });
   const url = await server.listen(f.port, f.host).catch(async (e: unknown) => {
     await server.close();
     await engine.close();
@@ -153,7 +160,10 @@ export const serve: CliCommand = {
       .addOption(new Option('--cache-type <type>', 'the KV cache\'s dtype: f32 (the exact class) or f16 (half the bytes, each stored element rounded once; docs/MODELS.md)').choices(['f32', 'f16']).default('f32'))
       .addOption(new Option('--prefill-target <targets>', 'where prompts are prefilled, a target or a list (xdna2,host); the KV cache is handed to --target'))
       .addOption(new Option('--ctx <n>', 'positions the KV cache holds').argParser(intArg('--ctx')))
-      .addOption(new Option('--max-queue <n>', 'requests that may wait behind the running one; one more gets 429').argParser(intArg('--max-queue')).default(16))
+      .addOption(new Option('--cache-ram <MiB>', 'the prefix cache\'s budget: the KV cache of prompts\' prefixes kept across requests, so a prompt that starts with one prefills only the rest (default 1024; 0 keeps none)').argParser(intArg('--cache-ram')))
+      .addOption(new Option('--no-prefix-cache', 'keep no prefix cache: every prompt prefilled whole'))
+      .addOption(new Option('--max-queue <n>', 'requests that may wait behind the running ones; one more gets 429').argParser(intArg('--max-queue')).default(16))
+      .addOption(new Option('--parallel <n>', 'generations decoded together, one step over the weights for all (host); each answer the bytes it gets alone').argParser(intArg('--parallel')).default(4))
       .addOption(new Option('--api-key <key>', 'require Authorization: Bearer KEY'))
       .addOption(new Option('--addon <pkg...>', 'load an add-on (package name or path) that adds routes'))
       .addOption(new Option('--npu-opt <key=value>', 'an option for an add-on route (repeatable)').argParser(npuOptArg))

@@ -7,11 +7,12 @@ import type { ProgramBuilder, Value } from '../ops/builder.js';
 import { program } from '../ops/builder.js';
 import type { CheckedProgram } from '../ir/checked.js';
 import { programToJson } from '../ir/codec.js';
-import { quantTensor, tensor } from '../ir/tensor.js';
+import { isQuantTensor, quantTensor, tensor } from '../ir/tensor.js';
 import type { QuantTensor, Tensor } from '../ir/tensor.js';
 import { QUANT_DTYPES } from '../ir/types.js';
 import type { DType, QuantDType } from '../ir/types.js';
 import { dequantize } from '../numerics/dequant.js';
+import { roundToDtype } from '../numerics/float16.js';
 import { quantBytes as quantSize } from '../numerics/quant.js';
 import { checkProgram } from '../ops/validate.js';
 import type { TensorMap, WeightMap } from '../oracle/types.js';
@@ -230,9 +231,64 @@ function reduction(op: 'reduce_sum' | 'reduce_max', r: F32Source, bulk: number):
   return [{ name: op, checked, json, weights: {}, chunks, bound: op === 'reduce_max' ? () => 'exact' : (c, i) => within(gamma(COLS), sums[c]![i]!) }];
 }
 
+/**
+ * matmul_id: x [T, 1, K] times the experts [E, N, K] that random ids [T, S] choose, for f32, f16 and
+ * every quantized ggml dtype (K = 512), and q4_0, q4_1 and q8_0 in the q8 class (matmul_idq) held to
+ * matmul_wq's bound: each output matmul's dot bound (or the q8 one) over its chosen expert's row.
+ */
+function matmulId(r: F32Source, bulk: number): HostProgram[] {
+  const out: HostProgram[] = [];
+  const steps = Math.max(1, Math.ceil(bulk / 4096));
+  const [T, S, E, N, K] = [3, 2, 4, 32, 512];
+  const chunk = () => ({
+    x: tensor('f32', [T, 1, K], fill(T * K, () => Math.fround(r.u() * 2 - 1))),
+    ids: tensor('i32', [T, S], Array.from({ length: T * S }, () => Math.min(E - 1, Math.floor(r.u() * E)))),
+  });
+  const mags = (ch: { x: Tensor; ids: Tensor }, deq: ArrayLike<number>) => {
+    const m: number[] = [];
+    for (let t = 0; t < T; t++) for (let s = 0; s < S; s++) for (let n = 0; n < N; n++) {
+      const row = (ch.ids.data[t * S + s]! * N + n) * K;
+      let sum = 0;
+      for (let k = 0; k < K; k++) sum += Math.abs(ch.x.data[t * K + k]! * deq[row + k]!);
+      m.push(sum);
+    }
+    return m;
+  };
+  const program = (name: string, dtype: DType | QuantDType) => built(name, (p) => [p.named('y').matmulId(p.activation('x', 'f32', [T, 1, K]), p.weight('w', dtype, [E, N, K]), p.activation('ids', 'i32', [T, S]))]);
+  for (const dtype of ['f32', 'f16', ...QUANT_DTYPES.filter((d) => d !== 'q4nx_q41')] as const) {
+    const { t, deq } = dtype === 'f32' || dtype === 'f16'
+      ? (() => { const v = fill(E * N * K, () => roundToDtype(dtype, r.u() * 2 - 1)); return { t: tensor(dtype, [E, N, K], v), deq: v }; })()
+      : randomQuant(dtype, E * N, K, r);
+    const w = isQuantTensor(t) ? quantTensor(t.dtype, [E, N, K], t.bytes) : t;
+    const chunks = Array.from({ length: steps }, chunk);
+    const m = chunks.map((ch) => mags(ch, deq));
+    const { checked, json } = program(`matmul-id-${dtype}`, dtype);
+    out.push({ name: `matmul_id ${dtype}`, checked, json, weights: { w }, chunks, bound: (c, i) => within(gamma(K + 2), m[c]![i]!) });
+  }
+  for (const dtype of HOST_Q8_WEIGHTS) {
+    const { t, deq } = randomQuant(dtype, E * N, K, r);
+    const off = offsetsOf(t);
+    const chunks = Array.from({ length: steps }, chunk);
+    // Each slot's row of outputs is x[t] times its expert: matmul_wq's bound over that expert's rows.
+    const bounds = chunks.map((ch) => {
+      const b: ElementBound[] = [];
+      for (let ti = 0; ti < T; ti++) for (let s = 0; s < S; s++) {
+        const e = ch.ids.data[ti * S + s]!;
+        const slice = (a: Float64Array) => a.subarray(e * N * K, (e + 1) * N * K);
+        b.push(...q8Bounds(ch.x.data.subarray(ti * K, (ti + 1) * K), slice(deq), off === null ? null : slice(off), 1, K, N, dtype === 'q4_0' || dtype === 'q8_0' ? 1 : 2));
+      }
+      return b;
+    });
+    const { checked, json } = program(`matmul-id-q8-${dtype}`, dtype);
+    out.push({ name: `matmul_id q8 ${dtype}`, checked, json, weights: { w: quantTensor(dtype, [E, N, K], t.bytes) }, chunks, bound: (c, i) => bounds[c]![i]!, matmul: 'q8' });
+  }
+  return out;
+}
+
 /** The arithmetic ops' programs: elementwise, matmul and the reductions. */
 export function hostArithmetic(op: HostContractOp, r: F32Source, bulk: number): HostProgram[] {
   if (op === 'matmul') return matmul(r, bulk);
+  if (op === 'matmul_id') return matmulId(r, bulk);
   if (op === 'reduce_sum' || op === 'reduce_max') return reduction(op, r, bulk);
   return elementwise(op, r, bulk);
 }

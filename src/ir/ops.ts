@@ -9,7 +9,7 @@ export const OP_NAMES = [
   'add', 'sub', 'mul', 'div', 'max', 'min', 'ge',
   'neg', 'recip', 'exp', 'log', 'tanh', 'erf', 'sqrt', 'rsqrt', 'abs', 'logistic', 'sin', 'cos',
   'convert', 'reduce_sum', 'reduce_max', 'matmul', 'gather', 'reshape', 'transpose', 'broadcast',
-  'slice', 'concat', 'iota', 'dynamic_update_slice', 'row_kernel', 'all_reduce',
+  'slice', 'concat', 'iota', 'dynamic_update_slice', 'row_kernel', 'all_reduce', 'matmul_id',
 ] as const;
 export type OpName = (typeof OP_NAMES)[number];
 
@@ -36,6 +36,7 @@ export interface OpAttrs {
   dynamic_update_slice: {};
   row_kernel: { readonly body: RowBody };
   all_reduce: { readonly reduce: 'sum' };
+  matmul_id: {};
 }
 
 /** How an attribute is written in JSON; the codec decodes and checks it before any shape rule runs. */

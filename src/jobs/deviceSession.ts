@@ -15,6 +15,7 @@ import type { ActorSupervisor } from '../actors/supervisor.js';
 import type { Tensor } from '../ir/tensor.js';
 import type { TensorMap } from '../ir/values.js';
 import type { ProgramSource } from './inputs.js';
+import type { SharedState } from '../session/session.js';
 import { replay } from './runSteps.js';
 
 /** What openSession takes. */
@@ -96,17 +97,34 @@ export class DeviceSession {
    * another device through shared memory, the other device's bytes read once into a SharedArrayBuffer
    * that this device writes from (no copy between the threads, no element through a JS number). With
    * `move` the other session's state is zeroed after: on one host device the state carried in place in
-   * its arena is then handed over with no copy at all (HostDevice.move).
+   * its arena is then handed over with no copy at all (HostDevice.move). With `names` (this session's
+   * state arg -> the other's) only those args are set, each from its name's: a sequence's KV cache
+   * moved into its slot of a program of several sequences (program.ts, slotStateName).
    */
-  async takeStateFrom(other: DeviceSession, opts: { readonly move?: boolean } = {}): Promise<void> {
+  async takeStateFrom(other: DeviceSession, opts: { readonly move?: boolean; readonly names?: Readonly<Record<string, string>> } = {}): Promise<void> {
     const move = opts.move === true;
+    const names = opts.names;
     if (other.device === this.device) {
-      await this.device.call('setState', [this.#id(), other.#id(), move], { deadlineMs: this.deadlineMs });
+      await this.device.call('setState', names === undefined ? [this.#id(), other.#id(), move] : [this.#id(), other.#id(), move, names], { deadlineMs: this.deadlineMs });
       return;
     }
     const shared = await other.device.call('exportState', [other.#id()], { deadlineMs: other.deadlineMs });
-    await this.device.call('setSharedState', [this.#id(), shared], { deadlineMs: this.deadlineMs });
+    await this.device.call('setSharedState', names === undefined ? [this.#id(), shared] : [this.#id(), shared, names], { deadlineMs: this.deadlineMs });
     if (move) await other.zeroState();
+  }
+
+  /**
+   * Positions `[from, to)` of the state args named in `axes` (each along its axis: a KV cache's
+   * positions), one piece per range, in shared memory: the filled part of a cache read without the
+   * rest. InvalidInput names an arg or a range that is not the state's.
+   */
+  readPositions(axes: Readonly<Record<string, number>>, ranges: readonly (readonly [number, number])[]): Promise<SharedState[]> {
+    return this.device.call('readPositions', [this.#id(), axes, ranges], { deadlineMs: this.deadlineMs });
+  }
+
+  /** Writes pieces readPositions gave into the carried state at their positions (the others keep theirs). */
+  writePositions(axes: Readonly<Record<string, number>>, pieces: readonly { readonly from: number; readonly state: SharedState }[]): Promise<void> {
+    return this.device.call('writePositions', [this.#id(), axes, pieces], { deadlineMs: this.deadlineMs });
   }
 
   /** Frees the session's buffers on the device (a device restarted since has freed them already). */

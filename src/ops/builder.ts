@@ -190,6 +190,8 @@ export class ProgramBuilder {
   reduceMax(x: Value, axes: readonly number[]): Value { return this.one('reduce_max', [x], { axes: [...axes] }); }
   /** `[..., M, K] x [..., K, N]` with equal batch dims; by a quantized weight `[..., N, K]`, its rows. */
   matmul(a: Value, b: Value): Value { return this.one('matmul', [a, b]); }
+  /** `x [T, B, K]` times the experts `w [E, N, K]` that `ids [T, S]` choose (B is 1 or S): `[T, S, N]` (ops/matmulId.ts). */
+  matmulId(x: Value, w: Value, ids: Value): Value { return this.one('matmul_id', [x, w, ids]); }
   /** Takes `idx` (i32) along `axis` of `src`. */
   gather(src: Value, idx: Value, axis: number): Value { return this.one('gather', [src, idx], { axis }); }
   /** The same elements in `shape`. */

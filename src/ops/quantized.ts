@@ -18,6 +18,8 @@ import { dequantRow, dequantize } from '../numerics/dequant.js';
 import type { AnyType, OpAttrs, QuantRule, ValueType } from './rule.js';
 import { fail, finish, requireAxis, shapeStr } from './common.js';
 
+export { QUANT_MATMUL_ID } from './matmulId.js';
+
 function quant(t: HeldTensor | undefined): QuantTensor {
   if (t === undefined || !isQuantTensor(t)) throw new Error('a quantized kernel was given a tensor of elements where it takes a quantized one');
   return t;

@@ -9,7 +9,8 @@ import type { DType } from '../ir/types.js';
 import { DTYPES, isQuantized } from '../ir/types.js';
 import { RuleError, isOpName } from './rule.js';
 import type { AnyType, AttrSpec, EvalCtx, OpName, OpRule, OpTable, ValueType } from './rule.js';
-import { QUANT_CONVERT, QUANT_GATHER, QUANT_MATMUL } from './quantized.js';
+import { QUANT_CONVERT, QUANT_GATHER, QUANT_MATMUL, QUANT_MATMUL_ID } from './quantized.js';
+import { matmulIdRule } from './matmulId.js';
 import { binaryRule, unaryRule } from './elementwise.js';
 import { convertRule } from './convert.js';
 import { reduceRule } from './reduce.js';
@@ -56,6 +57,7 @@ export const OPS = {
   dynamic_update_slice: dynamicUpdateSliceRule,
   row_kernel: rowKernelRule(rowStepRule),
   all_reduce: allReduceRule,
+  matmul_id: { ...matmulIdRule, quantized: QUANT_MATMUL_ID },
 } as const satisfies OpTable;
 
 /** The op's row with its attrs widened to the decoded form: the single generic cast of the table. */
@@ -106,7 +108,7 @@ function allTensors(ins: readonly HeldTensor[]): ins is readonly Tensor[] {
 export function quantOperandProblem(op: OpName, k: number): string | undefined {
   const q = OPS[op].quantized;
   if (q?.operand === k) return undefined;
-  const only = 'a quantized weight is taken only by matmul (its right operand), gather (its source) and convert (to a float dtype)';
+  const only = 'a quantized weight is taken only by matmul and matmul_id (their right operand), gather (its source) and convert (to a float dtype)';
   return q === undefined ? `${op} does not take a quantized operand: ${only}` : `${op} takes a quantized weight only as ${q.place}: ${only}`;
 }
 

@@ -94,4 +94,5 @@ export const PROBES: { readonly [P in OpName]: readonly Probe[] } = {
   dynamic_update_slice: one('literal start', (d) => ({ a: t(d, M), b: t(d, [1, 8]) }), () => eq('dynamic_update_slice', ['a', 'b', { lit: 0 }, { lit: 0 }])),
   row_kernel: rowKernel,
   all_reduce: one('sum', a, () => eq('all_reduce', ['a'], { reduce: 'sum' })),
+  matmul_id: one('[2, 1, 4] x experts [3, 5, 4] by ids [2, 2]', (d) => ({ x: t(d, [2, 1, 4]), w: t(d, [3, 5, 4]), ids: t('i32', [2, 2]) }), () => eq('matmul_id', ['x', 'w', 'ids'])),
 };

@@ -2,8 +2,10 @@
  * `GET /metrics`: the server's counters in Prometheus's text format (version 0.0.4), written here:
  * requests by route and status, prompt and generated tokens (as the answers' usage counts them),
  * time-to-first-token and per-token histograms, and the gauges of the moment (queue depth, busy slots,
- * KV cache positions of the running generation, the model's state).
+ * KV cache positions of the running generation, the model's state), and the prefix cache's lookups,
+ * hits, reused tokens, blocks and bytes when the model has one.
  */
+import type { PrefixCacheStats } from '../model/qwen3/prefix.js';
 
 /** A histogram's upper bounds, in seconds. */
 const TTFT_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60] as const;
@@ -35,6 +37,8 @@ export interface Gauges {
   /** Positions of the KV cache the running generation holds (its prompt and tokens so far), and the cache's size when known. */
   readonly kvUsed: number;
   readonly kvSize?: number;
+  /** The model's prefix cache's counters, when it has one. */
+  readonly prefix?: PrefixCacheStats;
 }
 
 /** The server's metrics. */
@@ -68,17 +72,29 @@ export class Metrics {
     };
     histogram('npu_offload_time_to_first_token_seconds', this.ttft, 'From a generation\'s start (its turn in the queue) to its first token: rendering, encoding, prefill.');
     histogram('npu_offload_time_per_output_token_seconds', this.perToken, 'Between successive tokens of a generation.');
-    metric('npu_offload_queue_depth', 'gauge', 'Requests waiting behind the running one.');
+    metric('npu_offload_queue_depth', 'gauge', 'Requests waiting behind the running ones.');
     lines.push(`npu_offload_queue_depth ${g.waiting}`);
     metric('npu_offload_busy_slots', 'gauge', 'Generations running now.');
     lines.push(`npu_offload_busy_slots ${g.running}`);
     metric('npu_offload_slots', 'gauge', 'Generations that can run at once.');
     lines.push(`npu_offload_slots ${g.slots}`);
-    metric('npu_offload_kv_cache_used_positions', 'gauge', 'KV cache positions the running generation holds (prompt and tokens so far).');
+    metric('npu_offload_kv_cache_used_positions', 'gauge', 'KV cache positions the running generations hold (prompts and tokens so far).');
     lines.push(`npu_offload_kv_cache_used_positions ${g.kvUsed}`);
     if (g.kvSize !== undefined) {
-      metric('npu_offload_kv_cache_positions', 'gauge', 'Positions the KV cache holds (--ctx).');
+      metric('npu_offload_kv_cache_positions', 'gauge', 'Positions the KV caches hold (--ctx for each slot).');
       lines.push(`npu_offload_kv_cache_positions ${g.kvSize}`);
+    }
+    const p = g.prefix;
+    if (p !== undefined) {
+      const one = (name: string, type: 'counter' | 'gauge', help: string, v: number) => { metric(name, type, help); lines.push(`${name} ${v}`); };
+      one('npu_offload_prefix_cache_lookups_total', 'counter', 'Generations that looked for a cached prefix of their prompt.', p.lookups);
+      one('npu_offload_prefix_cache_hits_total', 'counter', 'Generations that started from a cached prefix.', p.hits);
+      one('npu_offload_prefix_cache_prompt_tokens_total', 'counter', 'Prompt tokens of the generations that looked.', p.promptTokens);
+      one('npu_offload_prefix_cache_reused_tokens_total', 'counter', 'Prompt tokens taken from the prefix cache rather than prefilled.', p.reusedTokens);
+      one('npu_offload_prefix_cache_blocks', 'gauge', 'Blocks of positions the prefix cache holds.', p.blocks);
+      one('npu_offload_prefix_cache_bytes', 'gauge', 'Bytes of the blocks the prefix cache holds.', p.bytes);
+      one('npu_offload_prefix_cache_budget_bytes', 'gauge', 'The prefix cache\'s budget (--cache-ram).', p.budget);
+      one('npu_offload_prefix_cache_evicted_total', 'counter', 'Blocks let go for room, least recently used first.', p.evicted);
     }
     metric('npu_offload_model_ready', 'gauge', '1 when the model is loaded and serving.');
     lines.push(`npu_offload_model_ready ${g.ready ? 1 : 0}`);

@@ -6,6 +6,7 @@
 import { EngineError } from '../errors/index.js';
 import type { GenerateRequest } from '../model/qwen3/model.js';
 import type { GeneratedToken, GenerationResult } from '../model/qwen3/generate.js';
+import type { PrefixCacheStats } from '../model/qwen3/prefix.js';
 
 /** What the server needs of a model: the built-in Qwen3Model, or an add-on route's session. */
 export interface ServedModel {
@@ -13,6 +14,10 @@ export interface ServedModel {
   close(): Promise<void>;
   /** The chat template family whose tool-call format its answers are read in (src/serve/toolcalls.ts; default qwen). */
   readonly toolCallFamily?: string;
+  /** The model's prefix cache (the built-in Qwen3Model's; src/model/qwen3/prefix.ts), for /v1/status and /metrics. */
+  readonly prefixCache?: { stats(): PrefixCacheStats } | undefined;
+  /** Generations it decodes together (the built-in model's batch, model/qwen3/batch.ts); absent: one at a time. */
+  readonly slots?: number;
 }
 
 /** The codes after which the model's device is not to be trusted: reload it. */

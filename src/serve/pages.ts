@@ -10,7 +10,7 @@ import { failureOf } from './wire.js';
 import type { ModelHolder } from './model.js';
 import { CHAT_HTML } from './pages/chat.js';
 import { STATUS_HTML } from './pages/status.js';
-import { engineStatus, errorOfPayload, type ServeCounters, type ServeStatus } from './status.js';
+import { engineStatus, errorOfPayload, prefixCacheStats, type ServeCounters, type ServeStatus } from './status.js';
 
 /** The paths served without the API key: static pages, no data. */
 export const PAGE_PATHS: ReadonlySet<string> = new Set(['/', '/status', '/favicon.ico']);
@@ -22,7 +22,7 @@ export interface PagesContext {
   readonly maxQueue: number;
   readonly counters: ServeCounters;
   /** The generations running and waiting now. */
-  readonly queue: () => { readonly running: number; readonly waiting: number };
+  readonly queue: () => { readonly running: number; readonly waiting: number; readonly slots: number };
   readonly engine?: Engine;
 }
 
@@ -40,9 +40,10 @@ export async function serveStatus(c: PagesContext): Promise<ServeStatus> {
     object: 'status',
     at: new Date().toISOString(),
     model: { id: c.modelId, state, error: err === undefined ? null : { code: err.code, message: err.message } },
-    queue: { running: q.running, waiting: q.waiting, maxQueue: c.maxQueue, refused429: c.counters.refused429 },
+    queue: { running: q.running, waiting: q.waiting, slots: q.slots, maxQueue: c.maxQueue, refused429: c.counters.refused429 },
     failures: { total: c.counters.total, byCode: c.counters.byCode, last: c.counters.last },
     engine: await engineStatus(c.engine),
+    prefixCache: prefixCacheStats(c.holder.model),
   };
 }
 

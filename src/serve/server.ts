@@ -1,7 +1,8 @@
 /**
  * The OpenAI-compatible server (fastify): health, models, chat completions and completions, streamed
- * as server-sent events or not. One generation at a time behind a bounded FIFO queue (p-queue): past
- * `maxQueue` waiting requests a request gets 429. A client that goes away stops its generation at the
+ * as server-sent events or not. Up to `parallel` generations at a time (a model that batches them
+ * decodes them in one step, model/qwen3/batch.ts; one that does not runs one at a time) behind a
+ * bounded FIFO queue (p-queue): past `maxQueue` waiting requests a request gets 429. A client that goes away stops its generation at the
  * next token (or leaves the queue unserved). A generation whose device failed answers 500 with its
  * typed code and reloads the model; health answers 503 until it is back.
  */
@@ -17,7 +18,7 @@ import { ReasoningSplitter, splitReasoning, type Parted } from './reasoning.js';
 import { Metrics } from './metrics.js';
 import { registerEmbeddings } from './embeddings.js';
 import type { Pooling } from '../model/qwen3/embed.js';
-import { ServeCounters } from './status.js';
+import { prefixCacheStats, ServeCounters } from './status.js';
 import { DEFAULT_TOOL_CALL_FAMILY, readToolCalls, toolCallFormat, ToolCallReader, type ParsedCall, type ToolCallFormat, type ToolPiece } from './toolcalls.js';
 import { failure, failureOf, finishOf, parseBody, type ServeRequest, type WireFailure } from './wire.js';
 
@@ -27,8 +28,13 @@ export interface ServerOptions {
   readonly modelId: string;
   /** Opens the model (again after a device failure). */
   readonly open: () => Promise<ServedModel>;
-  /** Requests that may wait behind the running one (default 16); one more is 429. */
+  /** Requests that may wait behind the running ones (default 16); one more is 429. */
   readonly maxQueue?: number;
+  /**
+   * Generations that run at once (default 4), as many as the model decodes together (its `slots`; a
+   * model without them runs one at a time).
+   */
+  readonly parallel?: number;
   /** When set, every /v1 request but health needs `Authorization: Bearer KEY`. */
   readonly apiKey?: string;
   /** Where the server's own lines go (load failures, reloads). */
@@ -73,7 +79,23 @@ export function createServer(o: ServerOptions): Server {
   const log = o.log ?? (() => undefined);
   const maxQueue = o.maxQueue ?? 16;
   const holder = new ModelHolder(o.modelId, o.open, log);
+  const parallel = o.parallel ?? 4;
   const queue = new PQueue({ concurrency: 1 });
+  // The generations that run at once: `parallel`, at most the slots the model decodes together.
+  const slots = (): number => {
+    return Math.max(1, Math.min(parallel, holder.model?.slots ?? 1));
+  };
+  const full = (): WireFailure | undefined => {
+    const n = slots();
+    if (inFlight < n + maxQueue) return undefined;
+    return failure(429, 'rate_limit_error', 'QueueFull', `${inFlight - n} requests are waiting behind the ${n === 1 ? 'running one' : `${n} running`}, the most this server holds (--max-queue ${maxQueue})`);
+  };
+  // Runs `work` in the queue, as many at once as the model's slots.
+  const enqueue = <T>(work: () => Promise<T>) => {
+    const n = slots();
+    if (queue.concurrency !== n) queue.concurrency = n;
+    return queue.add(work);
+  };
   let closing = false;
   // Requests accepted and not yet answered: the running one and those waiting.
   let inFlight = 0;
@@ -109,18 +131,23 @@ export function createServer(o: ServerOptions): Server {
   });
 
   const metrics = new Metrics();
-  const live: Live = { metrics, kv: 0 };
+  const live: Live = { metrics, kv: new Map() };
   app.addHook('onResponse', async (req, reply) => { metrics.request(req.routeOptions.url ?? 'unmatched', reply.statusCode); });
   app.get('/metrics', async (_req, reply) => {
     const m = holder.model as { ctx?: unknown } | undefined;
-    const kvSize = typeof m?.ctx === 'number' ? m.ctx : undefined;
+    // Each slot's cache holds ctx positions.
+    const kvSize = typeof m?.ctx === 'number' ? m.ctx * slots() : undefined;
+    let kvUsed = 0;
+    const prefix = prefixCacheStats(holder.model);
+    for (const n of live.kv.values()) kvUsed += n;
     return reply.type('text/plain; version=0.0.4; charset=utf-8').send(metrics.text({
-      waiting: queue.size, running: queue.pending, slots: 1, ready: holder.state === 'ready', kvUsed: live.kv, ...(kvSize !== undefined ? { kvSize } : {}),
+      waiting: queue.size, running: queue.pending, slots: slots(), ready: holder.state === 'ready', kvUsed, ...(kvSize !== undefined ? { kvSize } : {}),
+      ...(prefix !== null ? { prefix } : {}),
     }));
   });
 
   const counters = new ServeCounters();
-  registerPages(app, { modelId: o.modelId, holder, maxQueue, counters, queue: () => ({ running: queue.pending, waiting: queue.size }), ...(o.engine !== undefined ? { engine: o.engine } : {}) });
+  registerPages(app, { modelId: o.modelId, holder, maxQueue, counters, queue: () => ({ running: queue.pending, waiting: queue.size, slots: slots() }), ...(o.engine !== undefined ? { engine: o.engine } : {}) });
 
   app.get('/v1/health', async (_req, reply) => {
     // From the moment a stop begins, so that a load balancer stops sending requests here.
@@ -140,11 +167,12 @@ export function createServer(o: ServerOptions): Server {
     if (closing) return send(reply, failure(503, 'server_error', 'ShuttingDown', 'the server is shutting down'));
     if (holder.state === 'failed') return send(reply, failure(503, 'server_error', 'ModelFailed', `the model failed to load: ${failureOf(holder.error).body.error.message}`));
     if (holder.state !== 'ready') return send(reply, failure(503, 'server_error', 'ModelLoading', 'the model is loading; try again when /v1/health answers 200'));
-    if (inFlight > maxQueue) return send(reply, failure(429, 'rate_limit_error', 'QueueFull', `${inFlight - 1} requests are waiting behind the running one, the most this server holds (--max-queue ${maxQueue})`));
+    const refused = full();
+    if (refused !== undefined) return send(reply, refused);
     inFlight++;
     let gone = false;
     reply.raw.on('close', () => { if (!reply.raw.writableFinished) gone = true; });
-    const done = await queue.add(async () => {
+    const done = await enqueue(async () => {
       try { return await serveOne(); } finally { inFlight--; }
     });
     async function serveOne(): Promise<boolean> {
@@ -172,12 +200,11 @@ export function createServer(o: ServerOptions): Server {
       if (closing) return failure(503, 'server_error', 'ShuttingDown', 'the server is shutting down');
       if (holder.state === 'failed') return failure(503, 'server_error', 'ModelFailed', `the model failed to load: ${failureOf(holder.error).body.error.message}`);
       if (holder.state !== 'ready' || holder.model === undefined) return failure(503, 'server_error', 'ModelLoading', 'the model is loading; try again when /v1/health answers 200');
-      if (inFlight > maxQueue) return failure(429, 'rate_limit_error', 'QueueFull', `${inFlight - 1} requests are waiting behind the running one, the most this server holds (--max-queue ${maxQueue})`);
-      return { model: holder.model };
+      return full() ?? { model: holder.model };
     },
     queued: async (work) => {
       inFlight++;
-      return queue.add(async () => {
+      return enqueue(async () => {
         try { return closing ? undefined : { value: await work() }; } finally { inFlight--; }
       });
     },
@@ -293,22 +320,25 @@ function* choicesOf(r: ServeRequest): Generator<{ index: number; first: boolean;
 class Usage {
   prompt = 0;
   completion = 0;
+  // Of the prompt tokens counted, those taken from the prefix cache (OpenAI's prompt_tokens_details.cached_tokens).
+  cached = 0;
   constructor(private readonly metrics: Metrics) {}
   add(res: GenerationResult, first: boolean): void {
     const prompt = first ? res.promptTokens : 0;
     this.prompt += prompt;
+    if (first) this.cached += res.cachedTokens ?? 0;
     this.completion += res.ids.length;
     this.metrics.promptTokens += prompt;
     this.metrics.generatedTokens += res.ids.length;
   }
-  get wire() { return { prompt_tokens: this.prompt, completion_tokens: this.completion, total_tokens: this.prompt + this.completion }; }
+  get wire() { return { prompt_tokens: this.prompt, completion_tokens: this.completion, total_tokens: this.prompt + this.completion, prompt_tokens_details: { cached_tokens: this.cached } }; }
 }
 
-/** What the metrics see of the running generation. */
+/** What the metrics see of the running generations. */
 interface Live {
   readonly metrics: Metrics;
-  /** KV cache positions the running generation holds. */
-  kv: number;
+  /** KV cache positions each running generation holds. */
+  readonly kv: Map<symbol, number>;
 }
 
 /** A generation whose token times (the first, then between tokens) and cache positions are observed. */
@@ -316,6 +346,7 @@ async function* observed(m: ServedModel, g: GenerateRequest, live: Live): AsyncG
   const it = m.generate(g);
   let last = performance.now();
   let first = true;
+  const self = Symbol('generation');
   try {
     for (;;) {
       const n = await it.next();
@@ -324,11 +355,11 @@ async function* observed(m: ServedModel, g: GenerateRequest, live: Live): AsyncG
       (first ? live.metrics.ttft : live.metrics.perToken).observe((now - last) / 1000);
       first = false;
       last = now;
-      if (n.value.position !== undefined) live.kv = n.value.position + 1;
+      if (n.value.position !== undefined) live.kv.set(self, n.value.position + 1);
       yield n.value;
     }
   } finally {
-    live.kv = 0;
+    live.kv.delete(self);
     await it.return(undefined as never);
   }
 }

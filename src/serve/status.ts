@@ -6,6 +6,8 @@
  */
 import type { Engine } from '../jobs/engine.js';
 import type { EngineStatus } from '../jobs/status.js';
+import type { PrefixCacheStats } from '../model/qwen3/prefix.js';
+import type { ServedModel } from './model.js';
 
 /** One failed request, as the server keeps it. */
 export interface RequestFailure {
@@ -22,10 +24,17 @@ export interface ServeStatus {
   readonly object: 'status';
   readonly at: string;
   readonly model: { readonly id: string; readonly state: 'loading' | 'ready' | 'failed'; readonly error: { readonly code: string; readonly message: string } | null };
-  readonly queue: { readonly running: number; readonly waiting: number; readonly maxQueue: number; readonly refused429: number };
+  /** Generations running (each holding one of `slots`, the most that run at once), waiting, the most that may wait, refusals. */
+  readonly queue: { readonly running: number; readonly waiting: number; readonly slots: number; readonly maxQueue: number; readonly refused429: number };
   readonly failures: { readonly total: number; readonly byCode: Readonly<Record<string, number>>; readonly last: readonly RequestFailure[] };
   /** null when the model does not run on an engine the server was given (an add-on route's session). */
   readonly engine: EngineStatus | null;
+  /**
+   * The model's prefix cache (src/model/qwen3/prefix.ts): lookups and hits, prompt tokens looked up and
+   * reused, blocks and their bytes against the budget; null when the model has none (not loaded,
+   * `--no-prefix-cache`, an add-on route).
+   */
+  readonly prefixCache: PrefixCacheStats | null;
 }
 
 /** How many failed requests the status keeps. */
@@ -59,6 +68,11 @@ export function errorOfPayload(payload: unknown): { code: string; message: strin
     if (typeof e?.code === 'string') return { code: e.code, message: typeof e.message === 'string' ? e.message : '' };
   } catch { /* not JSON: not one of ours */ }
   return undefined;
+}
+
+/** The served model's prefix cache's counters, or null when it has none. */
+export function prefixCacheStats(model: ServedModel | undefined): PrefixCacheStats | null {
+  return model?.prefixCache?.stats() ?? null;
 }
 
 /** The engine's status, or null when it cannot answer (closed, or no engine). */

@@ -59,6 +59,17 @@ export function readFrom(device: Device, b: Binding, length: number): Uint8Array
   return isArenaSlot(b) ? device.read(b.arena, b.offset, length) : device.read(b, 0, length);
 }
 
+/** `length` bytes of a binding from `offset` bytes into it. */
+export function readAt(device: Device, b: Binding, offset: number, length: number): Uint8Array {
+  return isArenaSlot(b) ? device.read(b.arena, b.offset + offset, length) : device.read(b, offset, length);
+}
+
+/** Writes `bytes` into a binding at `offset` bytes into it. */
+export function writeAt(device: Device, b: Binding, offset: number, bytes: Uint8Array): void {
+  if (isArenaSlot(b)) device.write(b.arena, b.offset + offset, bytes);
+  else device.write(b, offset, bytes);
+}
+
 /** The caller's tensor (or weight) for a value, or InvalidInput at `path` when it is missing or mistyped. */
 export function checkTensor<T extends { readonly dtype: AnyDType; readonly shape: Shape }>(
   path: string, p: { readonly value: string; readonly dtype: AnyDType; readonly shape: Shape }, t: T | undefined,

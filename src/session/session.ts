@@ -20,7 +20,7 @@ import type { Tensor } from '../ir/tensor.js';
 import { elementDtype } from '../ir/types.js';
 import type { StepOutput, TensorMap } from '../ir/values.js';
 import { isArenaSlot, type ArenaId, type BufferId, type Device } from '../devices/device.js';
-import { checkTensor, firstOutOfRange, readFrom, writeTo, zeroAt, type Command, type Placement, type RangeChecks } from './commands.js';
+import { checkTensor, firstOutOfRange, readAt, readFrom, writeAt, writeTo, zeroAt, type Command, type Placement, type RangeChecks } from './commands.js';
 import { Recorder, type SessionInit, type Stage } from './recorder.js';
 import type { ResidentWeights } from './residentWeights.js';
 
@@ -148,17 +148,104 @@ export class Session {
 
   /**
    * Sets the carried state to another session's exported bytes (exportState, any device): each state
-   * arg's of the same dtype and shape, else InvalidInput naming it and nothing is written.
+   * arg's of the same dtype and shape, else InvalidInput naming it and nothing is written. With `names`
+   * (this session's state arg -> the exported one's name) only those args are set, each from its name's.
    */
-  setSharedState(from: SharedState): void {
-    for (const [arg, h] of this.stateHomes) {
-      const src = from[arg];
+  setSharedState(from: SharedState, names?: Readonly<Record<string, string>>): void {
+    const homes = this.homesOf(names);
+    for (const [arg, h] of homes) {
+      const src = from[names?.[arg] ?? arg];
       if (src === undefined || src.dtype !== h.dtype || src.bytes.length !== h.bytes || src.shape.length !== h.shape.length || src.shape.some((d, i) => d !== h.shape[i])) {
         throw new InvalidInput(`/${arg}`, `state ${arg} (${h.dtype}[${h.shape.join(', ')}]) has no counterpart of that type in the state handed over`);
       }
     }
-    for (const [arg, h] of this.stateHomes) writeTo(this.device, h.at, from[arg]!.bytes);
+    for (const [arg, h] of homes) writeTo(this.device, h.at, from[names?.[arg] ?? arg]!.bytes);
     this.stateUnchecked = true;
+  }
+
+  // The state homes `names` picks (every one without it); InvalidInput names an arg this session does not carry.
+  private homesOf(names: Readonly<Record<string, string>> | undefined): [string, Placement][] {
+    if (names === undefined) return [...this.stateHomes];
+    return Object.keys(names).map((arg) => {
+      const h = this.stateHomes.get(arg);
+      if (h === undefined) throw new InvalidInput(`/${arg}`, `this session carries no state ${arg}`);
+      return [arg, h];
+    });
+  }
+
+  /**
+   * Positions `[from, to)` of each state arg named in `axes`, along its axis there (a KV cache's
+   * positions), as the row-major bytes of that sub-box in shared memory, one piece per range: a state's
+   * filled part read without the rest of it. InvalidInput names an arg or a range that is not the state's.
+   */
+  readPositions(axes: Readonly<Record<string, number>>, ranges: readonly (readonly [number, number])[]): SharedState[] {
+    const boxes = this.positionBoxes(axes);
+    const out = ranges.map(() => ({}) as Record<string, SharedStateArg>);
+    for (const b of boxes) {
+      const pieces = ranges.map(([from, to]) => {
+        if (!(Number.isSafeInteger(from) && Number.isSafeInteger(to) && from >= 0 && from < to && to <= b.count)) throw new InvalidInput(`/${b.arg}`, `positions [${from}, ${to}) are not within the ${b.count} of state ${b.arg}`);
+        const shape = [...b.home.shape];
+        shape[b.axis] = to - from;
+        return { from, run: (to - from) * b.inner, bytes: new Uint8Array(new SharedArrayBuffer(b.outer * (to - from) * b.inner)), shape };
+      });
+      // Ranges that follow one another are read as one run per row: a call per row, not per range and row.
+      for (const group of adjacent(pieces, b.inner)) {
+        const first = group[0]!;
+        const run = group.reduce((a, g) => a + g.run, 0);
+        for (let o = 0; o < b.outer; o++) {
+          const row = readAt(this.device, b.home.at, o * b.count * b.inner + first.from * b.inner, run);
+          let at = 0;
+          for (const g of group) { g.bytes.set(row.subarray(at, at + g.run), o * g.run); at += g.run; }
+        }
+      }
+      pieces.forEach((g, i) => { out[i]![b.arg] = { dtype: b.home.dtype, shape: g.shape, bytes: g.bytes }; });
+    }
+    return out;
+  }
+
+  /**
+   * Writes pieces that readPositions gave (each state arg's positions from `from`, along the same axes)
+   * into the carried state; the other positions keep their bytes. Every piece is checked before any
+   * is written: InvalidInput names the first that does not fit.
+   */
+  writePositions(axes: Readonly<Record<string, number>>, pieces: readonly { readonly from: number; readonly state: SharedState }[]): void {
+    const boxes = this.positionBoxes(axes);
+    for (const { from, state } of pieces) {
+      for (const b of boxes) {
+        const src = state[b.arg];
+        const n = src?.shape[b.axis] ?? 0;
+        const fits = src !== undefined && src.dtype === b.home.dtype && src.shape.length === b.home.shape.length
+          && src.shape.every((d, i) => i === b.axis || d === b.home.shape[i]) && Number.isSafeInteger(from) && from >= 0 && n >= 1 && from + n <= b.count
+          && src.bytes.length === b.outer * n * b.inner;
+        if (!fits) throw new InvalidInput(`/${b.arg}`, `the piece of state ${b.arg} at position ${from} is not ${b.home.dtype} positions of [${b.home.shape.join(', ')}] along axis ${b.axis}`);
+      }
+    }
+    for (const b of boxes) {
+      const runs = pieces.map(({ from, state }) => ({ from, run: state[b.arg]!.shape[b.axis]! * b.inner, bytes: state[b.arg]!.bytes }));
+      // Pieces that follow one another are written as one run per row.
+      for (const group of adjacent(runs, b.inner)) {
+        const run = group.reduce((a, g) => a + g.run, 0);
+        const row = new Uint8Array(run);
+        for (let o = 0; o < b.outer; o++) {
+          let at = 0;
+          for (const g of group) { row.set(g.bytes.subarray(o * g.run, (o + 1) * g.run), at); at += g.run; }
+          writeAt(this.device, b.home.at, o * b.count * b.inner + group[0]!.from * b.inner, row);
+        }
+      }
+    }
+    this.stateUnchecked = true;
+  }
+
+  // Each named state arg's home and how its positions lie: `outer` runs of `count` positions of `inner` bytes.
+  private positionBoxes(axes: Readonly<Record<string, number>>): { arg: string; home: Placement; axis: number; count: number; outer: number; inner: number }[] {
+    return Object.entries(axes).map(([arg, axis]) => {
+      const home = this.stateHomes.get(arg);
+      if (home === undefined || !(Number.isSafeInteger(axis) && axis >= 0 && axis < home.shape.length)) throw new InvalidInput(`/${arg}`, `no state ${arg} with an axis ${axis}`);
+      const elements = home.shape.reduce((a, d) => a * d, 1);
+      const outer = home.shape.slice(0, axis).reduce((a, d) => a * d, 1);
+      const inner = (home.shape.slice(axis + 1).reduce((a, d) => a * d, 1) * home.bytes) / elements;
+      return { arg, home, axis, count: home.shape[axis]!, outer, inner };
+    });
   }
 
   /**
@@ -166,9 +253,12 @@ export class Session {
    * another session's on the same device (the same
    * state args, names, dtypes and shapes: the prefill program's KV cache handed to the decode
    * program's), without the bytes leaving the device's process. With `move` the other session's state
-   * is zeroed after it is taken: a device that can (the host's move) hands it over with no copy.
+   * is zeroed after it is taken: a device that can (the host's move) hands it over with no copy. With
+   * `names` (this session's state arg -> the other session's) only those args are set, each from its
+   * name's in the other session: one sequence's KV cache moved into its slot of a program of several.
    */
-  setState(from: Session | 'zero' | TensorMap, move = false): void {
+  setState(from: Session | 'zero' | TensorMap, move = false, names?: Readonly<Record<string, string>>): void {
+    if (names !== undefined && !(from instanceof Session)) throw new InvalidInput('/names', 'state args are renamed only from another session');
     if (from !== 'zero' && !(from instanceof Session)) {
       // Tensors from elsewhere (another device's state): every one checked before any is written.
       const bytes = [...this.stateHomes].map(([arg, h]) => [h, tensorToBytes(checkTensor(`/${arg}`, { ...h, value: arg }, from[arg]))] as const);
@@ -181,8 +271,8 @@ export class Session {
       this.stateUnchecked = true;
       return;
     }
-    const pairs = [...this.stateHomes].map(([arg, h]) => {
-      const src = from.stateHomes.get(arg);
+    const pairs = this.homesOf(names).map(([arg, h]) => {
+      const src = from.stateHomes.get(names?.[arg] ?? arg);
       if (src === undefined || src.dtype !== h.dtype || src.bytes !== h.bytes || src.shape.length !== h.shape.length || src.shape.some((d, i) => d !== h.shape[i])) {
         throw new InvalidInput(`/${arg}`, `state ${arg} (${h.dtype}[${h.shape.join(', ')}]) has no counterpart of that type in the session it is taken from`);
       }
@@ -238,4 +328,16 @@ export class Session {
     for (const k of this.weightKeys) this.resident?.release(k);
     for (const b of this.owned) this.device.free(b);
   }
+}
+
+/** Runs of pieces each starting where the one before ends (in the order given), for one call per row. */
+function adjacent<T extends { readonly from: number; readonly run: number }>(pieces: readonly T[], inner: number): T[][] {
+  const groups: T[][] = [];
+  for (const p of pieces) {
+    const last = groups[groups.length - 1];
+    const prev = last?.[last.length - 1];
+    if (last !== undefined && prev !== undefined && prev.from * inner + prev.run === p.from * inner) last.push(p);
+    else groups.push([p]);
+  }
+  return groups;
 }

@@ -38,6 +38,27 @@ describe('cli: generate and gate with GGUFs of each architecture', function () {
     expect(doc.ids).to.have.length(4);
   });
 
+  it('generate and gate: a qwen3moe GGUF (4 experts, 2 used) from text and by ids, host giving the cpu reference\'s greedy ids; gate passes', async () => {
+    const path = gguf('qwen3moe.gguf', { ...TINY, arch: 'qwen3moe', experts: 4, expertsUsed: 2, expertFf: 64 });
+    const text = await run('generate', path, '--prompt', 'the cat', '--max-tokens', '4', '--ctx', '32', '--json');
+    expect(text.status, text.err).to.equal(0);
+    const doc = JSON.parse(text.out) as { ids: number[]; prompt_tokens: number };
+    expect(doc.prompt_tokens).to.equal(loadTokenizer(path).encode('the cat').length);
+    // Up to 4 tokens: the random model may give its eos first.
+    expect(doc.ids.length).to.be.within(1, 4);
+    const ids = async (target: string) => {
+      const r = await run('generate', path, '--prompt-ids', '104,101,108,108,111', '--max-tokens', '6', '--ctx', '32', '--repetition-penalty', '1', '--target', target, '--json');
+      expect(r.status, r.err).to.equal(0);
+      return (JSON.parse(r.out) as { ids: number[] }).ids;
+    };
+    const host = await ids('host');
+    expect(host).to.have.length(6);
+    expect(host).to.deep.equal(await ids('cpu'));
+    const g = await run('gate', path, '--ctx', '64');
+    expect(g.status, g.out + g.err).to.equal(0);
+    expect(g.out).to.match(/^gate: PASS$/m);
+  });
+
   // phi3 with rope on half of each head; gemma3 with a sliding window of 6 (shorter than the gate's prompt and steps).
   const more: Record<string, TinyQwen3Options> = { phi3: { ropeDims: 16 }, minicpm: {}, gemma3: {} };
   for (const arch of ['llama', 'qwen2', 'phi3', 'minicpm', 'gemma3']) {
@@ -92,6 +113,6 @@ describe('cli: generate and gate with GGUFs of each architecture', function () {
     writeFileSync(path, bytes);
     const r = await run('generate', path, '--prompt-ids', '1,2', '--json');
     expect(r.status).to.equal(1);
-    expect(r.out).to.include('the architectures that do are qwen3, llama, qwen2, phi3, minicpm, gemma3');
+    expect(r.out).to.include('the architectures that do are qwen3, qwen3moe, llama, qwen2, phi3, minicpm, gemma3');
   });
 });

@@ -8,14 +8,13 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { chainProgram } from '../jobs/helpers.js';
+import { cliHere } from './inProcess.js';
 
-const BIN = fileURLToPath(new URL('../../src/cli/bin.js', import.meta.url));
-
-function cli(args: readonly string[], cwd: string) {
-  const r = spawnSync(process.execPath, [BIN, ...args], { cwd, encoding: 'utf8', env: { ...process.env, NPU_OFFLOAD_CACHE_DIR: join(cwd, '.cache') } });
-  return { exit: r.status, stdout: r.stdout, stderr: r.stderr };
+/** The CLI in this process (see inProcess.ts): a full disk is no reason for a process of its own. */
+async function cli(args: readonly string[], cwd: string) {
+  const r = await cliHere(args, { cwd, env: { NPU_OFFLOAD_CACHE_DIR: join(cwd, '.cache') } });
+  return { exit: r.status, stdout: r.out, stderr: r.err };
 }
 
 /** Mounts a tmpfs of `size` at `at`; false when this machine will not (not root, no mount). */
@@ -44,22 +43,22 @@ describe('a full disk (tmpfs)', function () {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('contracts --report: typed, exit 1, the previous report byte for byte, no temporary file', () => {
+  it('contracts --report: typed, exit 1, the previous report byte for byte, no temporary file', async () => {
     const file = join(disk, 'r.html');
     const previous = Buffer.from('<html>the previous report</html>\n');
     writeFileSync(file, previous);
     fill(disk);
-    const r = cli(['contracts', '--target', 'xdna2', '--op', 'exp', '--bulk', '256', '--report', file], dir);
+    const r = await cli(['contracts', '--target', 'xdna2', '--op', 'exp', '--bulk', '256', '--report', file], dir);
     expect(r.exit, r.stderr).to.equal(1);
     expect(r.stderr).to.match(/\[WriteFailed\].*r\.html.*ENOSPC/);
     expect(readFileSync(file).equals(previous)).to.equal(true);
     expect(readdirSync(disk).sort()).to.deep.equal(['filler', 'r.html']);
   });
 
-  it('contracts --report --json to a new path: the error as JSON, exit 1, nothing created', () => {
+  it('contracts --report --json to a new path: the error as JSON, exit 1, nothing created', async () => {
     const file = join(disk, 'new.html');
     fill(disk);
-    const r = cli(['contracts', '--target', 'xdna2', '--op', 'exp', '--bulk', '256', '--report', file, '--json'], dir);
+    const r = await cli(['contracts', '--target', 'xdna2', '--op', 'exp', '--bulk', '256', '--report', file, '--json'], dir);
     expect(r.exit, r.stderr).to.equal(1);
     // One document on stdout, the error: the report is written before the sweep's results are printed.
     const doc = JSON.parse(r.stdout) as { error: { code: string; path: string } };
@@ -69,19 +68,19 @@ describe('a full disk (tmpfs)', function () {
     expect(readdirSync(disk)).to.deep.equal(['filler']);
   });
 
-  it('farm with its cache on a full disk: typed and non-zero, with and without --json', () => {
+  it('farm with its cache on a full disk: typed and non-zero, with and without --json', async () => {
     const progs = join(dir, 'progs');
     mkdirSync(progs);
     for (let i = 0; i < 6; i++) writeFileSync(join(progs, `p${i}.json`), JSON.stringify(chainProgram(2, i)));
     const cache = join(disk, 'c');
     // A cache made while there was room, then the disk fills: the case that once exited 0 silently.
-    expect(cli(['farm', progs, '--target', 'cpu', '--workers', '1', '--cache-dir', cache], dir).exit).to.equal(0);
+    expect((await cli(['farm', progs, '--target', 'cpu', '--workers', '1', '--cache-dir', cache], dir)).exit).to.equal(0);
     for (let i = 6; i < 12; i++) writeFileSync(join(progs, `p${i}.json`), JSON.stringify(chainProgram(2, i)));
     fill(disk);
-    const plain = cli(['farm', progs, '--target', 'cpu', '--workers', '1', '--cache-dir', cache], dir);
+    const plain = await cli(['farm', progs, '--target', 'cpu', '--workers', '1', '--cache-dir', cache], dir);
     expect(plain.exit, plain.stderr).to.equal(1);
     expect(plain.stderr).to.match(/\[(CacheUnavailable|CacheError)\]|refused/);
-    const json = cli(['farm', progs, '--target', 'cpu', '--workers', '1', '--cache-dir', cache, '--json'], dir);
+    const json = await cli(['farm', progs, '--target', 'cpu', '--workers', '1', '--cache-dir', cache, '--json'], dir);
     expect(json.exit, json.stderr).to.equal(1);
     const doc = JSON.parse(json.stdout) as { error?: { code: string }; refused?: unknown[] };
     expect(doc.error?.code === 'CacheUnavailable' || (doc.refused?.length ?? 0) > 0, json.stdout).to.equal(true);

@@ -26,6 +26,9 @@ describe('cli: score', function () {
   const run = (...args: string[]) => cliHere(args, { env: { NPU_OFFLOAD_CACHE_DIR: join(dir, 'cache') } });
   // 12 ids of the tiny model's vocabulary (320).
   const IDS = [104, 101, 108, 108, 111, 32, 119, 111, 114, 108, 100, 300];
+  // `score --ids IDS --ctx 32 --json`, run once and read by the tests that check its document (each its own part).
+  let scored: ReturnType<typeof run> | undefined;
+  const scoreJson = () => (scored ??= run('score', gguf, '--ids', IDS.join(','), '--ctx', '32', '--json'));
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'score-cli-'));
     gguf = join(dir, 'm.gguf');
@@ -41,7 +44,7 @@ describe('cli: score', function () {
   });
 
   it('--json: one logits row per position, the log-probabilities of ids[1..] under them, and their perplexity', async () => {
-    const r = await run('score', gguf, '--ids', IDS.join(','), '--ctx', '32', '--json');
+    const r = await scoreJson();
     expect(r.status, r.err).to.equal(0);
     const doc = JSON.parse(r.out) as ScoreDoc;
     expect(Object.keys(doc)).to.deep.equal(['logits', 'logprobs', 'perplexity']);
@@ -60,7 +63,7 @@ describe('cli: score', function () {
   });
 
   it('row t is the model\'s logits after ids[0..t], as complete() gives them; not those after one id more', async () => {
-    const doc = JSON.parse((await run('score', gguf, '--ids', IDS.join(','), '--ctx', '32', '--json')).out) as ScoreDoc;
+    const doc = JSON.parse((await scoreJson()).out) as ScoreDoc;
     const lib = await model.score(IDS);
     for (const t of [0, 3, 7, IDS.length - 1]) {
       const after = await model.complete({ promptIds: IDS.slice(0, t + 1), maxTokens: 1, logits: true, repetitionPenalty: 1, ignoreEos: true });
@@ -73,7 +76,7 @@ describe('cli: score', function () {
   });
 
   it('without --json, a one-line summary with the perplexity', async () => {
-    const json = JSON.parse((await run('score', gguf, '--ids', IDS.join(','), '--ctx', '32', '--json')).out) as ScoreDoc;
+    const json = JSON.parse((await scoreJson()).out) as ScoreDoc;
     const r = await run('score', gguf, '--ids', IDS.join(','), '--ctx', '32');
     expect(r.status, r.err).to.equal(0);
     expect(r.out.trim()).to.equal(`12 ids, 11 scored: perplexity ${json.perplexity.toFixed(4)}, mean log-probability ${(json.logprobs.reduce((s, x) => s + x, 0) / 11).toFixed(4)} (engine:host)`);

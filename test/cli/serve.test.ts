@@ -55,6 +55,17 @@ describe('cli: serve', function () {
     expect(r.stderr).to.include('SIGTERM');
   });
 
+  it('--cache-ram MiB sets the prefix cache\'s budget (on /v1/status), --no-prefix-cache keeps none, a bad --cache-ram is a usage error', async () => {
+    const statusOf = async (url: string) => ((await (await fetch(`${url}/v1/status`)).json()) as { prefixCache: { budget: number } | null }).prefixCache;
+    let on: unknown;
+    expect((await serveOnce([model.path, '--ctx', '64', '--cache-ram', '3'], async (url) => { on = await statusOf(url); })).code).to.equal(0);
+    expect(on).to.deep.include({ budget: 3 * 2 ** 20, lookups: 0 });
+    let off: unknown = 'unread';
+    expect((await serveOnce([model.path, '--ctx', '64', '--no-prefix-cache'], async (url) => { off = await statusOf(url); })).code).to.equal(0);
+    expect(off).to.equal(null);
+    expect((await cliHere(['serve', model.path, '--port', '0', '--cache-ram', 'lots'])).status).to.equal(2);
+  });
+
   it('a SIGTERM while the model is still loading stops the server cleanly: exit 0, no stack trace', async () => {
     const r = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
       const p = spawn(process.execPath, [BIN, 'serve', '--port', '0', model.path, '--ctx', '64'], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -108,15 +119,10 @@ describe('cli: serve', function () {
     expect(prompt).to.not.equal(plain);
     const bad = join(model.dir, 'bad.jinja');
     writeFileSync(bad, '{% for m in messages %}');
-    const refused = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
-      const p = spawn(process.execPath, [BIN, 'serve', '--port', '0', model.path, '--chat-template', bad], { stdio: ['ignore', 'pipe', 'pipe'] });
-      let stderr = '';
-      p.stderr.on('data', (b: Buffer) => { stderr += b.toString(); });
-      p.stdout.resume();
-      p.on('close', (code) => resolve({ code, stderr }));
-    });
-    expect(refused.code).to.equal(1);
-    expect(refused.stderr).to.include(bad).and.include('TokenizerError');
+    // Refused before anything loads or listens: in this process (see inProcess.ts), not a process of its own.
+    const refused = await cliHere(['serve', '--port', '0', model.path, '--chat-template', bad]);
+    expect(refused.status).to.equal(1);
+    expect(refused.err).to.include(bad).and.include('TokenizerError');
   });
 
   it('--demo serves the demo model with Qwen3\'s tokenizer and says its weights are random', async () => {

@@ -1,7 +1,5 @@
 import { expect } from 'chai';
 import { HOST_Q8_WEIGHTS } from '../../src/compiler/host/kernelList.js';
-import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { HOST_CONTRACT_OPS, runHostContracts } from '../../src/contracts/host.js';
 import type { HostContractReport } from '../../src/contracts/host.js';
 import { withKernelFault } from '../../src/contracts/faultyDevice.js';
@@ -9,20 +7,16 @@ import { HostDevice } from '../../src/devices/host/device.js';
 import { loadHostKernels } from '../../src/devices/host/native.js';
 import { HOST_ADMISSION } from '../../src/targets/host/index.js';
 import { QUANT_DTYPES } from '../../src/ir/types.js';
-
-const BIN = fileURLToPath(new URL('../../src/cli/bin.js', import.meta.url));
+import { cliHere } from '../cli/inProcess.js';
 
 function hostBuilt(): boolean {
   try { loadHostKernels(); return true; } catch { return false; }
 }
 
-function cli(args: readonly string[]): Promise<{ code: number | null; stdout: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { timeout: 50_000, killSignal: 'SIGKILL' }, (error, stdout) => {
-      const e = error as (Error & { code?: number | string }) | null;
-      resolve({ code: e === null ? 0 : typeof e.code === 'number' ? e.code : null, stdout });
-    });
-  });
+/** The CLI in this process (see test/cli/inProcess.ts): a process of its own cost more than the command. */
+async function cli(args: readonly string[]): Promise<{ code: number; stdout: string }> {
+  const r = await cliHere(args, { boundMs: 50_000 });
+  return { code: r.status, stdout: r.out };
 }
 
 const byOp = (rs: readonly HostContractReport[], op: string) => rs.find((r) => r.op === op)!;

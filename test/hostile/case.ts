@@ -16,8 +16,10 @@ export interface HostileCase {
    */
   readonly cli?: readonly string[];
   readonly script?: string;
-  /** Standard input, when the call reads it. */
-  readonly stdin?: string;
+  /** Standard input, when the call reads it (bytes for input that is not UTF-8). */
+  readonly stdin?: string | Uint8Array;
+  /** Environment variables the call runs with, beside the runner's own (in this process: set meanwhile). */
+  readonly env?: Readonly<Record<string, string>>;
   /** The exit code the user must see. */
   readonly exit: number;
   /** The error code that must appear (`"code": "X"` in `--json` output, or `[X]` on stderr). */

@@ -21,6 +21,7 @@ export const cases: readonly HostileCase[] = [
   },
   {
     name: 'embed: inputs that cannot be copied across the port (a function) are InvalidInput, and nothing hangs',
+    here: true,
     script: `import { MessageChannel } from 'node:worker_threads';
 import { connectEngine, exposeEngine } from '{pkg}';
 ${REPORT}

@@ -36,16 +36,21 @@ function silentServer(call: string): string {
   return `
     import { createServer } from 'node:net';
     const pkg = await import('{pkg}');
-    const s = createServer(() => {});
+    const accepted = new Set();
+    const s = createServer((c) => { accepted.add(c); });
     await new Promise((r) => s.listen(0, '127.0.0.1', r));
     const url = 'redis://127.0.0.1:' + s.address().port + '/0';
     try {
       await (${call});
       console.log('no error');
-      process.exit(0);
+      process.exitCode = 0;
     } catch (e) {
       console.log(JSON.stringify({ error: { code: e.code, message: e.message } }));
-      process.exit(e instanceof pkg.EngineError ? 1 : 3);
+      process.exitCode = e instanceof pkg.EngineError ? 1 : 3;
+    } finally {
+      // The server's side only: what the call itself opened must be closed by the call.
+      for (const c of accepted) c.destroy();
+      await new Promise((r) => s.close(r));
     }`;
 }
 
@@ -66,8 +71,8 @@ export const cases: readonly HostileCase[] = [
   { name: 'run --remote-cache on a port nothing listens on: one warning, the job runs', setup: base, cli: ['run', '{dir}/p.json', '--target', 'cpu', '--inputs', '{dir}/in.json', '--remote-cache', REFUSED], exit: 0, check: warnedOnce, timeoutMs: 15_000 },
   { name: 'farm --remote-cache on a port nothing listens on: one warning, every program compiled', setup: base, cli: ['farm', '{dir}/progs', '--target', 'cpu', '--remote-cache', REFUSED, '--cache-dir', '{dir}/c'], exit: 0, timeoutMs: 15_000,
     check: (r) => { warnedOnce(r); if (!r.stdout.includes('3 compiled')) fail(`not every program compiled: ${r.stdout}`); } },
-  { name: 'API: runQueueFarm on a port that accepts and never answers is bounded', script: silentServer(`pkg.runQueueFarm([{ file: 'p', program: {} }], { queue: url, target: 'cpu', connectTimeoutMs: 500 })`), exit: 1, code: 'RemoteUnavailable', timeoutMs: 10_000 },
-  { name: 'API: CompileWorker.start on a port that accepts and never answers is bounded', script: silentServer(`pkg.CompileWorker.start({ queue: url, connectTimeoutMs: 500 })`), exit: 1, code: 'RemoteUnavailable', timeoutMs: 10_000 },
-  { name: 'API: createEngine with a remoteCache that is not a Redis URL', script: silentServer(`Promise.resolve().then(() => pkg.createEngine({ remoteCache: 'redis:/x' }))`), exit: 1, code: 'InvalidOptions' },
-  { name: 'API: runQueueFarm with attempts 0', script: silentServer(`pkg.runQueueFarm([], { queue: 'redis://127.0.0.1:1/0', target: 'cpu', attempts: 0 })`), exit: 1, code: 'InvalidOptions' },
+  { name: 'API: runQueueFarm on a port that accepts and never answers is bounded', here: true, script: silentServer(`pkg.runQueueFarm([{ file: 'p', program: {} }], { queue: url, target: 'cpu', connectTimeoutMs: 500 })`), exit: 1, code: 'RemoteUnavailable', timeoutMs: 10_000 },
+  { name: 'API: CompileWorker.start on a port that accepts and never answers is bounded', here: true, script: silentServer(`pkg.CompileWorker.start({ queue: url, connectTimeoutMs: 500 })`), exit: 1, code: 'RemoteUnavailable', timeoutMs: 10_000 },
+  { name: 'API: createEngine with a remoteCache that is not a Redis URL', here: true, script: silentServer(`Promise.resolve().then(() => pkg.createEngine({ remoteCache: 'redis:/x' }))`), exit: 1, code: 'InvalidOptions' },
+  { name: 'API: runQueueFarm with attempts 0', here: true, script: silentServer(`pkg.runQueueFarm([], { queue: 'redis://127.0.0.1:1/0', target: 'cpu', attempts: 0 })`), exit: 1, code: 'InvalidOptions' },
 ];

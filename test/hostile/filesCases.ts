@@ -207,13 +207,13 @@ const special: HostileCase[] = [
   {
     name: 'a program past NPU_OFFLOAD_MAX_FILE_BYTES is ResourceLimit file-bytes, before it is read',
     setup: (d) => { put(d, 'p.json', ADD_PROGRAM); },
-    script: withEnv('NPU_OFFLOAD_MAX_FILE_BYTES', '100', ['validate', '{dir}/p.json', '--json']),
+    env: { NPU_OFFLOAD_MAX_FILE_BYTES: '100' }, cli: ['validate', '{dir}/p.json', '--json'],
     exit: 1, code: 'ResourceLimit', check: (r) => expect(r.stdout).to.contain('"what":"file-bytes"'),
   },
   {
     name: 'a NPU_OFFLOAD_MAX_FILE_BYTES that is not a number is InvalidOptions naming it',
     setup: (d) => { put(d, 'p.json', ADD_PROGRAM); },
-    script: withEnv('NPU_OFFLOAD_MAX_FILE_BYTES', 'lots', ['validate', '{dir}/p.json']),
+    env: { NPU_OFFLOAD_MAX_FILE_BYTES: 'lots' }, cli: ['validate', '{dir}/p.json'],
     exit: 1, code: 'InvalidOptions', check: (r) => expect(r.stderr).to.contain('NPU_OFFLOAD_MAX_FILE_BYTES'),
   },
 ];

@@ -130,7 +130,7 @@ async function runInProcess(c: HostileCase, scale: number): Promise<Outcome> {
   const boundMs = Math.ceil((c.timeoutMs ?? DEFAULT_TIMEOUT_MS) * scale);
   const dir = mkdtempSync(join(tmpdir(), 'npuo-hostile-'));
   await c.setup?.(dir);
-  const o = { cwd: dir, env: { NPU_OFFLOAD_CACHE_DIR: join(dir, '.cache'), NPU_OFFLOAD_DEBUG: '' }, boundMs, keepBytes: KEEP_BYTES };
+  const o = { cwd: dir, env: { NPU_OFFLOAD_CACHE_DIR: join(dir, '.cache'), NPU_OFFLOAD_DEBUG: '', ...c.env }, boundMs, keepBytes: KEEP_BYTES };
   const r = c.script !== undefined ? await importHere(fill(c.script, dir), o) : await runHere(c.cli!.map((a) => fill(a, dir)), { ...o, stdin: c.stdin ?? '' });
   return {
     dir, boundMs, exit: r.status, signal: null, hung: r.hung, stdout: r.stdout, stderr: r.stderr, leftBehind: r.leftBehind,
@@ -147,7 +147,7 @@ async function run(c: HostileCase, scale: number): Promise<Outcome> {
     // Its own process group, so a timeout kills whatever the case started too.
     const child = spawn(process.execPath, argvOf(c, dir), {
       cwd: dir, detached: true, stdio: ['pipe', 'pipe', 'pipe'],
-      env: { ...process.env, NPU_OFFLOAD_CACHE_DIR: join(dir, '.cache'), NPU_OFFLOAD_DEBUG: '' },
+      env: { ...process.env, NPU_OFFLOAD_CACHE_DIR: join(dir, '.cache'), NPU_OFFLOAD_DEBUG: '', ...c.env },
     });
     const out: Buffer[] = [];
     const err: Buffer[] = [];

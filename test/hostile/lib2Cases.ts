@@ -47,19 +47,19 @@ export const cases: readonly HostileCase[] = [
   {
     name: 'lib2: serve --addon whose import never settles is AddonError within NPU_OFFLOAD_ADDON_LOAD_MS',
     setup: (d) => { addon('await new Promise(() => {});\nexport function register() {}')(d); xModel(d); },
-    script: cliWith({ NPU_OFFLOAD_ADDON_LOAD_MS: '500' }, ['serve', '{dir}/m', '--port', '0', '--addon', '{dir}/a.mjs']),
+    env: { NPU_OFFLOAD_ADDON_LOAD_MS: '500' }, cli: ['serve', '{dir}/m', '--port', '0', '--addon', '{dir}/a.mjs'],
     exit: 1, code: 'AddonError', check: named('load'),
   },
   {
     name: 'lib2: an add-on whose register never settles is AddonError naming register',
     setup: addon('export function register() { return new Promise(() => {}); }'),
-    script: cliWith({ NPU_OFFLOAD_ADDON_LOAD_MS: '500' }, ['addon', '{dir}/a.mjs']),
+    env: { NPU_OFFLOAD_ADDON_LOAD_MS: '500' }, cli: ['addon', '{dir}/a.mjs'],
     exit: 1, code: 'AddonError', check: named('register'),
   },
   {
     name: 'lib2: NPU_OFFLOAD_ADDON_LOAD_MS that is not a whole number of ms is InvalidOptions naming it',
     setup: addon('export function register() {}'),
-    script: cliWith({ NPU_OFFLOAD_ADDON_LOAD_MS: '1e400' }, ['addon', '{dir}/a.mjs']),
+    env: { NPU_OFFLOAD_ADDON_LOAD_MS: '1e400' }, cli: ['addon', '{dir}/a.mjs'],
     exit: 1, code: 'InvalidOptions', check: (r) => { if (!r.stderr.includes('NPU_OFFLOAD_ADDON_LOAD_MS')) throw new Error(r.stderr); },
   },
   {
@@ -105,6 +105,7 @@ export const cases: readonly HostileCase[] = [
   },
   {
     name: 'lib2: connectEngine over a worker whose module throws at import: the pending job fails ActorCrashed, the host lives',
+    here: true,
     setup: (d) => { put(d, 'engine.worker.mjs', 'throw new Error("this worker cannot load");\n'); },
     script: `import { Worker } from 'node:worker_threads';
 import { connectEngine, tensor } from '{pkg}';

@@ -42,6 +42,27 @@ function bound(d: string, file: string, range: { offset?: number; length?: numbe
 
 const run = ['run', 'p.json', '--target', 'cpu', '--inputs', 'in.json', '--json'];
 
+/** matmul_id: x [2, 1, 32] by 2 experts of 3 q4_0 rows (every value +1), chosen by ids [2, 1]. */
+const MOE = {
+  format: 'program@1', name: 'moe',
+  args: [
+    { name: 'x', role: 'activation', dtype: 'f32', shape: [2, 1, 32] },
+    { name: 'w', role: 'weight', dtype: 'q4_0', shape: [2, 3, 32] },
+    { name: 'ids', role: 'activation', dtype: 'i32', shape: [2, 1] },
+  ],
+  eqns: [{ op: 'matmul_id', in: ['x', 'w', 'ids'], out: 'y' }],
+  results: ['y'],
+};
+
+/** The MoE program with its experts bound from a file and `ids`. */
+function moe(d: string, ids: readonly number[]): void {
+  put(d, 'w.bin', Buffer.concat([Buffer.from(blocks()), Buffer.from(blocks())]));
+  put(d, 'p.json', MOE);
+  put(d, 'in.json', { x: { ...X, shape: [2, 1, 32] }, w: { dtype: 'q4_0', shape: [2, 3, 32], file: join(d, 'w.bin'), offset: 0, length: 2 * W_BYTES }, ids: { dtype: 'i32', shape: [2, 1], data: ids } });
+}
+
+const runHost = ['run', 'p.json', '--target', 'host', '--inputs', 'in.json', '--json'];
+
 export const cases: readonly HostileCase[] = [
   {
     name: 'run with a q4_0 weight bound from a byte range of a file computes x . w^T (exit 0)',
@@ -95,6 +116,22 @@ export const cases: readonly HostileCase[] = [
     setup: (d) => put(d, 'p.json', { ...MATMUL, eqns: [{ op: 'exp', in: ['w'], out: 'y' }] }),
     cli: ['validate', 'p.json', '--json'], exit: 1, code: 'InvalidProgram',
     check: (r) => expect(r.stdout).to.contain('/eqns/0/in/0'),
+  },
+  {
+    name: 'matmul_id on host by experts [2, 3, 32] mapped from a file computes each chosen expert (exit 0)',
+    setup: (d) => moe(d, [1, 0]), cli: runHost, exit: 0,
+    check: (r) => {
+      const out = JSON.parse(r.stdout) as { results: { y: { b64: string } } };
+      expect(Array.from(new Float32Array(new Uint8Array(Buffer.from(out.results.y.b64, 'base64')).buffer))).to.deep.equal(new Array(6).fill(32));
+    },
+  },
+  { name: 'matmul_id with an expert id past the experts is IndexOutOfRange on host', setup: (d) => moe(d, [2, 0]), cli: runHost, exit: 1, code: 'IndexOutOfRange' },
+  { name: 'matmul_id with a negative expert id is IndexOutOfRange on cpu', setup: (d) => moe(d, [0, -1]), cli: run, exit: 1, code: 'IndexOutOfRange' },
+  {
+    name: 'matmul_id on the xdna2 is refused as CapabilityMissing (op.matmul_id)',
+    setup: (d) => put(d, 'p.json', { ...MOE, args: [MOE.args[0], { ...MOE.args[1], dtype: 'f32' }, MOE.args[2]] }),
+    cli: ['plan', 'p.json', '--target', 'xdna2', '--json'], exit: 1, code: 'CapabilityMissing',
+    check: (r) => expect(r.stdout).to.contain('op.matmul_id'),
   },
   {
     name: 'a quantized weight on a target that takes none is CapabilityMissing',

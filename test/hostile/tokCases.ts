@@ -53,11 +53,8 @@ export const cases: readonly HostileCase[] = [
   {
     name: 'tokenize: bytes that are not UTF-8 on stdin, between good lines',
     setup: tok(),
-    script: `import { spawnSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-const r = spawnSync(process.execPath, [fileURLToPath(new URL('./cli/bin.js', '{pkg}')), 'tokenize', '{dir}/tokenizer.json', '--json'],
-  { input: Buffer.concat([Buffer.from('"a"\\n'), Buffer.from([0x22, 0xc3, 0x28, 0x22, 0x0a, 0xff, 0xfe, 0x0a]), Buffer.from('"b"\\n')]) });
-process.stdout.write(r.stdout); process.stderr.write(r.stderr); process.exitCode = r.status ?? 3;`,
+    cli: cli(T, '--json'),
+    stdin: Buffer.concat([Buffer.from('"a"\n'), Buffer.from([0x22, 0xc3, 0x28, 0x22, 0x0a, 0xff, 0xfe, 0x0a]), Buffer.from('"b"\n')]),
     exit: 1, code: 'InvalidInput',
     check: (r) => { if (r.stdout.split('\n').filter((l) => l.includes('not valid UTF-8')).length !== 2 || !r.stdout.includes('{"ids":[98]}')) fail(r.stdout); },
   },

@@ -42,8 +42,10 @@ for (const target of ['cpu', 'host'] as const) {
     this.timeout(30_000);
     let tmp: ReturnType<typeof tempDir>;
     let engine: Engine;
-    beforeEach(() => { tmp = tempDir(); engine = createEngine({ cacheDir: tmp.dir }); });
-    afterEach(async () => { await engine.close(); tmp.remove(); });
+    // One engine for the describe's tests: each opens its own sessions; an engine's start (its actors'
+    // threads loading their modules) cost more than most of these tests (~0.7 s of CPU).
+    before(() => { tmp = tempDir(); engine = createEngine({ cacheDir: tmp.dir }); });
+    after(async () => { await engine.close(); tmp.remove(); });
 
     it('carries the state from step to step on the device, reading it only when asked', async () => {
       const s = await engine.openSession({ program: carry('c1', 1), target, zeroState: true });
@@ -88,6 +90,30 @@ for (const target of ['cpu', 'host'] as const) {
       expect(data((await other.state())['cache'])).to.deep.equal([1, 1, 1, 1, 2, 3, 2, 2, 2, 5, 5, 5]);
     });
 
+    it('reads and writes a range of positions along an axis (the prefix cache\'s), checking every piece before writing any', async () => {
+      const s = await engine.openSession({ program: cacheProgram('k3'), target, zeroState: true });
+      for (let r = 0; r < 4; r++) await s.step(rowAt(r, 3 * r + 1, 3 * r + 2, 3 * r + 3));
+      const whole = data((await s.state())['cache']);
+      // Axis 0 (rows): positions 1 and 2, one run.
+      const [rows] = await s.readPositions({ cache: 0 }, [[1, 3]]);
+      expect(rows!['cache']!.shape).to.deep.equal([2, 3]);
+      expect(Array.from(new Float32Array(rows!['cache']!.bytes.slice().buffer))).to.deep.equal([4, 5, 6, 7, 8, 9]);
+      // Axis 1 (columns): a run per row, two adjacent ranges read as one.
+      const cols = await s.readPositions({ cache: 1 }, [[0, 1], [1, 3]]);
+      expect(Array.from(new Float32Array(cols[1]!['cache']!.bytes.slice().buffer))).to.deep.equal([2, 3, 5, 6, 8, 9, 11, 12]);
+      const t = await engine.openSession({ program: cacheProgram('k3'), target, zeroState: true });
+      await t.writePositions({ cache: 1 }, [{ from: 1, state: cols[1]! }]);
+      expect(data((await t.state())['cache'])).to.deep.equal([0, 2, 3, 0, 5, 6, 0, 8, 9, 0, 11, 12]);
+      await t.writePositions({ cache: 1 }, [{ from: 0, state: cols[0]! }]);
+      expect(data((await t.state())['cache'])).to.deep.equal(whole);
+      // A piece past the end refuses the whole write: the first piece is not written either.
+      await t.zeroState();
+      await rejectsWith(t.writePositions({ cache: 1 }, [{ from: 0, state: cols[0]! }, { from: 2, state: cols[1]! }]), 'InvalidInput');
+      expect(data((await t.state())['cache'])).to.deep.equal(new Array(12).fill(0));
+      await rejectsWith(s.readPositions({ cache: 0 }, [[3, 5]]), 'InvalidInput');
+      await rejectsWith(s.readPositions({ other: 0 }, [[0, 1]]), 'InvalidInput');
+    });
+
     it('moves its state to another program\'s session: the taker goes on from it, the giver is zeroed', async () => {
       const s = await engine.openSession({ program: cacheProgram('k1'), target, zeroState: true });
       await s.step(rowAt(0, 1, 1, 1));
@@ -101,6 +127,29 @@ for (const target of ['cpu', 'host'] as const) {
       await s.takeStateFrom(other, { move: true });
       expect(data((await s.state())['cache'])).to.deep.equal([1, 1, 1, 0, 0, 0, 2, 2, 2, 5, 5, 5]);
       expect(data((await other.step(rowAt(0, 0, 0, 1))).results['y'])).to.deep.equal([1, 0, 0, 0]);
+    });
+
+    it('moves a state into a named arg of another session (a slot), leaving its other args as they were; an arg it does not carry is refused', async () => {
+      // Two slots, each a cache as cacheProgram's: y = the row sums of both after the step.
+      const p = program('slots');
+      const slots = ['slot0.cache', 'slot1.cache'].map((n) => p.state(n, 'f32', [4, 3]));
+      const rows = [0, 1].map((i) => p.activation(`row${i}`, 'f32', [1, 3]));
+      const pos = p.activation('pos', 'i32', []);
+      const next = slots.map((c, i) => p.dynamicUpdateSlice(c, rows[i]!, [pos, 0]));
+      slots.forEach((c, i) => p.carry(c, next[i]!));
+      p.results(p.named('y').concat(next.map((n) => p.reduceSum(n, [1])), 0));
+      const both = await engine.openSession({ program: p.build(), target, zeroState: true });
+      const zero = tensor('f32', [1, 3], [0, 0, 0]);
+      await both.step({ row0: tensor('f32', [1, 3], [1, 0, 0]), row1: tensor('f32', [1, 3], [0, 0, 7]), pos: tensor('i32', [], [3]) });
+      const one = await engine.openSession({ program: cacheProgram('k1'), target, zeroState: true });
+      await one.step(rowAt(0, 1, 1, 1));
+      await one.step(rowAt(1, 2, 2, 2));
+      await both.takeStateFrom(one, { move: true, names: { 'slot1.cache': 'cache' } });
+      // Slot 1 holds the moved cache (its row 3 of the step before gone), slot 0 its own.
+      expect(data((await both.step({ row0: zero, row1: zero, pos: tensor('i32', [], [2]) })).results['y'])).to.deep.equal([0, 0, 0, 1, 3, 6, 0, 0]);
+      expect(data((await one.state())['cache'])).to.deep.equal(Array(12).fill(0));
+      await rejectsWith(both.takeStateFrom(one, { names: { 'slot2.cache': 'cache' } }), 'InvalidInput');
+      await rejectsWith(both.takeStateFrom(one, { names: { 'slot0.cache': 'nothing' } }), 'InvalidInput');
     });
 
     it('a cache read through a reshape after its update sees the cache before it (no update in place under it)', async () => {
@@ -137,8 +186,9 @@ describe('jobs/deviceSession: a state handed between devices through shared memo
   this.timeout(60_000);
   let tmp: ReturnType<typeof tempDir>;
   let engine: Engine;
-  beforeEach(() => { tmp = tempDir(); engine = createEngine({ cacheDir: tmp.dir }); });
-  afterEach(async () => { await engine.close(); tmp.remove(); });
+  // One engine for both tests (see above).
+  before(() => { tmp = tempDir(); engine = createEngine({ cacheDir: tmp.dir }); });
+  after(async () => { await engine.close(); tmp.remove(); });
 
   it('host to npu4 and npu4 to cpu: each session goes on from the state the other left, which stays its own', async () => {
     const host = await engine.openSession({ program: carry('c1', 1), target: 'host', inputs: { acc: tensor('f32', [3], [1, 1, 1]) } });

@@ -7,8 +7,10 @@ import { STEP_PROGRAM, rejectsWith, stepInputs, tempDir } from './helpers.js';
 describe('engine: limits', function () {
   let tmp: ReturnType<typeof tempDir>;
   let engine: Engine;
-  beforeEach(() => { tmp = tempDir(); engine = createEngine({ cacheDir: tmp.dir, limits: { elementsPerTensor: 8 } }); });
-  afterEach(async () => { await engine.close(); tmp.remove(); });
+  // One engine for the tests (each submits its own jobs): an engine's start, its actors' threads loading
+  // their modules, is ~0.7 s of CPU, more than these tests.
+  before(() => { tmp = tempDir(); engine = createEngine({ cacheDir: tmp.dir, limits: { elementsPerTensor: 8 } }); });
+  after(async () => { await engine.close(); tmp.remove(); });
 
   it('refuses a program past the engine\'s limits as ResourceLimit, and runs one within them', async () => {
     const e = await rejectsWith(engine.submit({ program: { ...STEP_PROGRAM, args: STEP_PROGRAM.args.map((a) => ({ ...a, shape: [3, 3] })) }, target: 'cpu' }).result, 'ResourceLimit');

@@ -56,10 +56,18 @@ describe('engine: the NPU targets on their simulators', function () {
   this.timeout(60_000);
   let tmp: ReturnType<typeof tempDir>;
   let engine: Engine;
-  beforeEach(() => { tmp = tempDir(); engine = createEngine({ cacheDir: tmp.dir }); });
-  afterEach(async () => { await engine.close(); tmp.remove(); });
+  // One engine for the tests that only run jobs (an engine's start, its actors' threads loading their
+  // modules, is ~0.7 s of CPU, more than most of these tests); a test that counts what is loaded on a
+  // device or what its cache holds has an engine and a cache folder of its own (`own`).
+  before(() => { tmp = tempDir(); engine = createEngine({ cacheDir: tmp.dir }); });
+  after(async () => { await engine.close(); tmp.remove(); });
+  async function own(test: (engine: Engine, dir: string) => Promise<void>): Promise<void> {
+    const t = tempDir();
+    const e = createEngine({ cacheDir: t.dir });
+    try { await test(e, t.dir); } finally { await e.close(); t.remove(); }
+  }
 
-  it('xdna2: twenty equations with twenty distinct shapes run in three hardware contexts, verified', async () => {
+  it('xdna2: twenty equations with twenty distinct shapes run in three hardware contexts, verified', () => own(async (engine) => {
     const c = twentyEquations();
     const job = engine.submit({ program: programToJson(c.program), target: 'xdna2', inputs: inputsFor(c, 2), steps: 2, verify: true });
     let regions = 0;
@@ -71,7 +79,7 @@ describe('engine: the NPU targets on their simulators', function () {
     // The three artifacts stay loaded, one hardware context each.
     const live = await engine.device('xdna2').call('live', []);
     expect(live.contexts).to.equal(3);
-  });
+  }));
 
   it('xdna2: activation slots and a carried running sum replay over changing inputs and match the oracle', async () => {
     const r = await engine.submit({ program: RUNNING_SUM, target: 'xdna2', inputs: runningInputs(4), steps: 4, verify: true }).result;
@@ -108,9 +116,9 @@ describe('engine: the NPU targets on their simulators', function () {
     expect(Array.from(r.state['acc']!.data)).to.deep.equal(want);
   });
 
-  it('npu4: a cached blob the driver refuses is recompiled and replaced', async () => {
+  it('npu4: a cached blob the driver refuses is recompiled and replaced', () => own(async (engine, dir) => {
     const planned = planJob(RUNNING_SUM, 'npu4');
-    const cache = BlobCache.open(tmp.dir);
+    const cache = BlobCache.open(dir);
     // Intact as a cache entry (its checksum is right), but not a blob this driver builds.
     cache.put(planned.units[0]!.identity, new TextEncoder().encode('not a compiled graph'));
     cache.close();
@@ -121,5 +129,5 @@ describe('engine: the NPU targets on their simulators', function () {
     const again = engine.submit({ program: RUNNING_SUM, target: 'npu4', inputs: runningInputs(1) });
     await again.result;
     expect(again.stages).to.include('cache-hit').and.not.include('compiled');
-  });
+  }));
 });

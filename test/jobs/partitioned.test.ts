@@ -28,9 +28,15 @@ describe('engine: partitioned programs, one session per segment across devices',
   let engine: Engine | undefined;
   beforeEach(() => { tmp = tempDir(); });
   afterEach(async () => { await engine?.close(); engine = undefined; tmp.remove(); });
+  // One engine for the tests that only run programs (an engine's start, its actors' threads loading their
+  // modules, is ~0.7 s of CPU); the one whose device hangs has its own.
+  let commonTmp: ReturnType<typeof tempDir>;
+  let common: Engine;
+  before(() => { commonTmp = tempDir(); common = createEngine({ cacheDir: commonTmp.dir, workers: 1 }); });
+  after(async () => { await common.close(); commonTmp.remove(); });
 
   it('xdna2,host: three steps equal the cpu oracle within the segments\' bounds, each transfer recorded', async () => {
-    engine = createEngine({ cacheDir: tmp.dir, workers: 1 });
+    const engine = common;
     const inputs = smallInputs(3);
     const r = await runPartitioned(engine, { program: SMALL, target: 'xdna2,host', inputs });
     const checked = checkProgram(parseProgram(SMALL));
@@ -50,7 +56,7 @@ describe('engine: partitioned programs, one session per segment across devices',
   });
 
   it('a state read on the NPU and made on the host crosses back before every later step', async () => {
-    engine = createEngine({ cacheDir: tmp.dir, workers: 1 });
+    const engine = common;
     const inputs = smallInputs(3);
     const r = await runPartitioned(engine, { program: CARRY, target: 'xdna2,host', inputs, keepSteps: Infinity });
     const checked = checkProgram(parseProgram(CARRY));
@@ -63,7 +69,7 @@ describe('engine: partitioned programs, one session per segment across devices',
   });
 
   it('engine.submit with a list of targets runs the same partition as a job: its stages, its transfers', async () => {
-    engine = createEngine({ cacheDir: tmp.dir, workers: 1 });
+    const engine = common;
     const job = engine.submit({ program: SMALL, target: 'xdna2,host', inputs: smallInputs(2) });
     const seen: number[] = [];
     job.on('step', (e) => seen.push(e.index));
@@ -80,7 +86,7 @@ describe('engine: partitioned programs, one session per segment across devices',
   });
 
   it('a single-target list runs as that target alone: the same values as a job', async () => {
-    engine = createEngine({ cacheDir: tmp.dir, workers: 1 });
+    const engine = common;
     const r = await runPartitioned(engine, { program: STEP_PROGRAM, target: 'cpu', inputs: stepInputs(2) });
     expect(r.segments.map((s) => s.target)).to.deep.equal(['cpu']);
     expect(Array.from(r.results['y']!.data)).to.deep.equal(stepExpected(2).y);
@@ -89,7 +95,7 @@ describe('engine: partitioned programs, one session per segment across devices',
   });
 
   it('refuses a program no listed target admits whole, with the first target\'s refusal', async () => {
-    engine = createEngine({ cacheDir: tmp.dir, workers: 1 });
+    const engine = common;
     const p = { ...SMALL, eqns: [...SMALL.eqns, { op: 'all_reduce', in: ['c'], out: 'r', reduce: 'sum' }], results: ['r'] };
     const e = await runPartitioned(engine, { program: p, target: 'xdna2,host', inputs: smallInputs(1) }).then(() => undefined, (x: unknown) => x);
     expect(e).to.have.property('code', 'CapabilityMissing');

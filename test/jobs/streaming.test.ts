@@ -20,8 +20,10 @@ describe('engine: steps are streamed and their count bounded', function () {
   this.timeout(60_000);
   let tmp: ReturnType<typeof tempDir>;
   let engine: Engine;
-  beforeEach(() => { tmp = tempDir(); engine = createEngine({ cacheDir: tmp.dir }); });
-  afterEach(async () => { await engine.close(); tmp.remove(); });
+  // One engine for the tests (each submits its own jobs): an engine's start (its actors' threads loading
+  // their modules) is ~0.7 s of CPU, more than most of these tests.
+  before(() => { tmp = tempDir(); engine = createEngine({ cacheDir: tmp.dir }); });
+  after(async () => { await engine.close(); tmp.remove(); });
 
   it('refuses more steps than the maximum with ResourceLimit steps, before running any', async () => {
     const job = engine.submit({ program: STEP_PROGRAM, target: 'cpu', inputs: stepInputs(1), steps: DEFAULT_MAX_STEPS + 1 });

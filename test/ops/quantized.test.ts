@@ -49,7 +49,7 @@ const REFUSED = {
   dynamic_update_slice: { op: 'dynamic_update_slice', in: ['x', 'w', { lit: 0 }, { lit: 0 }] },
   row_kernel: { op: 'row_kernel', in: ['w'], body: { params: ['a'], steps: [{ op: 'neg', in: ['a'], out: 'b' }], results: ['b'] } },
   all_reduce: { op: 'all_reduce', in: ['w'], reduce: 'sum' },
-} as const satisfies Record<Exclude<OpName, 'matmul' | 'gather' | 'convert' | 'iota'>, Json>;
+} as const satisfies Record<Exclude<OpName, 'matmul' | 'gather' | 'convert' | 'iota' | 'matmul_id'>, Json>;
 
 const rand = mulberry32(42);
 const randomF32 = (n: number) => Array.from({ length: n }, () => Math.fround((rand() * 2 - 1) * 4));
@@ -161,7 +161,7 @@ describe('ops/quantized: the three ops that take a quantized weight', () => {
 
   it('refuses a quantized operand of every other op, at the operand', () => {
     for (const op of OP_NAMES) {
-      if (op === 'matmul' || op === 'gather' || op === 'convert' || op === 'iota') continue;
+      if (op === 'matmul' || op === 'gather' || op === 'convert' || op === 'iota' || op === 'matmul_id') continue;
       const eqn: Json = REFUSED[op];
       const k = (eqn['in'] as unknown[]).indexOf('w');
       const why = refusal(() => check(over(eqn)), 'InvalidProgram', `/eqns/0/in/${k}`);
@@ -169,6 +169,7 @@ describe('ops/quantized: the three ops that take a quantized weight', () => {
     }
     // The three, where they do not take one.
     expect(refusal(() => check(over({ op: 'matmul', in: ['w', 'x'] })), 'InvalidProgram', '/eqns/0/in/0')).to.match(/only as its right operand/);
+    expect(refusal(() => check(over({ op: 'matmul_id', in: ['w', 'w', 'x'] })), 'InvalidProgram', '/eqns/0/in/0')).to.match(/only as its experts/);
     refusal(() => check(over({ op: 'gather', in: ['x', 'w'], axis: 0 })), 'InvalidProgram', '/eqns/0/in/1');
     refusal(() => check(over({ op: 'convert', in: ['w'], dtype: 'i32' })), 'InvalidProgram', '/eqns/0/dtype');
     refusal(() => check(over({ op: 'convert', in: ['x'], dtype: 'q4_0' })), 'InvalidProgram', '/eqns/0/dtype');

@@ -301,7 +301,8 @@ describe('serve: /metrics in Prometheus text format', function () {
     expect(m.get('npu_offload_queue_depth')).to.equal(0);
     expect(m.get('npu_offload_busy_slots')).to.equal(0);
     expect(m.get('npu_offload_kv_cache_used_positions')).to.equal(0);
-    expect(m.get('npu_offload_kv_cache_positions')).to.equal(128);
+    // Each of the 4 slots (--parallel's default, the model decoding its generations together) holds --ctx positions.
+    expect(m.get('npu_offload_kv_cache_positions')).to.equal(4 * 128);
     expect(m.get('npu_offload_model_ready')).to.equal(1);
   });
 

@@ -46,7 +46,7 @@ describe('serve: /v1/status', function () {
       const before = await status(url);
       expect(before.object).to.equal('status');
       expect(before.model).to.deep.equal({ id: 'tiny', state: 'ready', error: null });
-      expect(before.queue).to.deep.equal({ running: 0, waiting: 0, maxQueue: 0, refused429: 0 });
+      expect(before.queue).to.deep.equal({ running: 0, waiting: 0, slots: 1, maxQueue: 0, refused429: 0 });
       expect(before.failures).to.deep.equal({ total: 0, byCode: {}, last: [] });
 
       const running = post(url, REQ);
@@ -54,7 +54,7 @@ describe('serve: /v1/status', function () {
       expect((await post(url, REQ)).status).to.equal(429);
       expect((await post(url, { ...REQ, model: 'other' })).status).to.equal(404);
       const during = await status(url);
-      expect(during.queue).to.deep.equal({ running: 1, waiting: 0, maxQueue: 0, refused429: 1 });
+      expect(during.queue).to.deep.equal({ running: 1, waiting: 0, slots: 1, maxQueue: 0, refused429: 1 });
       expect(during.failures.total).to.equal(2);
       expect(during.failures.byCode).to.deep.equal({ QueueFull: 1, model_not_found: 1 });
       expect(during.failures.last.map((f) => [f.status, f.code, f.path])).to.deep.equal([[429, 'QueueFull', '/v1/completions'], [404, 'model_not_found', '/v1/completions']]);
@@ -100,6 +100,37 @@ describe('serve: /v1/status', function () {
       expect(st.failures.byCode).to.deep.equal({ DeadlineExceeded: 1 });
       expect(st.failures.last.map((f) => [f.status, f.code, f.path])).to.deep.equal([[500, 'DeadlineExceeded', '/v1/completions']]);
     } finally { await server.close(); }
+  });
+
+  it('shows the prefix cache\'s hits, reused tokens, blocks and bytes on /v1/status, the status page and /metrics; none with prefixCache false', async () => {
+    const long = { ...REQ, prompt: 'hello world, '.repeat(8), max_tokens: 2 };
+    const s = await startServer(model.path, { load: { ctx: 256, prefillChunk: 16, prefixCache: { bytes: 1 << 24, block: 8 } } });
+    try {
+      type Answer = { choices: { text: string }[]; usage: { prompt_tokens: number; prompt_tokens_details: { cached_tokens: number } } };
+      const first = await (await post(s.url, long)).json() as Answer;
+      expect(first.usage.prompt_tokens_details.cached_tokens).to.equal(0);
+      expect((await status(s.url)).prefixCache).to.include({ lookups: 1, hits: 0, reusedTokens: 0, budget: 1 << 24, block: 8 });
+      const second = await (await post(s.url, long)).json() as Answer;
+      expect(second.choices[0]!.text).to.equal(first.choices[0]!.text);
+      const p = (await status(s.url)).prefixCache!;
+      expect(second.usage.prompt_tokens_details.cached_tokens).to.equal(p.reusedTokens);
+      expect(p.reusedTokens).to.be.lessThan(second.usage.prompt_tokens);
+      expect(p).to.include({ lookups: 2, hits: 1 });
+      expect(p.reusedTokens).to.be.greaterThan(0);
+      expect(p.blocks).to.be.greaterThan(0);
+      expect(p.bytes).to.be.greaterThan(0);
+      const metrics = await (await fetch(`${s.url}/metrics`)).text();
+      expect(metrics).to.match(/^npu_offload_prefix_cache_hits_total 1$/m);
+      expect(metrics).to.match(new RegExp(`^npu_offload_prefix_cache_reused_tokens_total ${p.reusedTokens}$`, 'm'));
+      expect(metrics).to.match(new RegExp(`^npu_offload_prefix_cache_bytes ${p.bytes}$`, 'm'));
+      expect(await (await fetch(`${s.url}/status`)).text()).to.match(/Prefix cache/);
+    } finally { await s.server.close(); }
+    const off = await startServer(model.path, { load: { prefixCache: false } });
+    try {
+      await post(off.url, REQ);
+      expect((await status(off.url)).prefixCache).to.equal(null);
+      expect(await (await fetch(`${off.url}/metrics`)).text()).not.to.match(/prefix_cache/);
+    } finally { await off.server.close(); }
   });
 
   it('without an engine it says so (engine null); with --api-key the pages need no key but /v1/status does', async () => {

@@ -132,6 +132,15 @@ export interface KernelArgs {
    * AVX2 / AVX-512) before use, so the result is `attention` of convert(k), convert(v) bit for bit.
    */
   attention_f16: KernelArgs['attention'];
+  /**
+   * matmul_id (ops/matmulId.ts): y [T, S, N] = x [T, B, K] (B = 1 or S) times the experts ids (i32
+   * [T, S]) choose of weight `w`, E experts of N rows each (the weight's rows, N·E, in expert order).
+   * Every id is checked first (an IndexOutOfRange naming the equation); each chosen expert's rows are
+   * read once per step, for all the token slots that chose it (matmul_w's kernels over that expert).
+   */
+  matmul_id: { x: number; ids: number; y: number; T: number; S: number; B: number; N: number; w: number };
+  /** matmul_id in the q8-activations class (matmul_wq's kernels over each chosen expert). */
+  matmul_idq: KernelArgs['matmul_id'];
 }
 
 export type KernelOp = keyof KernelArgs;
@@ -144,7 +153,7 @@ export const KERNEL_OPS = [
   'matmul_w', 'matmul', 'rmsnorm', 'softmax', 'row_sum', 'row_max', 'exp_sub', 'row_scale', 'rope',
   'gather', 'dequant', 'update', 'unary', 'binary', 'binary_i32', 'convert', 'copy', 'matmul_bt',
   'copy_strided', 'iota', 'gather_rows', 'unary_t', 'binary_t', 'reduce_t', 'matmul_t', 'attention', 'matmul_wq',
-  'attention_f16',
+  'attention_f16', 'matmul_id', 'matmul_idq',
 ] as const satisfies readonly KernelOp[];
 
 /**
@@ -181,6 +190,8 @@ export const KERNEL_FIELDS: { readonly [O in KernelOp]: readonly string[] } = {
   attention: ['q', 'k', 'v', 'bias', 'y', 'B', 'M', 'D', 'N', 'Dv', 'scale', 'bB', 'bG', 'bRow', 'kRows'],
   matmul_wq: ['x', 'y', 'T', 'w'],
   attention_f16: ['q', 'k', 'v', 'bias', 'y', 'B', 'M', 'D', 'N', 'Dv', 'scale', 'bB', 'bG', 'bRow', 'kRows'],
+  matmul_id: ['x', 'ids', 'y', 'T', 'S', 'B', 'N', 'w'],
+  matmul_idq: ['x', 'ids', 'y', 'T', 'S', 'B', 'N', 'w'],
 };
 
 /** What an addon build reports of its numbering (the addon's abi(), src/native/host/addon.cc). */
@@ -255,6 +266,8 @@ const ENCODE: { readonly [O in KernelOp]: (a: KernelArgs[O]) => number[] } = {
   attention: (a) => [a.q, a.k, a.v, a.bias, a.y, a.B, a.M, a.D, a.N, a.Dv, a.scale, a.bB, a.bG, a.bRow, flag(a.kRows)],
   matmul_wq: (a) => [a.x, a.y, a.T, a.w],
   attention_f16: (a) => [a.q, a.k, a.v, a.bias, a.y, a.B, a.M, a.D, a.N, a.Dv, a.scale, a.bB, a.bG, a.bRow, flag(a.kRows)],
+  matmul_id: (a) => [a.x, a.ids, a.y, a.T, a.S, a.B, a.N, a.w],
+  matmul_idq: (a) => [a.x, a.ids, a.y, a.T, a.S, a.B, a.N, a.w],
 };
 
 /** The kernel list of `calls`, as the addon's runList reads it. */

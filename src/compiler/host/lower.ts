@@ -48,16 +48,21 @@ export function lowerHost(checked: CheckedProgram, options: { readonly fuse?: bo
   const weights: { name: string; type: HostWeightType; k: number; n: number }[] = [];
   const weightIndex = new Map<string, number>();
   const place = (bytes: number): number => arena.alloc(bytes);
+  const experts = expertArgs(checked);
   for (const a of checked.program.args) {
-    if (isQuantized(a.dtype)) {
+    if (isQuantized(a.dtype) || experts.has(a.name)) {
+      // A weight the kernels read in place: N rows of K (an expert weight [E, N, K]: its E·N rows).
       weightIndex.set(a.name, weights.length);
-      weights.push({ name: a.name, type: a.dtype, k: a.shape[1]!, n: a.shape[0]! });
+      const k = a.shape[a.shape.length - 1]!;
+      weights.push({ name: a.name, type: a.dtype as HostWeightType, k, n: numel(a.shape) / k });
     } else {
       slots[a.name] = place(storageBytes(a.dtype, a.shape));
     }
   }
   const q8 = (options.matmul ?? 'exact') === 'q8';
-  const matmulOp = (w: number): 'matmul_w' | 'matmul_wq' => (q8 && (HOST_Q8_WEIGHTS as readonly string[]).includes(weights[w]!.type) ? 'matmul_wq' : 'matmul_w');
+  const q8Of = (w: number): boolean => q8 && (HOST_Q8_WEIGHTS as readonly string[]).includes(weights[w]!.type);
+  const matmulOp = (w: number): 'matmul_w' | 'matmul_wq' => (q8Of(w) ? 'matmul_wq' : 'matmul_w');
+  const matmulIdOp = (w: number): 'matmul_id' | 'matmul_idq' => (q8Of(w) ? 'matmul_idq' : 'matmul_id');
   const calls: KernelCall[] = [];
   const inPlace = inPlaceUpdates(checked);
   // Rewrites first (rewrite.ts): an absorbed equation reads nothing and gets no slot, a fused record reads its own operands.
@@ -115,7 +120,7 @@ export function lowerHost(checked: CheckedProgram, options: { readonly fuse?: bo
       calls.push({ op: 'iota', eqn: e.index, y: pos, i32: true, n: T, dim: Math.max(1, T), stride: 1 });
       calls.push({ op: 'rope', eqn: e.index, x: slots[fused.x]!, y: slots[outs[0]!]!, T, H, D, rd: D, pos, cos: slots[fused.cos]!, sin: slots[fused.sin]!, maxPos: Math.max(1, T) });
     } else if (!alias(e)) {
-      calls.push(...LOWERINGS[e.op](e, { io, weight, matmulOp }));
+      calls.push(...LOWERINGS[e.op](e, { io, weight, matmulOp, matmulIdOp }));
     }
     // Freed only now, so an equation's output never shares bytes with its own inputs or scratch.
     for (const at of scratch) arena.release(at);
@@ -152,6 +157,28 @@ function inPlaceUpdates(checked: CheckedProgram): Set<number> {
   return found;
 }
 
+/**
+ * The float args that are read only as matmul_id's experts: in the weight table (read in place, each
+ * chosen expert's rows only), not copied into the arena. A quantized weight is always in the table.
+ */
+function expertArgs(checked: CheckedProgram): Set<string> {
+  const args = new Set(checked.program.args.filter((a) => !isQuantized(a.dtype) && (HOST_DENSE_WEIGHTS as readonly string[]).includes(a.dtype)).map((a) => a.name));
+  const asExperts = new Set<string>();
+  const elsewhere = new Set<string>();
+  for (const e of checked.eqns) {
+    e.eqn.in.forEach((o, k) => {
+      if (isLiteral(o) || !args.has(o)) return;
+      if (e.op === 'matmul_id' && k === 1) asExperts.add(o);
+      else elsewhere.add(o);
+    });
+  }
+  for (const r of [...checked.program.results, ...Object.keys(checked.program.state), ...Object.values(checked.program.state)]) elsewhere.add(r);
+  return new Set([...asExperts].filter((a) => !elsewhere.has(a)));
+}
+
+/** The float dtypes a weight of the table may have (the addon's f32, f16 and bf16 rows). */
+const HOST_DENSE_WEIGHTS = ['f32', 'f16', 'bf16'] as const;
+
 /** A reshape whose operand has a slot in the arena: lowered as an alias of that slot, not a copy. */
 function aliased(e: CheckedEqn): boolean {
   return e.op === 'reshape' && !isLiteral(e.eqn.in[0]!) && !isQuantized(e.ins[0]!.dtype);
@@ -169,6 +196,7 @@ interface LowerCtx {
   /** The weight-table index of input `k` when it is a quantized weight. */
   readonly weight: (k: number) => number | undefined;
   readonly matmulOp: (w: number) => 'matmul_w' | 'matmul_wq';
+  readonly matmulIdOp: (w: number) => 'matmul_id' | 'matmul_idq';
 }
 
 /** How one op is lowered: the kernels of an equation, or a CapabilityMissing refusal naming what is missing. */
@@ -217,6 +245,15 @@ function matmul(e: CheckedEqn, { io, weight, matmulOp }: LowerCtx): KernelCall[]
   if (x.dtype === 'f32') return [{ op: 'matmul', ...args }];
   if (x.dtype === 'f16' || x.dtype === 'bf16' || x.dtype === 'i32') return [{ op: 'matmul_t', dtype: x.dtype, ...args }];
   return refused(e, `matmul.${x.dtype}`);
+}
+
+/** matmul_id by a weight of the table (experts computed in the program, not an arg, are refused). */
+function matmulId(e: CheckedEqn, { io, weight, matmulIdOp }: LowerCtx): KernelCall[] {
+  const w = weight(1);
+  if (w === undefined) return refused(e, 'matmul_id.arena');
+  const [T, B] = e.ins[0]!.shape as [number, number, number];
+  const [, S, N] = e.outs[0]!.shape as [number, number, number];
+  return [{ op: matmulIdOp(w), eqn: e.index, x: io.at(0), ids: io.at(2), y: io.out(0), T, S, B, N, w }];
 }
 
 function convert(e: CheckedEqn, { io, weight }: LowerCtx): KernelCall[] {
@@ -279,5 +316,5 @@ const LOWERINGS: { readonly [P in OpName]: Lowering } = {
   logistic: unary, sin: unary, cos: unary,
   convert, reduce_sum: reduce, reduce_max: reduce, matmul, gather, reshape,
   transpose: movement, broadcast: movement, slice: movement, concat: movement,
-  iota, dynamic_update_slice: update, row_kernel: rowKernel, all_reduce: none,
+  iota, dynamic_update_slice: update, row_kernel: rowKernel, all_reduce: none, matmul_id: matmulId,
 };

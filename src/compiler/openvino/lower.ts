@@ -96,6 +96,7 @@ export const LOWERINGS = {
   dynamic_update_slice: (cx, e) => lowerUpdateSlice(cx, e, outName(e), (type, version, inputs) => layer(cx, e, type, version, inputs)),
   row_kernel: null,
   all_reduce: null,
+  matmul_id: null,
 } as const satisfies LoweringTable;
 
 /** Lowers one equation to its layers; returns its output port. Throws for an op with no lowering. */

@@ -57,7 +57,8 @@ export class HostDevice extends JsDevice<HostProgram> {
   /** Binds a file weight: a quantized matrix mapped in place, anything else read into a buffer. */
   mapFile(w: FileWeight, name: string): BufferId {
     this.usable();
-    if (!isQuantized(w.dtype) || w.shape.length !== 2) {
+    // A quantized matrix [N, K], or experts [E, N, K] (matmul_id's: E·N rows of K), is mapped in place.
+    if (!isQuantized(w.dtype) || w.shape.length < 2 || w.shape.length > 3) {
       const bytes = readFileWeightBytes(w, name);
       const b = this.allocBuffer(w.length);
       this.write(b, 0, bytes);
@@ -72,7 +73,8 @@ export class HostDevice extends JsDevice<HostProgram> {
     if (st.size !== w.identity.size || st.mtimeMs !== w.identity.mtimeMs) {
       throw new InvalidInput(`/${name}/file`, `cannot map weight ${name} from ${w.file}: it changed since it was bound; bind it again`);
     }
-    const weight = this.kernels.openWeight({ path: w.file, offset: w.offset, length: w.length, type: w.dtype, k: w.shape[1]!, n: w.shape[0]! });
+    const k = w.shape[w.shape.length - 1]!;
+    const weight = this.kernels.openWeight({ path: w.file, offset: w.offset, length: w.length, type: w.dtype, k, n: w.shape.slice(0, -1).reduce((a, b) => a * b, 1) });
     const b = this.allocBuffer(w.length);
     this.mapped.set(b, weight);
     return b;

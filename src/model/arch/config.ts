@@ -9,7 +9,7 @@ import type { GgufFile } from '../gguf/types.js';
 import { numericValue } from '../gguf/types.js';
 import { architectureOf, metadataNumber, metadataPositive, modelDims } from '../pack/config.js';
 import { architecture } from './index.js';
-import type { ArchDescriptor, GraphOptions, ScaleKey } from './types.js';
+import type { ArchDescriptor, GraphOptions, MoeOptions, ScaleKey } from './types.js';
 
 /** Everything the programs need to know of a model. */
 export interface ModelConfig {
@@ -33,6 +33,12 @@ export interface ModelConfig {
   readonly tied: boolean;
   /** End-of-sequence ids the file declares (the tokenizer may add end-of-turn ids). */
   readonly eosIds: readonly number[];
+  /**
+   * The file stores each norm weight as w where the model multiplies by 1 + w (a Gemma 3 directory in
+   * Hugging Face's layout). The programs take what they multiply by, so the loader binds 1 + w
+   * (src/model/qwen3/normShift.ts); absent: the norms are stored as they are used.
+   */
+  readonly normWeightsPlusOne?: boolean;
 }
 
 /** The graph options of a descriptor with nothing read from a file (full rotary, no rope scaling). */
@@ -43,25 +49,40 @@ export function defaultOptions(a: ArchDescriptor, headDim: number): GraphOptions
   };
 }
 
-/** 1, or 1 / the factor of linear rope scaling the file declares; InvalidInput for a scaling the graph does not do. */
-function ropeFreqScale(f: GgufFile, p: string): number {
+/** llama.cpp's YaRN defaults (llama-hparams.h, llama-context.cpp): the ramp's rotation bounds and, for a YaRN file, an ext factor of 1. */
+export const YARN_DEFAULTS = { betaFast: 32, betaSlow: 1, extFactor: 1 } as const;
+
+/**
+ * The rope scaling a file declares, as llama.cpp reads it: `rope.scaling.type` (default linear; none,
+ * linear and yarn run), the factor from `rope.scaling.factor` or the older `rope.scale_linear` (the
+ * frequency scale is 1 / it, 1 when absent or 0, and 1 for none), and for YaRN the original context
+ * (`rope.scaling.original_context_length`, default `contextLength`) with llama.cpp's defaults for the
+ * rest. llama.cpp reads `rope.scaling.yarn_*` only for other architectures (grok, mistral3, deepseek2);
+ * such a key with a value other than its default is refused here rather than dropped.
+ */
+function ropeScaling(f: GgufFile, p: string, contextLength: number): Pick<GraphOptions, 'ropeFreqScale' | 'ropeYarn'> {
   const m = f.metadata;
-  const type = m.get(`${p}rope.scaling.type`);
-  if (type !== undefined) {
-    if (type.type !== 'string') throw new InvalidInput(`/metadata/${p}rope.scaling.type`, `is a ${type.type}, not a string`);
-    if (type.value === 'none') return 1;
-    if (type.value !== 'linear') {
-      throw new InvalidInput(`/metadata/${p}rope.scaling.type`, `rope scaling ${JSON.stringify(type.value)} is not done by this graph (none and linear are)`);
-    }
-    const factor = metadataNumber(m, `${p}rope.scaling.factor`, 1, p.slice(0, -1));
-    if (!(factor > 0)) throw new InvalidInput(`/metadata/${p}rope.scaling.factor`, `a positive number, not ${factor}`);
-    return 1 / factor;
+  const typeValue = m.get(`${p}rope.scaling.type`);
+  if (typeValue !== undefined && typeValue.type !== 'string') throw new InvalidInput(`/metadata/${p}rope.scaling.type`, `is a ${typeValue.type}, not a string`);
+  const type = typeValue?.value ?? 'linear';
+  if (type !== 'none' && type !== 'linear' && type !== 'yarn') {
+    throw new InvalidInput(`/metadata/${p}rope.scaling.type`, `rope scaling ${JSON.stringify(type)} is not done by this graph (none, linear and yarn are)`);
   }
-  // No type: llama.cpp takes it as linear, by rope.scaling.factor or the older rope.scale_linear.
   const key = m.get(`${p}rope.scaling.factor`) !== undefined ? `${p}rope.scaling.factor` : `${p}rope.scale_linear`;
-  const linear = metadataNumber(m, key, 1, p.slice(0, -1));
-  if (!(linear > 0)) throw new InvalidInput(`/metadata/${key}`, `a positive number, not ${linear}`);
-  return 1 / linear;
+  const factor = metadataNumber(m, key, 0, p.slice(0, -1));
+  if (!(factor >= 0) || !Number.isFinite(factor)) throw new InvalidInput(`/metadata/${key}`, `a positive number, not ${factor}`);
+  const yarnKeys = { yarn_beta_fast: YARN_DEFAULTS.betaFast, yarn_beta_slow: YARN_DEFAULTS.betaSlow, yarn_ext_factor: -1, yarn_attn_factor: 1, yarn_log_multiplier: 0 };
+  for (const [k, neutral] of Object.entries(yarnKeys)) {
+    const v = m.get(`${p}rope.scaling.${k}`);
+    if (v !== undefined && metadataNumber(m, `${p}rope.scaling.${k}`, neutral, p.slice(0, -1)) !== neutral) {
+      throw new InvalidInput(`/metadata/${p}rope.scaling.${k}`, `llama.cpp does not read ${k} for ${p.slice(0, -1)} (it keeps its default ${neutral}), and neither does this graph`);
+    }
+  }
+  if (type === 'none') return { ropeFreqScale: 1 };
+  const ropeFreqScale = factor === 0 ? 1 : 1 / factor;
+  if (type === 'linear') return { ropeFreqScale };
+  const origContext = metadataPositive(m, `${p}rope.scaling.original_context_length`, contextLength, p.slice(0, -1));
+  return { ropeFreqScale, ropeYarn: { origContext, ...YARN_DEFAULTS } };
 }
 
 /** The sliding-window layers a file declares for an architecture that has them (types.ts), else nothing. */
@@ -78,6 +99,18 @@ function slidingWindow(f: GgufFile, a: ArchDescriptor, p: string): { slidingWind
   const period = metadataNumber(m, periodKey, a.swaPeriod ?? 0, a.name);
   if (!(Number.isSafeInteger(period) && period >= 0)) throw new InvalidInput(`/metadata/${periodKey}`, `a whole number, not ${period}`);
   return { slidingWindow: { window, period, ropeBase: metadataNumber(m, `${p}rope.freq_base_swa`, 10_000, a.name) } };
+}
+
+/** The mixture of experts a file declares for an architecture that has one (types.ts), else nothing. */
+function moe(f: GgufFile, a: ArchDescriptor, p: string): { moe?: MoeOptions } {
+  if (a.moe === undefined) return {};
+  const m = f.metadata;
+  // Each required: a missing or non-positive one is InvalidInput at /metadata/<arch>.<key>.
+  const whole = (k: string): number => metadataPositive(m, `${p}${k}`, undefined, a.name);
+  const experts = whole('expert_count');
+  const used = whole('expert_used_count');
+  if (used > experts) throw new InvalidInput(`/metadata/${p}expert_used_count`, `${used} experts used of ${experts}`);
+  return { moe: { experts, used, ff: whole('expert_feed_forward_length'), normalize: a.moe.normalize } };
 }
 
 /** The config of a GGUF of an architecture that runs; refuses another one (listing those that run), inconsistent dims or an unhonoured scale. */
@@ -115,22 +148,24 @@ export function modelConfigFromGguf(f: GgufFile): ModelConfig {
     return v;
   };
   const eos = numericValue(m.get('tokenizer.ggml.eos_token_id'));
+  const contextLength = num(`${p}context_length`, a.defaults.contextLength);
   return {
     arch: a.name,
     options: {
-      ...defaultOptions(a, d.headDim), ropeDims, ropeFreqScale: ropeFreqScale(f, p),
+      ...defaultOptions(a, d.headDim), ropeDims, ...ropeScaling(f, p, contextLength),
       ropeFreqs: a.ropeFreqs && f.tensor('rope_freqs.weight') !== undefined,
       ropeAttnFactor: positiveNumber(`${p}rope.scaling.attn_factor`, 1),
       ...(longRope ? { longRopeContext: metadataPositive(m, `${p}rope.scaling.original_context_length`, num(`${p}context_length`, a.defaults.contextLength), a.name) } : {}),
       embeddingScale: scale('embedding_scale'), residualScale: scale('residual_scale'), logitScale: scale('logit_scale'),
       ...slidingWindow(f, a, p),
+      ...moe(f, a, p),
     },
     layers: d.layers, hidden: d.hidden, intermediate: d.intermediate,
     heads: d.qDim / d.headDim, kvHeads: d.kvDim / d.headDim, headDim: d.headDim,
     vocab: embd.dims[1]!,
     ropeTheta: num(`${p}rope.freq_base`, a.defaults.ropeTheta),
     rmsEps: num(`${p}attention.layer_norm_rms_epsilon`, a.defaults.rmsEps),
-    contextLength: num(`${p}context_length`, a.defaults.contextLength),
+    contextLength,
     tied: f.tensor('output.weight') === undefined,
     eosIds: eos === undefined ? [] : [eos],
   };

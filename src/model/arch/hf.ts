@@ -12,9 +12,9 @@
 import { InvalidInput } from '../../errors/index.js';
 import { isRecord } from '../../ir/pointer.js';
 import { shortestF32 } from '../pack/config.js';
-import { defaultOptions, type ModelConfig } from './config.js';
+import { defaultOptions, YARN_DEFAULTS, type ModelConfig } from './config.js';
 import { ARCHITECTURES, architecture } from './index.js';
-import type { LayerTensor } from './types.js';
+import type { GraphOptions, LayerTensor } from './types.js';
 
 /** The architectures `gguf pack` converts (and a Q4NX directory's config.json may name). */
 export const HF_ARCHITECTURES: readonly string[] = ['qwen3', 'llama', 'qwen2', 'phi3', 'minicpm', 'gemma3'];
@@ -50,6 +50,11 @@ export function hfLayerName(arch: string, t: LayerTensor): string {
     case 'ffn_gate': return 'mlp.gate_proj.weight';
     case 'ffn_up': return a.fusedGateUp ? 'mlp.gate_up_proj.weight' : 'mlp.up_proj.weight';
     case 'ffn_down': return 'mlp.down_proj.weight';
+    // A mixture of experts (not packed: HF keeps one tensor per expert, these name the stacked ones).
+    case 'ffn_gate_inp': return 'mlp.gate.weight';
+    case 'ffn_gate_exps': return 'mlp.experts.gate_proj.weight';
+    case 'ffn_up_exps': return 'mlp.experts.up_proj.weight';
+    case 'ffn_down_exps': return 'mlp.experts.down_proj.weight';
   }
 }
 
@@ -77,17 +82,111 @@ export function qkRowOf(headDim: number): (r: number) => number {
   };
 }
 
-/** Why a config cannot be written as an HF config.json, or null when it can. */
-export function unpackable(c: ModelConfig): string | null {
-  if (!HF_ARCHITECTURES.includes(c.arch)) return `architecture ${c.arch} cannot be packed`;
-  if (c.options.ropeFreqs) return `the ${c.arch} GGUF has rope_freqs.weight (llama3 rope frequency factors), which gguf pack does not carry yet`;
-  if (c.options.longRopeContext !== undefined) return `the ${c.arch} GGUF has LongRoPE factors (rope_factors_long/short), which gguf pack does not carry yet`;
-  if (c.options.ropeAttnFactor !== 1) return `the ${c.arch} GGUF declares rope.scaling.attn_factor ${c.options.ropeAttnFactor}, which gguf pack does not carry yet`;
+/** Llama 3's rope_scaling parameters (transformers' `llama3` rope type). */
+export interface Llama3Rope { readonly factor: number; readonly lowFreqFactor: number; readonly highFreqFactor: number; readonly originalContext: number }
+
+/**
+ * The frequency factors llama.cpp's converter writes as `rope_freqs.weight` for llama3 rope scaling, one
+ * per rope frequency (`dims / 2`): 1 where the wavelength is under original / high, the factor where it
+ * is over original / low, and between them 1 / ((1 - s) / factor + s), s = (original / wavelength - low) / (high - low).
+ */
+export function llama3RopeFactors(dims: number, theta: number, r: Llama3Rope): number[] {
+  return Array.from({ length: dims / 2 }, (_, i) => {
+    const wavelen = (2 * Math.PI) / theta ** ((-2 * i) / dims);
+    if (wavelen < r.originalContext / r.highFreqFactor) return 1;
+    if (wavelen > r.originalContext / r.lowFreqFactor) return r.factor;
+    const smooth = (r.originalContext / wavelen - r.lowFreqFactor) / (r.highFreqFactor - r.lowFreqFactor);
+    return 1 / ((1 - smooth) / r.factor + smooth);
+  });
+}
+
+/** The factors agree to 1e-5 relative (a GGUF's f32 factors against those recomputed from parameters). */
+const sameFactors = (a: ArrayLike<number>, b: ArrayLike<number>): boolean =>
+  a.length === b.length && Array.from(a).every((x, i) => Math.abs(x - b[i]!) <= 1e-5 * Math.abs(x));
+
+/**
+ * The llama3 parameters that give these `rope_freqs` factors (as `llama3RopeFactors` computes them), or
+ * null when none do. The factors fix the scale factor (the largest) and, through the blended ones, only
+ * original / (high - low) and low / (high - low): the low frequency factor is taken as 1 (every Llama
+ * 3.x release's), which fixes the other two. Needs two blended factors; the result is checked by
+ * computing the factors again.
+ */
+export function llama3RopeFromFactors(factors: ArrayLike<number>, dims: number, theta: number): Llama3Rope | null {
+  const f = Array.from(factors);
+  const factor = shortestF32(Math.fround(Math.max(...f)));
+  if (!(factor > 1)) return null;
+  // s = (1 / f_i - 1 / factor) / (1 - 1 / factor) = a x_i - b, x_i = 1 / wavelength_i, for the blended factors.
+  const pts: [number, number][] = [];
+  f.forEach((v, i) => {
+    if (v > 1 * (1 + 1e-6) && v < factor * (1 - 1e-6)) pts.push([theta ** ((-2 * i) / dims) / (2 * Math.PI), (1 / v - 1 / factor) / (1 - 1 / factor)]);
+  });
+  if (pts.length < 2) return null;
+  const n = pts.length;
+  const mx = pts.reduce((t, [x]) => t + x, 0) / n;
+  const my = pts.reduce((t, [, y]) => t + y, 0) / n;
+  const a = pts.reduce((t, [x, y]) => t + (x - mx) * (y - my), 0) / pts.reduce((t, [x]) => t + (x - mx) ** 2, 0);
+  const b = a * mx - my;
+  if (!(a > 0 && b > 0)) return null;
+  const raw: Llama3Rope = { factor, lowFreqFactor: 1, highFreqFactor: 1 + 1 / b, originalContext: a / b };
+  // The rounder values (a whole original context, a 6-digit high factor) when they give the same factors.
+  const round: Llama3Rope = { ...raw, highFreqFactor: Number(raw.highFreqFactor.toPrecision(6)), originalContext: Math.round(raw.originalContext) };
+  for (const r of [round, raw]) if (sameFactors(f, llama3RopeFactors(dims, theta, r))) return r;
   return null;
 }
 
-/** The HF config.json of a model config (no q4nx_source: the caller adds it); bos is the file's, when it has one. */
-export function hfConfig(c: ModelConfig, bos: number | undefined): Record<string, unknown> {
+/** A GGUF's rope factor tensors that a config.json carries as numbers (gguf pack reads them from the file). */
+export interface RopeFactorTensors { readonly freqs?: ArrayLike<number>; readonly long?: ArrayLike<number>; readonly short?: ArrayLike<number> }
+
+/** Why a config cannot be written as an HF config.json, or null when it can. */
+export function unpackable(c: ModelConfig): string | null {
+  const o = c.options;
+  if (!HF_ARCHITECTURES.includes(c.arch)) return `architecture ${c.arch} cannot be packed`;
+  if (o.ropeFreqs && (o.ropeYarn !== undefined || o.ropeFreqScale !== 1 || o.longRopeContext !== undefined)) return `the ${c.arch} GGUF has rope_freqs.weight and another rope scaling, which one config.json rope_scaling cannot say`;
+  if (o.longRopeContext !== undefined && (o.ropeYarn !== undefined || o.ropeFreqScale !== 1)) return `the ${c.arch} GGUF has LongRoPE factors and another rope scaling, which one config.json rope_scaling cannot say`;
+  // YaRN's and LongRoPE's rope_scaling carry an attention factor; nothing else does.
+  if (o.ropeAttnFactor !== 1 && o.ropeYarn === undefined && o.longRopeContext === undefined) return `the ${c.arch} GGUF declares rope.scaling.attn_factor ${o.ropeAttnFactor} without YaRN or LongRoPE, which a config.json cannot carry`;
+  return null;
+}
+
+/** A factor tensor's values as the shortest decimals that read back as the same f32. */
+const f32List = (a: ArrayLike<number>): number[] => Array.from(a, (x) => shortestF32(Math.fround(x)));
+
+/**
+ * HF's rope_scaling of a config's rope scaling (`factors`: the GGUF's rope factor tensors), or null for
+ * none: linear, yarn (`factor`, `original_max_position_embeddings`, `attention_factor` when the file
+ * declares one: transformers' whole mscale), llama3 (the parameters that give the file's rope_freqs),
+ * longrope (`long_factor`, `short_factor`, `original_max_position_embeddings`, `attention_factor`).
+ */
+function hfRopeScaling(c: ModelConfig, factors: RopeFactorTensors): Record<string, unknown> | null {
+  const o = c.options;
+  const half = o.ropeDims / 2;
+  const tensor = (name: string, v: ArrayLike<number> | undefined): ArrayLike<number> => {
+    if (v === undefined || v.length !== half) throw new InvalidInput(`/tensors/${name}.weight`, `gguf pack needs the ${half} factors of ${name}.weight to write config.json's rope_scaling`);
+    return v;
+  };
+  const factor = shortestF32(Math.fround(1 / o.ropeFreqScale));
+  if (o.ropeYarn !== undefined) {
+    const out: Record<string, unknown> = { rope_type: 'yarn', type: 'yarn', factor, original_max_position_embeddings: o.ropeYarn.origContext };
+    if (o.ropeAttnFactor !== 1) out['attention_factor'] = o.ropeAttnFactor * (1 + 0.1 * Math.log(1 / o.ropeFreqScale));
+    return out;
+  }
+  if (o.longRopeContext !== undefined) {
+    return {
+      rope_type: 'longrope', type: 'longrope', long_factor: f32List(tensor('rope_factors_long', factors.long)), short_factor: f32List(tensor('rope_factors_short', factors.short)),
+      original_max_position_embeddings: o.longRopeContext, attention_factor: o.ropeAttnFactor,
+    };
+  }
+  if (o.ropeFreqs) {
+    const r = llama3RopeFromFactors(tensor('rope_freqs', factors.freqs), o.ropeDims, c.ropeTheta);
+    if (r === null) throw new InvalidInput('/tensors/rope_freqs.weight', 'these rope frequency factors are not llama3 rope scaling\'s for any parameters (with a low frequency factor of 1), so config.json cannot say them');
+    return { rope_type: 'llama3', factor: r.factor, low_freq_factor: r.lowFreqFactor, high_freq_factor: r.highFreqFactor, original_max_position_embeddings: r.originalContext };
+  }
+  if (o.ropeFreqScale !== 1) return { rope_type: 'linear', type: 'linear', factor };
+  return null;
+}
+
+/** The HF config.json of a model config (no q4nx_source: the caller adds it); bos is the file's, when it has one; `factors` the GGUF's rope factor tensors. */
+export function hfConfig(c: ModelConfig, bos: number | undefined, factors: RopeFactorTensors = {}): Record<string, unknown> {
   const why = unpackable(c);
   if (why !== null) throw new InvalidInput('/metadata/general.architecture', why);
   const a = architecture(c.arch);
@@ -111,7 +210,7 @@ export function hfConfig(c: ModelConfig, bos: number | undefined): Record<string
   if (c.arch === 'llama' || c.arch === 'minicpm') { out['attention_bias'] = false; out['mlp_bias'] = false; }
   if (c.arch === 'qwen2') out['use_sliding_window'] = false;
   if (o.ropeDims !== c.headDim) out['partial_rotary_factor'] = o.ropeDims / c.headDim;
-  if (c.arch === 'phi3') out['original_max_position_embeddings'] = c.contextLength;
+  if (c.arch === 'phi3') out['original_max_position_embeddings'] = o.longRopeContext ?? c.contextLength;
   if (c.arch === 'minicpm') {
     // MiniCPM's config: the embedding times scale_emb, each branch times scale_depth / sqrt(layers),
     // the logits times dim_model_base / hidden (llama.cpp's logit_scale is hidden / dim_model_base).
@@ -133,10 +232,8 @@ export function hfConfig(c: ModelConfig, bos: number | undefined): Record<string
   out['torch_dtype'] = 'bfloat16';
   if (bos !== undefined) out['bos_token_id'] = bos;
   if (c.eosIds.length > 0) out['eos_token_id'] = c.eosIds[0];
-  if (o.ropeFreqScale !== 1) {
-    const factor = shortestF32(Math.fround(1 / o.ropeFreqScale));
-    out['rope_scaling'] = { rope_type: 'linear', type: 'linear', factor };
-  }
+  const rope = hfRopeScaling(c, factors);
+  if (rope !== null) out['rope_scaling'] = rope;
   return out;
 }
 
@@ -165,15 +262,71 @@ function period(c: Record<string, unknown>, source: string, fallback: number): n
   return v;
 }
 
-/** 1, or 1 / the factor of a linear rope_scaling; InvalidInput for another rope type. */
-function ropeFreqScale(json: Record<string, unknown>, source: string): number {
+/** `rs[key]`: `n` positive finite numbers; InvalidInput at `at/key`. */
+function factorList(rs: Record<string, unknown>, key: string, at: string, n: number): number[] {
+  const v = rs[key];
+  if (!Array.isArray(v) || v.length !== n || !v.every((x) => typeof x === 'number' && x > 0 && Number.isFinite(x))) {
+    throw new InvalidInput(`${at}/${key}`, `${n} positive numbers (one per rope frequency), not ${Array.isArray(v) ? `${v.length} values` : JSON.stringify(v)}`);
+  }
+  return v as number[];
+}
+
+/**
+ * The rope scaling of an HF config.json's `rope_scaling` (`rope_type`, or the older `type`), as the
+ * graph options a GGUF of the same model gives:
+ * - none (absent, null, `default`);
+ * - `linear`: `factor`;
+ * - `yarn`: `factor`, `original_max_position_embeddings` (default the config's, else `contextLength`),
+ *   `beta_fast` 32, `beta_slow` 1, `attention_factor` (default 1 + 0.1 ln factor, as transformers' get_mscale).
+ *   Transformers' YaRN is ggml's rope_yarn with an ext factor of 1, its attention factor being ggml's
+ *   whole mscale: ropeAttnFactor is it over ggml's own 1 + 0.1 ln factor. DeepSeek's
+ *   `mscale`/`mscale_all_dim` and `truncate: false` are refused;
+ * - `llama3`: `factor`, `low_freq_factor`, `high_freq_factor`, `original_max_position_embeddings`: the
+ *   frequency factors llama.cpp's converter would write as rope_freqs (llama3RopeFactors);
+ * - `longrope` (or `su`): `long_factor` and `short_factor`, the long ones past
+ *   `original_max_position_embeddings` (in rope_scaling, else the config's), and `attention_factor`
+ *   (default transformers': sqrt(1 + ln(s) / ln(original)) for s = max_position_embeddings / original > 1, else 1).
+ */
+export function ropeScalingFromHf(json: Record<string, unknown>, source: string, contextLength: number, ropeDims: number, theta: number): Pick<GraphOptions, 'ropeFreqScale' | 'ropeYarn' | 'ropeAttnFactor' | 'ropeFactorValues' | 'longRopeContext'> {
   const rs = json['rope_scaling'];
-  if (rs === undefined || rs === null) return 1;
+  if (rs === undefined || rs === null) return { ropeFreqScale: 1, ropeAttnFactor: 1 };
   if (!isRecord(rs)) throw new InvalidInput(`${source}/rope_scaling`, 'an object or null');
   const type = rs['rope_type'] ?? rs['type'];
-  if (type === 'default' || type === 'none') return 1;
-  if (type !== 'linear') throw new InvalidInput(`${source}/rope_scaling/rope_type`, `rope scaling ${JSON.stringify(type)} is not done by this graph (linear is)`);
-  return 1 / positiveNumber(rs, 'factor', `${source}/rope_scaling`);
+  const at = `${source}/rope_scaling`;
+  const topOrig = typeof json['original_max_position_embeddings'] === 'number' ? json['original_max_position_embeddings'] : undefined;
+  if (type === 'default' || type === 'none') return { ropeFreqScale: 1, ropeAttnFactor: 1 };
+  if (type === 'linear') return { ropeFreqScale: 1 / positiveNumber(rs, 'factor', at), ropeAttnFactor: 1 };
+  if (type === 'llama3') {
+    const r: Llama3Rope = {
+      factor: positiveNumber(rs, 'factor', at), lowFreqFactor: positiveNumber(rs, 'low_freq_factor', at), highFreqFactor: positiveNumber(rs, 'high_freq_factor', at),
+      originalContext: positiveNumber(rs, 'original_max_position_embeddings', at),
+    };
+    if (!(r.highFreqFactor > r.lowFreqFactor)) throw new InvalidInput(`${at}/high_freq_factor`, `above low_freq_factor ${r.lowFreqFactor}, not ${r.highFreqFactor}`);
+    return { ropeFreqScale: 1, ropeAttnFactor: 1, ropeFactorValues: { short: llama3RopeFactors(ropeDims, theta, r) } };
+  }
+  if (type === 'longrope' || type === 'su') {
+    const orig = whole(rs, 'original_max_position_embeddings', at, topOrig);
+    const s = contextLength / orig;
+    const attention = positiveNumber(rs, 'attention_factor', at, s <= 1 ? 1 : Math.sqrt(1 + Math.log(s) / Math.log(orig)));
+    return {
+      ropeFreqScale: 1, ropeAttnFactor: attention, longRopeContext: orig,
+      ropeFactorValues: { long: factorList(rs, 'long_factor', at, ropeDims / 2), short: factorList(rs, 'short_factor', at, ropeDims / 2) },
+    };
+  }
+  if (type !== 'yarn') throw new InvalidInput(`${at}/rope_type`, `rope scaling ${JSON.stringify(type)} is not done by this graph (linear, yarn, llama3 and longrope are)`);
+  for (const k of ['mscale', 'mscale_all_dim']) {
+    if (rs[k] !== undefined && rs[k] !== null) throw new InvalidInput(`${at}/${k}`, 'DeepSeek\'s YaRN mscale is not done by this graph');
+  }
+  if (rs['truncate'] === false) throw new InvalidInput(`${at}/truncate`, 'YaRN without rounding the correction range is not done by this graph');
+  const factor = positiveNumber(rs, 'factor', at);
+  const origContext = whole(rs, 'original_max_position_embeddings', at, topOrig ?? contextLength);
+  const own = 1 + 0.1 * Math.log(factor);
+  const attention = positiveNumber(rs, 'attention_factor', at, factor <= 1 ? 1 : own);
+  return {
+    ropeFreqScale: 1 / factor,
+    ropeYarn: { origContext, betaFast: positiveNumber(rs, 'beta_fast', at, YARN_DEFAULTS.betaFast), betaSlow: positiveNumber(rs, 'beta_slow', at, YARN_DEFAULTS.betaSlow), extFactor: 1 },
+    ropeAttnFactor: attention / own,
+  };
 }
 
 /** The config of an HF config.json (parsed) of any architecture gguf pack writes; `source` names the file in errors. */
@@ -198,9 +351,12 @@ export function modelConfigFromHf(json: unknown, source: string): ModelConfig {
   const ropeDims = Math.round(headDim * partial);
   if (ropeDims % 2 !== 0) throw new InvalidInput(`${source}/partial_rotary_factor`, `rope on ${ropeDims} of ${headDim} elements: not an even count`);
   // HF's rows pair (i, i + D/2) whatever the family: see the file comment.
-  const options = { ...defaultOptions(a, headDim), rope: 'neox' as const, ropeDims, ropeFreqScale: ropeFreqScale(json, source) };
+  const contextLength = whole(json, 'max_position_embeddings', source, a.defaults.contextLength);
+  const ropeTheta = positiveNumber(json, 'rope_theta', source, a.defaults.ropeTheta);
+  const options = { ...defaultOptions(a, headDim), rope: 'neox' as const, ropeDims, ...ropeScalingFromHf(json, source, contextLength, ropeDims, ropeTheta) };
   let scales = {};
   let window = {};
+  let normPlusOne = false;
   if (a.name === 'minicpm') {
     scales = {
       embeddingScale: positiveNumber(json, 'scale_emb', source),
@@ -209,9 +365,13 @@ export function modelConfigFromHf(json: unknown, source: string): ModelConfig {
     };
   }
   if (a.name === 'gemma3') {
-    if (json['q4nx_norm_weights'] !== '1+w') {
-      throw new InvalidInput(`${source}/q4nx_norm_weights`, 'a Gemma 3 directory runs only as gguf pack writes it (norm weights stored as 1 + w, q4nx_norm_weights "1+w"); a published checkpoint stores w');
+    // Hugging Face's Gemma 3 stores each norm weight as w (GemmaRMSNorm multiplies by 1 + w); gguf pack
+    // keeps llama.cpp's stored 1 + w and says so. Without the key a directory means what HF's layout means.
+    const marker = json['q4nx_norm_weights'];
+    if (marker !== undefined && marker !== '1+w' && marker !== 'w') {
+      throw new InvalidInput(`${source}/q4nx_norm_weights`, `"1+w" (norms stored as used, gguf pack's) or "w" (Hugging Face's layout, also meant when the key is absent), not ${JSON.stringify(marker)}`);
     }
+    normPlusOne = marker !== '1+w';
     const qpas = json['query_pre_attn_scalar'];
     if (qpas !== undefined && qpas !== headDim) throw new InvalidInput(`${source}/query_pre_attn_scalar`, `${JSON.stringify(qpas)}: the graph scales scores by 1 / sqrt(head_dim ${headDim}) only`);
     scales = { embeddingScale: Math.sqrt(hidden) };
@@ -231,10 +391,11 @@ export function modelConfigFromHf(json: unknown, source: string): ModelConfig {
     layers, hidden, intermediate: whole(json, 'intermediate_size', source),
     heads, kvHeads, headDim,
     vocab: whole(json, 'vocab_size', source),
-    ropeTheta: positiveNumber(json, 'rope_theta', source, a.defaults.ropeTheta),
+    ropeTheta,
     rmsEps: positiveNumber(json, 'rms_norm_eps', source, a.defaults.rmsEps),
-    contextLength: whole(json, 'max_position_embeddings', source, a.defaults.contextLength),
+    contextLength,
     tied: json['tie_word_embeddings'] === true,
     eosIds,
+    ...(normPlusOne ? { normWeightsPlusOne: true } : {}),
   };
 }

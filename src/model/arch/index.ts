@@ -7,13 +7,14 @@ import { MINICPM } from './minicpm.js';
 import { PHI3 } from './phi3.js';
 import { QWEN2 } from './qwen2.js';
 import { QWEN3 } from './qwen3.js';
+import { QWEN3MOE } from './qwen3moe.js';
 import type { ArchDescriptor } from './types.js';
 
-export type { ArchDescriptor, GraphOptions, LayerTensor, RopeType, ScaleKey, Activation } from './types.js';
-export { QWEN3, LLAMA, QWEN2, PHI3, MINICPM, GEMMA3 };
+export type { ArchDescriptor, GraphOptions, LayerTensor, MoeOptions, RopeType, ScaleKey, Activation } from './types.js';
+export { QWEN3, QWEN3MOE, LLAMA, QWEN2, PHI3, MINICPM, GEMMA3 };
 
 /** Every architecture that runs, by `general.architecture`. */
-export const ARCHITECTURES: readonly ArchDescriptor[] = [QWEN3, LLAMA, QWEN2, PHI3, MINICPM, GEMMA3];
+export const ARCHITECTURES: readonly ArchDescriptor[] = [QWEN3, QWEN3MOE, LLAMA, QWEN2, PHI3, MINICPM, GEMMA3];
 
 /** The names of the architectures that run. */
 export const ARCHITECTURE_NAMES: readonly string[] = ARCHITECTURES.map((a) => a.name);

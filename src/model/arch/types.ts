@@ -12,7 +12,9 @@ export type RopeType = 'neox' | 'normal';
 export type LayerTensor =
   | 'attn_norm' | 'attn_q' | 'attn_k' | 'attn_v' | 'attn_qkv' | 'attn_output' | 'attn_q_norm' | 'attn_k_norm'
   | 'attn_q.bias' | 'attn_k.bias' | 'attn_v.bias'
-  | 'ffn_norm' | 'ffn_gate' | 'ffn_up' | 'ffn_down' | 'post_attention_norm' | 'post_ffw_norm';
+  | 'ffn_norm' | 'ffn_gate' | 'ffn_up' | 'ffn_down' | 'post_attention_norm' | 'post_ffw_norm'
+  /** A mixture of experts' FFN: the router `[E, hidden]` and the experts `[E, ff, hidden]`, `[E, hidden, ff]`. */
+  | 'ffn_gate_inp' | 'ffn_gate_exps' | 'ffn_up_exps' | 'ffn_down_exps';
 
 /** The GLU's activation: SwiGLU's silu, or GeGLU's tanh-approximated GELU (llama.cpp's ggml_gelu). */
 export type Activation = 'silu' | 'gelu_tanh';
@@ -67,6 +69,35 @@ export interface ArchDescriptor {
   readonly defaults: { readonly ropeTheta: number; readonly rmsEps: number; readonly contextLength: number };
   /** The per-layer tensors, in the order the programs take them; every one is required. */
   readonly layer: readonly LayerTensor[];
+  /**
+   * A mixture of experts in place of the dense FFN (llama.cpp's build_moe_ffn with softmax gating):
+   * reads `<arch>.expert_count`, `expert_used_count` and `expert_feed_forward_length`; `normalize`:
+   * the chosen experts' weights divided by their sum (llama.cpp's norm_w).
+   */
+  readonly moe?: { readonly normalize: boolean };
+}
+
+/**
+ * A mixture of experts' FFN (GraphOptions.moe): the router's softmax over `experts`, the `used` most
+ * probable experts (lowest index first among equals), their probabilities as weights (divided by their
+ * sum when `normalize`), each chosen expert's SwiGLU of width `ff` read by matmul_id, the weighted sum.
+ */
+export interface MoeOptions {
+  readonly experts: number;
+  readonly used: number;
+  readonly ff: number;
+  readonly normalize: boolean;
+}
+
+/** YaRN's parameters beside its factor (llama.cpp's defaults: beta_fast 32, beta_slow 1, ext factor 1). */
+export interface YarnParams {
+  /** The context the model was trained at before the scaling (`<arch>.rope.scaling.original_context_length`, default the context length). */
+  readonly origContext: number;
+  /** The rotation counts over the original context that bound the ramp: faster frequencies extrapolate, slower ones interpolate. */
+  readonly betaFast: number;
+  readonly betaSlow: number;
+  /** How much of the extrapolated frequency the ramp mixes in (1 for YaRN). */
+  readonly extFactor: number;
 }
 
 /** A model's graph options, resolved from its descriptor and its file (the descriptor's flags as they are). */
@@ -80,8 +111,22 @@ export interface GraphOptions extends Pick<ArchDescriptor, 'qkNorm' | 'qkvBias' 
   readonly ropeFreqs: boolean;
   /** The weights include `rope_factors_long` and `rope_factors_short`: the long ones divide the frequencies at a context past this, else the short ones. */
   readonly longRopeContext?: number;
+  /**
+   * YaRN (`<arch>.rope.scaling.type = yarn`): the frequency scale (`ropeFreqScale`, 1 / the factor)
+   * applies to each frequency through YaRN's ramp between the correction dims of the original context,
+   * and cos and sin are times 1 + 0.1 ln(factor) besides `ropeAttnFactor` (ggml's rope_yarn;
+   * src/model/qwen3/layers.ts, ropeTables). Fused form only.
+   */
+  readonly ropeYarn?: YarnParams;
   /** Rope's cos and sin are multiplied by this (`<arch>.rope.scaling.attn_factor`; 1: neutral). */
   readonly ropeAttnFactor: number;
+  /**
+   * The rope frequency factors as numbers, in place of the `rope_freqs` / `rope_factors_*` weight args:
+   * a model directory's, from its config.json's rope_scaling (llama3's parameters, LongRoPE's
+   * long_factor and short_factor). Each frequency is divided by its factor; `long` when the context is
+   * past `longRopeContext`, else `short`. Fused form only.
+   */
+  readonly ropeFactorValues?: { readonly short: readonly number[]; readonly long?: readonly number[] };
   /** Sliding-window layers, when the file declares a window: see ArchDescriptor.slidingWindow. */
   readonly slidingWindow?: { readonly window: number; readonly period: number; readonly ropeBase: number };
   /** The embedding is multiplied by this (1: neutral). */
@@ -90,4 +135,6 @@ export interface GraphOptions extends Pick<ArchDescriptor, 'qkNorm' | 'qkvBias' 
   readonly residualScale: number;
   /** The logits are divided by this (1: neutral). */
   readonly logitScale: number;
+  /** A mixture of experts in place of the dense FFN (ArchDescriptor.moe), when the architecture has one. */
+  readonly moe?: MoeOptions;
 }

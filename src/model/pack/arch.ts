@@ -68,7 +68,14 @@ export function packTensors(f: GgufFile): PlannedTensor[] {
 export function packConfig(f: GgufFile, source: string, converter: string): Record<string, unknown> {
   const arch = requirePackable(f.metadata);
   if (arch === 'qwen3') return qwen3Config(f, source, converter);
-  const config = hfConfig(packableConfig(f), numericValue(f.metadata.get('tokenizer.ggml.bos_token_id')));
+  const c = packableConfig(f);
+  // The rope factor tensors (a few dozen f32 each) are written into config.json as numbers.
+  const read = (name: string) => (f.tensor(name) === undefined ? undefined : f.tensorFloats(name));
+  const factors = {
+    ...(c.options.ropeFreqs ? { freqs: read('rope_freqs.weight') } : {}),
+    ...(c.options.longRopeContext !== undefined ? { long: read('rope_factors_long.weight'), short: read('rope_factors_short.weight') } : {}),
+  };
+  const config = hfConfig(c, numericValue(f.metadata.get('tokenizer.ggml.bos_token_id')), factors);
   config['q4nx_source'] = { converter, gguf: source };
   return config;
 }

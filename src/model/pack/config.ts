@@ -114,14 +114,24 @@ export function qwen3Config(f: GgufFile, source: string, converter: string): Rec
   return config;
 }
 
-/** HF's rope_scaling from the GGUF's rope.scaling.* keys, or null when none (or "none") is declared. */
+/**
+ * HF's rope_scaling from the GGUF's rope.scaling.* keys, or null when none (or "none") is declared. An
+ * `attn_factor` other than 1 is carried as YaRN's `attention_factor` (transformers' whole mscale: it
+ * times 1 + 0.1 ln factor) and refused with any other type, which has no place for it.
+ */
 function ropeScaling(m: GgufMetadata): Record<string, unknown> | null {
   const type = m.get('qwen3.rope.scaling.type');
-  if (type?.type !== 'string' || type.value === 'none') return null;
+  const attn = numericValue(m.get('qwen3.rope.scaling.attn_factor')) ?? 1;
+  const off = type?.type !== 'string' || type.value === 'none';
+  if (attn !== 1 && (off || type.value !== 'yarn')) {
+    throw new InvalidInput('/metadata/qwen3.rope.scaling.attn_factor', `${attn} without YaRN: config.json's rope_scaling has no place for it`);
+  }
+  if (off) return null;
   const out: Record<string, unknown> = { rope_type: type.value, type: type.value };
   const factor = numericValue(m.get('qwen3.rope.scaling.factor'));
   if (factor !== undefined) out['factor'] = shortestF32(factor);
   const orig = numericValue(m.get('qwen3.rope.scaling.original_context_length'));
   if (orig !== undefined) out['original_max_position_embeddings'] = orig;
+  if (attn !== 1) out['attention_factor'] = attn * (1 + 0.1 * Math.log(factor !== undefined && factor > 0 ? factor : 1));
   return out;
 }

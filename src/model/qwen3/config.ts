@@ -8,7 +8,7 @@ import { isRecord } from '../../ir/pointer.js';
 import type { GgufFile } from '../gguf/types.js';
 import { defaultOptions, modelConfigFromGguf, type ModelConfig } from '../arch/config.js';
 import { QWEN3 } from '../arch/qwen3.js';
-import { modelConfigFromHf, positiveNumber, whole } from '../arch/hf.js';
+import { modelConfigFromHf, positiveNumber, ropeScalingFromHf, whole } from '../arch/hf.js';
 
 /**
  * Everything the programs need to know of a model: the one config of every architecture
@@ -41,14 +41,17 @@ export function configFromJson(json: unknown, source: string): Qwen3Config {
   const eos = json['eos_token_id'];
   const eosIds = (Array.isArray(eos) ? eos : eos === undefined || eos === null ? [] : [eos]).filter((x): x is number => Number.isSafeInteger(x));
   const headDim = whole(json, 'head_dim', source, Math.floor(hidden / heads));
+  const contextLength = whole(json, 'max_position_embeddings', source, 40960);
+  const ropeTheta = positiveNumber(json, 'rope_theta', source, 1_000_000);
   return {
-    arch: 'qwen3', options: defaultOptions(QWEN3, headDim),
+    // rope_scaling (a YaRN Qwen3's, as gguf pack writes it from qwen3.rope.scaling.*) is read as for the other families.
+    arch: 'qwen3', options: { ...defaultOptions(QWEN3, headDim), ...ropeScalingFromHf(json, source, contextLength, headDim, ropeTheta) },
     layers: whole(json, 'num_hidden_layers', source), hidden, intermediate: whole(json, 'intermediate_size', source),
     heads, kvHeads, headDim,
     vocab: whole(json, 'vocab_size', source),
-    ropeTheta: positiveNumber(json, 'rope_theta', source, 1_000_000),
+    ropeTheta,
     rmsEps: positiveNumber(json, 'rms_norm_eps', source, 1e-6),
-    contextLength: whole(json, 'max_position_embeddings', source, 40960),
+    contextLength,
     tied: json['tie_word_embeddings'] === true,
     eosIds,
   };

@@ -2,8 +2,9 @@
  * One generation: the prompt's ids are prefilled (in chunks of at most `prefillChunk` tokens, each
  * one step of a prefill program), then each next token is chosen from the last logits and decoded one
  * step at a time, until an end-of-sequence id, a stop string, `maxTokens` or the context's end. Every
- * generation starts from a zeroed KV cache, so the same greedy request gives the same text whatever
- * ran before it.
+ * generation starts from a zeroed KV cache, or from the cached positions of its prompt's longest
+ * cached prefix (prefix.ts), which give the bytes a cold run would; so the same greedy request gives
+ * the same text whatever ran before it.
  */
 import { InvalidOptions, ResourceLimit } from '../../errors/index.js';
 import { signalOf, throwIfAborted, untilAborted, type AbortOptions } from '../../jobs/abort.js';
@@ -13,6 +14,7 @@ import type { TensorMap } from '../../ir/values.js';
 import type { Qwen3Config } from './config.js';
 import { cacheShapes, type CacheType } from './program.js';
 import type { CacheCursor, RanOn, StepRunner } from './runner.js';
+import type { PrefixCache } from './prefix.js';
 import { Sampler, type SamplingOptions } from './sampler.js';
 import { TextStream } from './stream.js';
 import type { Tokenizer } from '../tokenizer/types.js';
@@ -31,6 +33,8 @@ export interface GenerationContext {
   readonly runner: StepRunner;
   /** The program of `tokens` tokens at this context (built once per length). */
   program(tokens: number): Program;
+  /** The KV cache of earlier generations' prefixes that a prompt may start from (prefix.ts); none: every prompt prefilled whole. */
+  readonly prefixCache?: PrefixCache;
 }
 
 /** The decoding of one request, once its prompt is ids. */
@@ -97,6 +101,8 @@ export interface GenerationResult {
   readonly logits?: Tensor[];
   /** Where the prefill and the decode ran (devices, simulated or not, numerics class); empty on the reference. */
   readonly ranOn: readonly RanOn[];
+  /** The prompt's positions taken from the prefix cache rather than prefilled (0: none). */
+  readonly cachedTokens?: number;
 }
 
 /**
@@ -165,17 +171,49 @@ export async function* generateIds(g: GenerationContext, r: DecodeRequest, optio
   throwIfAborted(signal);
   const max = checkDecodeRequest(g, r);
   const t0 = performance.now();
-  // Every generation's own cache, zeroed; let go however the generation ends (a consumer's return() too).
-  const cache = await g.runner.begin(() => zeroCache(g.config, g.ctx, g.cacheType));
+  // Every generation's own cache; let go however the generation ends (a consumer's return() too).
+  const { cache, from } = await startingCache(g, max > 0 ? r.promptIds : []);
   const steps = new AbortableSteps(cache, signal);
   try {
-    return yield* decodeWith(g, r, steps, max, t0);
+    const result = yield* decodeWith(g, r, steps, max, t0, from);
+    await keepPrefix(g, cache, [...r.promptIds, ...result.ids], result.promptTokens + result.timings.decodeSteps, result.promptTokens);
+    return result;
   } finally {
     // A step still running on its device (the generation aborted during it) keeps the cache until it ends.
     const running = steps.running;
     if (running === undefined) await cache.close();
-    else void running.then(() => cache.close(), () => cache.close()).catch(() => undefined);
+    else {
+      cache.cancel?.();
+      void running.then(() => cache.close(), () => cache.close()).catch(() => undefined);
+    }
   }
+}
+
+/**
+ * The cache a prompt starts from: a new cursor over a zeroed cache, into which the longest prefix of
+ * `promptIds` the prefix cache holds is loaded (`from` positions of it; 0 without a prefix cache or a
+ * match). The prompt is then prefilled from `from` on. The one place a generation's cache is made.
+ */
+export async function startingCache(g: GenerationContext, promptIds: readonly number[]): Promise<{ readonly cache: CacheCursor; readonly from: number }> {
+  const cache = await g.runner.begin(() => zeroCache(g.config, g.ctx, g.cacheType));
+  const prefixes = g.prefixCache;
+  if (prefixes === undefined || promptIds.length === 0 || cache.loadPositions === undefined) return { cache, from: 0 };
+  const hit = prefixes.lookup(promptIds);
+  if (hit.positions > 0) cache.loadPositions(prefixes.axes, hit.pieces);
+  return { cache, from: hit.positions };
+}
+
+/**
+ * Keeps in the prefix cache the positions a finished generation filled: `filled` of `ids` (the
+ * prompt's `promptTokens`, then the generated ids its decode steps ran). A cache that cannot be read
+ * by positions keeps nothing.
+ */
+export async function keepPrefix(g: GenerationContext, cache: CacheCursor, ids: readonly number[], filled: number, promptTokens: number): Promise<void> {
+  const prefixes = g.prefixCache;
+  const read = cache.readPositions?.bind(cache);
+  if (prefixes === undefined || read === undefined || filled === 0) return;
+  // A cache that cannot be read now (its device restarted) is kept no part of: the generation stands.
+  await prefixes.keep(ids, filled, promptTokens, (ranges) => read(prefixes.axes, ranges)).catch(() => undefined);
 }
 
 /** A cursor's steps under a signal: an abort ends the wait for a step at once, the step itself runs on. */
@@ -195,7 +233,7 @@ class AbortableSteps {
   }
 }
 
-async function* decodeWith(g: GenerationContext, r: DecodeRequest, cache: AbortableSteps, max: number, t0: number): AsyncGenerator<GeneratedToken, GenerationResult, void> {
+async function* decodeWith(g: GenerationContext, r: DecodeRequest, cache: AbortableSteps, max: number, t0: number, from: number): AsyncGenerator<GeneratedToken, GenerationResult, void> {
   const sampler = new Sampler(r);
   const constraint = r.constraint === undefined ? undefined : new ConstrainedDecoder(r.constraint, g.tokenizer, g.eosIds, g.config.vocab);
   const stream = new TextStream(g.tokenizer, r.stop ?? []);
@@ -203,10 +241,11 @@ async function* decodeWith(g: GenerationContext, r: DecodeRequest, cache: Aborta
   let logits: Tensor | undefined;
   // The decode program's session opens while the prompt is prefilled, not at the first decode step.
   if (max > 1) cache.cache.prepare?.(g.program(1));
-  for (let at = 0; at < prompt.length && max > 0; at += g.prefillChunk) {
+  for (let at = from; at < prompt.length && max > 0; at += g.prefillChunk) {
     const ids = prompt.slice(at, at + g.prefillChunk);
     logits = await cache.step(g.program(prefillTokens(ids.length, g.ctx - at, g.prefillChunk)), ids, ids.map((_, k) => at + k));
   }
+  cache.cache.prefilled?.();
   const prefillMs = performance.now() - t0;
   const generated: number[] = [];
   const kept: Tensor[] = [];
@@ -241,5 +280,6 @@ async function* decodeWith(g: GenerationContext, r: DecodeRequest, cache: Aborta
     timings: { prefillMs, decodeMs, prefillTokS: rate(prompt.length, prefillMs), decodeTokS: rate(steps, decodeMs), decodeSteps: steps },
     ...(r.logits ? { logits: kept } : {}),
     ranOn: cache.cache.ranOn?.() ?? [],
+    cachedTokens: from,
   };
 }

@@ -7,6 +7,7 @@
  */
 import { isQuantized } from '../../ir/types.js';
 import type { ProgramBuilder, Value } from '../../ops/builder.js';
+import type { YarnParams } from '../arch/types.js';
 
 /** A weight as f32 elements (a quantized one is left as it is: the three ops that take it take it so). */
 export function asF32(p: ProgramBuilder, w: Value): Value {
@@ -51,23 +52,54 @@ export function linear(p: ProgramBuilder, x: Value, w: Value, n: number): Value 
   return y.shape[1] === n ? y : p.slice(y, [0, 0], [t, n]);
 }
 
+/** An f32 vector `[n]` of these numbers, built from literals (each rounded to f32): a model directory's rope factors. */
+export function constantVector(p: ProgramBuilder, values: readonly number[]): Value {
+  const zero = p.mul(p.iota([1], 0, 'f32'), 0);
+  return p.concat(values.map((v) => p.add(zero, v)), 0);
+}
+
+/**
+ * The frequency indices between which YaRN's ramp runs, for rope on `dims` elements with base `theta`:
+ * the index at which a frequency turns `beta` times over the original context, rounded down for
+ * beta_fast and up for beta_slow, within [0, dims - 1] (ggml's rope_yarn_corr_dims, in f32 as it is).
+ */
+export function yarnCorrDims(dims: number, theta: number, y: YarnParams): [number, number] {
+  const f = Math.fround;
+  const at = (beta: number) => f(f(dims * f(Math.log(f(y.origContext / f(beta * 2 * f(Math.PI)))))) / f(2 * f(Math.log(theta))));
+  return [Math.max(0, Math.floor(at(y.betaFast))), Math.min(dims - 1, Math.ceil(at(y.betaSlow)))];
+}
+
 /**
  * The cos and sin of rope's angles `[T, D/2]`: position times `theta^(-2i/D)`, computed in the program.
  * Rope scaling, when a file declares it: the positions times `freqScale` (linear scaling), each
  * frequency divided by its factor in `freqs` `[D/2]` (llama3's rope_freqs, LongRoPE's factors), both
- * tables times `attnFactor` (LongRoPE's), as llama.cpp's rope does.
+ * tables times `attnFactor` (LongRoPE's), as llama.cpp's rope does. With `yarn`, frequency i is
+ * scaled by `freqScale` only partly, as ggml's rope_yarn does: by freqScale (1 - r_i) + r_i, where
+ * r_i = extFactor (1 - clamp((i - lo) / max(0.001, hi - lo), 0, 1)) for the correction dims [lo, hi]
+ * (fast frequencies extrapolate, slow ones interpolate), and both tables are times
+ * attnFactor (1 + 0.1 ln(1 / freqScale)) when extFactor is not 0.
  */
-export function ropeTables(p: ProgramBuilder, positions: Value, headDim: number, theta: number, scaling: { readonly freqs?: Value; readonly freqScale?: number; readonly attnFactor?: number } = {}): { cos: Value; sin: Value } {
+export function ropeTables(p: ProgramBuilder, positions: Value, headDim: number, theta: number, scaling: { readonly freqs?: Value; readonly freqScale?: number; readonly attnFactor?: number; readonly yarn?: YarnParams } = {}): { cos: Value; sin: Value } {
   const t = positions.shape[0]!;
   const half = headDim / 2;
   let invFreq = p.exp(p.mul(p.iota([half], 0, 'f32'), (-2 * Math.log(theta)) / headDim));
   if (scaling.freqs !== undefined) invFreq = p.div(invFreq, asF32(p, scaling.freqs));
+  const fs = scaling.freqScale ?? 1;
   let pos = p.broadcast(p.convert(positions, 'f32'), [t, half], [0]);
-  if (scaling.freqScale !== undefined && scaling.freqScale !== 1) pos = p.mul(pos, scaling.freqScale);
+  let m = scaling.attnFactor ?? 1;
+  const y = scaling.yarn;
+  if (y !== undefined) {
+    const [lo, hi] = yarnCorrDims(headDim, theta, y);
+    const ramp = p.mul(p.sub(1, p.min(p.max(p.div(p.sub(p.iota([half], 0, 'f32'), lo), Math.max(0.001, hi - lo)), 0), 1)), y.extFactor);
+    // freqScale (1 - r) + r = freqScale + r (1 - freqScale)
+    invFreq = p.mul(invFreq, p.add(p.mul(ramp, 1 - fs), fs));
+    if (y.extFactor !== 0) m *= 1 + 0.1 * Math.log(1 / fs);
+  } else if (fs !== 1) {
+    pos = p.mul(pos, fs);
+  }
   const angle = p.mul(pos, p.broadcast(invFreq, [t, half], [1]));
-  // LongRoPE's attention factor scales both (ggml's rope multiplies cos and sin by it).
-  const m = scaling.attnFactor;
-  if (m !== undefined && m !== 1) return { cos: p.mul(p.cos(angle), m), sin: p.mul(p.sin(angle), m) };
+  // The attention factor scales both (ggml's rope multiplies cos and sin by it).
+  if (m !== 1) return { cos: p.mul(p.cos(angle), m), sin: p.mul(p.sin(angle), m) };
   return { cos: p.cos(angle), sin: p.sin(angle) };
 }
 

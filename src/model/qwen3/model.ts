@@ -13,9 +13,11 @@ import type { ChatMessage, ChatOptions } from '../tokenizer/types.js';
 import type { Tokenizer } from '../tokenizer/types.js';
 import type { Qwen3Config } from './config.js';
 import { generateIds, prefillTokens, type DecodeRequest, type GenerateOptions, type GeneratedToken, type GenerationContext, type GenerationResult } from './generate.js';
-import { buildProgram, CACHE_TYPES, type CacheType } from './program.js';
+import { buildProgram, CACHE_TYPES, cacheLayout, type CacheType } from './program.js';
+import { checkPrefixCacheOptions, PrefixCache, type PrefixCacheOptions, type PrefixCut } from './prefix.js';
 import { programFor, type PlacedProgram } from './forms.js';
 import { EngineRunner, ReferenceRunner, type StepRunner } from './runner.js';
+import { BatchRunner, Batcher, type BatchUse } from './batch.js';
 import { openModelSource, type ModelSource } from './source.js';
 import { scoreIds, type ScoreResult } from './score.js';
 import { embedIds, type Pooling } from './embed.js';
@@ -68,6 +70,21 @@ export interface LoadModelOptions {
    * `programBytes` (ctx 32768 for Qwen3-0.6B holds 7.5 GB of f32 KV cache, 15 GB as the limit counts it).
    */
   readonly limits?: Partial<Limits>;
+  /**
+   * The prefix cache (prefix.ts): the KV cache of the prompts' prefixes kept across generations, at
+   * most `bytes` of it in blocks of `block` positions (default 64), so that a prompt starting with a
+   * cached prefix prefills only the rest, its answer the bytes of a cold run's. Unset or `false`: none
+   * (a model that runs one generation would only pay for keeping it); `serve` gives one of
+   * `--cache-ram` MiB (default DEFAULT_PREFIX_CACHE_BYTES). A partitioned prefill target (a list) takes none.
+   */
+  readonly prefixCache?: PrefixCacheOptions | false;
+  /**
+   * Generations decoded together (default 4): `generate` calls running at once on the host target share
+   * one step of a program of this many sequences (batch.ts), each one's tokens and logits the bytes it
+   * gets alone. 1 decodes each generation by itself. Other targets, a prefill target, or a batch program
+   * past the program limits decode each by itself.
+   */
+  readonly parallel?: number;
 }
 
 /** Each model source's text worker, shared by the models made from it (reference(), decodeTargetOnly()). */
@@ -125,8 +142,13 @@ export class Qwen3Model {
   readonly #programs = new Map<string, PlacedProgram>();
   readonly #owned: Engine | undefined;
   #chunk: number | undefined;
+  // The prefix cache's options (none for a model made from another: reference(), decodeTargetOnly()), and the cache once made.
+  #prefixOptions: PrefixCacheOptions | false = false;
+  #prefixes: PrefixCache | undefined;
+  // The batch of the generations running at once (built at the first generation), or null where none runs.
+  #batch: BatchRunner | null | undefined;
 
-  private constructor(readonly source: ModelSource, readonly ctx: number, readonly prefillChunk: number, readonly runner: StepRunner, owned?: Engine, readonly limits: Limits = DEFAULT_LIMITS, readonly cacheType: CacheType = 'f32') {
+  private constructor(readonly source: ModelSource, readonly ctx: number, readonly prefillChunk: number, readonly runner: StepRunner, owned?: Engine, readonly limits: Limits = DEFAULT_LIMITS, readonly cacheType: CacheType = 'f32', readonly parallel = 1) {
     this.#owned = owned;
   }
 
@@ -135,6 +157,7 @@ export class Qwen3Model {
     positiveInt(opts.ctx, 'ctx');
     positiveInt(opts.threads, 'threads');
     positiveInt(opts.prefillChunk, 'prefillChunk');
+    positiveInt(opts.parallel, 'parallel');
     const target = checkModelTarget(opts.target ?? 'cpu');
     const ctx = opts.ctx ?? Math.min(1024, source.config.contextLength);
     if (ctx > source.config.contextLength) throw new InvalidOptions('ctx', `${ctx} positions are more than the model's context length ${source.config.contextLength}`);
@@ -146,6 +169,7 @@ export class Qwen3Model {
     if (opts.engine !== undefined && opts.exactMatmul !== undefined) {
       throw new InvalidOptions('exactMatmul', 'an engine given to loadModel keeps its own matmul class: createEngine({ devices: { host: { matmul } } })');
     }
+    const prefix = checkPrefixCacheOptions(opts.prefixCache) ?? false;
     const host = { ...(opts.threads === undefined ? {} : { threads: opts.threads }), matmul: opts.exactMatmul === true ? 'exact' as const : 'q8' as const };
     // Made now so that bad limits refuse the load; its thread starts with the first text.
     const text = source.tokenizer instanceof TokenizerError ? undefined : new TextWorker(source.tokenizer.source, opts.textLimits);
@@ -156,7 +180,8 @@ export class Qwen3Model {
       : undefined;
     const prefill = opts.prefillTarget === undefined ? undefined : checkTargetList(opts.prefillTarget, 'prefillTarget');
     const runner = new EngineRunner(opts.engine ?? owned!, target, source.weights, opts.deadlineMs, prefill);
-    const model = new Qwen3Model(source, ctx, opts.prefillChunk ?? 512, runner, owned, limits, opts.cacheType ?? 'f32');
+    const model = new Qwen3Model(source, ctx, opts.prefillChunk ?? 512, runner, owned, limits, opts.cacheType ?? 'f32', opts.parallel ?? 4);
+    model.#prefixOptions = prefill?.includes(',') === true ? false : prefix;
     try {
       model.#checkPlanned();
     } catch (e) {
@@ -193,6 +218,36 @@ export class Qwen3Model {
     if (!(this.runner instanceof EngineRunner) || this.runner.prefillTarget === undefined) return this;
     const r = this.runner;
     return new Qwen3Model(this.source, this.ctx, this.prefillChunk, new EngineRunner(r.engine, r.target, this.source.weights, r.deadlineMs), undefined, this.limits, this.cacheType);
+  }
+
+  /**
+   * The batch the generations running at once decode in (batch.ts), made at the first call: null where
+   * none runs (parallel 1, a target other than host, a prefill target, a batch program past the limits).
+   */
+  #batchRunner(): BatchRunner | null {
+    if (this.#batch !== undefined) return this.#batch;
+    const r = this.runner;
+    this.#batch = null;
+    if (this.parallel < 2 || !(r instanceof EngineRunner) || r.target !== 'host' || r.prefillTarget !== undefined) return null;
+    let program: Program;
+    try {
+      program = buildProgram(this.config, this.source.weights, { tokens: 1, ctx: this.ctx, limits: this.limits, cacheType: this.cacheType, sequences: this.parallel });
+    } catch (e) {
+      if (e instanceof ResourceLimit) return null;
+      throw e;
+    }
+    this.#batch = new BatchRunner(r, new Batcher(r, this.config, this.ctx, program, this.parallel));
+    return this.#batch;
+  }
+
+  /** Generations that decode together: `parallel` where they batch (batchRunner), else 1. */
+  get slots(): number {
+    return this.#batchRunner() === null ? 1 : this.parallel;
+  }
+
+  /** The batch's slots in use now (none where generations decode each by itself). */
+  batchUse(): BatchUse | undefined {
+    return this.#batch?.batcher.use();
   }
 
   /** The program of `tokens` tokens (1: decode) at this model's context, in the form its target runs (forms.ts). */
@@ -265,7 +320,8 @@ export class Qwen3Model {
 
   /**
    * Gets the first generation's programs ready now, so that it does not wait for them; a server calls
-   * this while it says it is loading. The decode program's session is opened (compiled or taken from the
+   * this while it says it is loading. The decode program's session (the batch program's, where
+   * generations batch: batch.ts) is opened (compiled or taken from the
    * cache, its weights bound and, on host, read in), the prefill chunk found (fittingChunk), and the
    * prefill program a prompt of `promptTokens` tokens (default a full chunk) runs its first chunk in is
    * built and its session opened too: of the prefill programs (generate.ts's buckets) one session is
@@ -276,7 +332,9 @@ export class Qwen3Model {
     positiveInt(options.promptTokens, 'promptTokens');
     const r = this.runner;
     if (!(r instanceof EngineRunner)) return;
-    await r.warm(this.program(1));
+    // Generations decode in the batch program where they batch (its session then kept by the batch), else alone.
+    const batch = this.#batchRunner();
+    await r.warm(batch === null ? this.program(1) : batch.batcher.program);
     const chunk = this.fittingChunk();
     const first = Math.min(options.promptTokens ?? chunk, chunk);
     const tokens = prefillTokens(first, this.ctx, chunk);
@@ -330,6 +388,38 @@ export class Qwen3Model {
   }
 
   /**
+   * The prefix cache (prefix.ts), made at the first generation; undefined when the model has none
+   * (`prefixCache: false`, a partitioned prefill target, the reference).
+   */
+  get prefixCache(): PrefixCache | undefined {
+    const o = this.#prefixOptions;
+    if (this.#prefixes !== undefined || o === false) return this.#prefixes;
+    const layout = cacheLayout(this.config, this.ctx);
+    const axes: Record<string, number> = {};
+    let positionBytes = 0;
+    for (const [arg, l] of layout) {
+      axes[arg] = l.positionAxis;
+      positionBytes += (l.shape.reduce((a, d) => a * d, 1) / l.shape[l.positionAxis]!) * (this.cacheType === 'f16' ? 2 : 4);
+    }
+    this.#prefixes = new PrefixCache(o.bytes, o.block ?? 64, this.#prefixCut(), this.fittingChunk(), axes, positionBytes);
+    return this.#prefixes;
+  }
+
+  /**
+   * Where the prefix cache may cut a prompt (prefix.ts): at any block when every row's keys and values
+   * are computed alike in any chunking (host, its q8 class, every layer matmul by a q4_0, q4_1 or q8_0
+   * weight: docs/HOST.md, batch invariance), else only where a cold prefill starts a chunk.
+   */
+  #prefixCut(): PrefixCut {
+    const r = this.runner;
+    if (!(r instanceof EngineRunner) || r.target !== 'host' || r.prefillTarget !== undefined || r.engine.hostMatmul !== 'q8') return 'chunk';
+    for (const [name, w] of this.source.weights) {
+      if (name.startsWith('blk.') && w.shape.length === 2 && !['q4_0', 'q4_1', 'q8_0'].includes(w.dtype)) return 'chunk';
+    }
+    return 'block';
+  }
+
+  /**
    * Generates from a request: yields each token as it is made, returns the whole result.
    * `options.signal` ends it with Aborted (GenerateOptions), the model then free for the next one.
    */
@@ -337,7 +427,8 @@ export class Qwen3Model {
     const promptIds = await this.encodePrompt(r);
     const g: GenerationContext = {
       config: this.config, ctx: this.ctx, cacheType: this.cacheType, prefillChunk: this.fittingChunk(), tokenizer: this.tokenizer,
-      eosIds: this.eosIds, runner: this.runner, program: (n) => (n > 1 ? this.prefillProgram(n) : this.program(n)),
+      eosIds: this.eosIds, runner: this.#batchRunner() ?? this.runner, program: (n) => (n > 1 ? this.prefillProgram(n) : this.program(n)),
+      ...(this.prefixCache !== undefined ? { prefixCache: this.prefixCache } : {}),
     };
     return yield* generateIds(g, { ...r, promptIds }, options);
   }
@@ -370,7 +461,9 @@ export class Qwen3Model {
 
   /** Closes the engine this model made (an engine given to loadModel stays open). */
   async close(): Promise<void> {
+    this.#prefixes?.clear();
     await TEXT_WORKERS.get(this.source)?.worker?.close();
+    await this.#batch?.batcher.close();
     await this.runner.close?.();
     await this.#owned?.close();
   }

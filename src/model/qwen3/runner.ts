@@ -10,6 +10,7 @@ import { TARGETS } from '../../targets/index.js';
 import { isTargetName } from '../../targets/target.js';
 import type { Engine } from '../../jobs/engine.js';
 import type { DeviceSession } from '../../jobs/deviceSession.js';
+import type { SharedState } from '../../session/session.js';
 import type { FileWeight } from '../../ir/fileWeight.js';
 import type { CheckedProgram } from '../../ir/checked.js';
 import { programToJson } from '../../ir/codec.js';
@@ -70,6 +71,26 @@ export interface CacheCursor {
    * at the step that needs it.
    */
   prepare?(program: Program): void;
+  /**
+   * Sets positions of the cache (pieces `readPositions` gave, each state arg's along its axis in
+   * `axes`) before the first step, the others as a new cache's: a prompt's cached prefix (prefix.ts).
+   */
+  loadPositions?(axes: Readonly<Record<string, number>>, pieces: readonly PositionPiece[]): void;
+  /** Positions of the cache now, one piece per range `[from, to)`, in shared memory. */
+  readPositions?(axes: Readonly<Record<string, number>>, ranges: readonly (readonly [number, number])[]): Promise<SharedState[]>;
+  /** The prompt is in the cache: the steps from here on decode (a batching cursor joins a batch; batch.ts). */
+  prefilled?(): void;
+  /**
+   * The generation was aborted during a step: stop waiting for what the step waits for (a slot of a
+   * batch) where that can be left at once; device work already running runs on. close() still follows.
+   */
+  cancel?(): void;
+}
+
+/** Positions of a KV cache from `from`: each state arg's as bytes (Session.readPositions). */
+export interface PositionPiece {
+  readonly from: number;
+  readonly state: SharedState;
 }
 
 /** Runs steps of a model's programs somewhere. */
@@ -103,7 +124,7 @@ export class HeldCursor implements CacheCursor {
  * through shared memory. A partitioned prefill target runs its chunks as jobs instead, the cache handed
  * as tensors. At most two sessions stay open.
  */
-class SessionCursor implements CacheCursor {
+export class SessionCursor implements CacheCursor {
   readonly #sessions = new Map<string, DeviceSession>();
   // Sessions being opened ahead of their first step (prepare), by the same key.
   readonly #opening = new Map<string, Promise<{ readonly session: DeviceSession; readonly reused: boolean }>>();
@@ -114,6 +135,8 @@ class SessionCursor implements CacheCursor {
   #failed = false;
   // The device of the session called last: a generation on two devices names the one that missed a deadline.
   #at = '';
+  // Positions to write into the cache before the first step (loadPositions).
+  #pending: { readonly axes: Readonly<Record<string, number>>; readonly pieces: readonly PositionPiece[] } | null = null;
 
   constructor(private readonly runner: EngineRunner, private readonly zero: () => TensorMap) {}
 
@@ -171,6 +194,11 @@ class SessionCursor implements CacheCursor {
         await this.runner.giveBack([[name, old]]);
       }
     }
+    if (this.#pending !== null) {
+      const { axes, pieces } = this.#pending;
+      this.#pending = null;
+      await s.writePositions(axes, pieces);
+    }
     const out = await s.step(stepActivations(program, ids, positions));
     this.#record(prefillTarget !== undefined ? 'prefill' : 'decode', target, [{ device: s.deviceName, simulated: s.simulated }]);
     return resultOf(out.results);
@@ -187,6 +215,16 @@ class SessionCursor implements CacheCursor {
     return [...this.#ran.values()];
   }
 
+  /**
+   * Moves the cache into `to`, a session on the same engine, each of `to`'s state args `names` keys
+   * from this cache's arg it names (a sequence's cache into its slot of a program of several, batch.ts);
+   * this cache is zeroed after. InvalidOptions when no step has run or the cache is held as tensors.
+   */
+  async moveInto(to: DeviceSession, names: Readonly<Record<string, string>>): Promise<void> {
+    if (this.#holder === null || this.#held !== null) throw new InvalidOptions('cache', 'only a cache a session of this engine holds moves into a slot');
+    await to.takeStateFrom(this.#holder, { move: true, names });
+  }
+
   prepare(program: Program): void {
     const key = `${this.runner.target}/${program.name}`;
     if (this.#sessions.has(key) || this.#opening.has(key)) return;
@@ -194,6 +232,17 @@ class SessionCursor implements CacheCursor {
     // Awaited by the step that needs it (or by close); not a rejection nobody handles meanwhile.
     opening.catch(() => undefined);
     this.#opening.set(key, opening);
+  }
+
+  loadPositions(axes: Readonly<Record<string, number>>, pieces: readonly PositionPiece[]): void {
+    if (this.runner.prefillTarget?.includes(',') === true) throw new InvalidOptions('prefixCache', 'a partitioned prefill target hands its cache along as tensors; it takes no cached prefix');
+    if (this.#holder !== null || this.#held !== null) throw new InvalidOptions('cache', 'positions are loaded before the first step');
+    this.#pending = { axes, pieces };
+  }
+
+  readPositions(axes: Readonly<Record<string, number>>, ranges: readonly (readonly [number, number])[]): Promise<SharedState[]> {
+    if (this.#holder === null) return Promise.reject(new InvalidOptions('cache', 'no session holds the cache (no step has run, or a partitioned prefill holds it as tensors)'));
+    return this.#holder.readPositions(axes, ranges);
   }
 
   state(): Promise<TensorMap> {

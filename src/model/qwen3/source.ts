@@ -14,6 +14,7 @@ import { loadTokenizer, tokenizerFromGguf } from '../tokenizer/load.js';
 import type { Tokenizer } from '../tokenizer/types.js';
 import { configFromGguf, configFromJson, type Qwen3Config } from './config.js';
 import { ggufWeights, q4nxWeights, type ModelWeights } from './weights.js';
+import { bindNormsPlusOne } from './normShift.js';
 import { parseJsonFile } from '../../ir/jsonText.js';
 
 /** A model's files, read as far as its headers. */
@@ -69,7 +70,9 @@ function openDirectory(dir: string): ModelSource {
     throw new InvalidInput(configPath, `config.json is not JSON: ${messageOf(e)}`);
   }
   const config = configFromJson(json, configPath);
-  const weights = q4nxWeights(readQ4nxHeader(q4nx), q4nx, config);
+  const bound = q4nxWeights(readQ4nxHeader(q4nx), q4nx, config);
+  // A Gemma 3 directory in Hugging Face's layout (norms stored as w): the programs get 1 + w.
+  const weights = config.normWeightsPlusOne === true ? bindNormsPlusOne(bound) : bound;
   const tokenizer = existsSync(join(dir, 'tokenizer.json'))
     ? tokenizerOr(() => loadTokenizer(dir), dir)
     : new TokenizerError(dir, 'the model directory has no tokenizer.json (gguf pack copies one with --tokenizer); give token ids');

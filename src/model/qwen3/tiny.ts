@@ -30,12 +30,24 @@ export interface TinyQwen3Options {
   readonly longRope?: number;
   /** Linear rope scaling by this factor (`<arch>.rope.scaling.type = linear`, `rope.scaling.factor`; default 1, none written). */
   readonly ropeScaleLinear?: number;
+  /**
+   * YaRN rope scaling by this factor (0: none): `<arch>.rope.scaling.type = yarn`, `rope.scaling.factor`
+   * and, when `yarnContext` is not 0, `rope.scaling.original_context_length` (else llama.cpp takes the context length).
+   */
+  readonly yarn?: number;
+  readonly yarnContext?: number;
   /** phi3: rope on this many elements of a head (`phi3.rope.dimension_count`; default the head dim, 0 meaning that). */
   readonly ropeDims?: number;
   /** gemma3: the sliding window's positions (default 6). */
   readonly slidingWindow?: number;
   /** The spread of the q/k/v biases of an architecture that has them (default 0.5). */
   readonly biasStd?: number;
+  /** qwen3moe: experts per layer (default 4), experts each token uses (default 2) and each expert's FFN width (default 128). */
+  readonly experts?: number;
+  readonly expertsUsed?: number;
+  readonly expertFf?: number;
+  /** qwen3moe: the router's spread (the std of its uniform values; default 0.3: the experts' probabilities stand apart). */
+  readonly routerStd?: number;
   readonly type?: QuantType;
   readonly layers?: number;
   readonly hidden?: number;
@@ -76,7 +88,8 @@ export const QWEN3_0_6B_SHAPE: TinyQwen3Options = {
 /** Fills in defaults: 2 layers, hidden 256, 4 heads of 64 (2 kv heads), ffn 512, vocab 320, Q8_0, tied. */
 export function tinyQwen3Config(o: TinyQwen3Options = {}): TinyQwen3Config {
   return {
-    arch: o.arch ?? 'qwen3', ropeFreqs: o.ropeFreqs ?? false, ropeFreqsContext: o.ropeFreqsContext ?? 8192, ropeScaleLinear: o.ropeScaleLinear ?? 1, longRope: o.longRope ?? 0, ropeDims: o.ropeDims ?? 0, slidingWindow: o.slidingWindow ?? 6, biasStd: o.biasStd ?? 0.5,
+    arch: o.arch ?? 'qwen3', ropeFreqs: o.ropeFreqs ?? false, ropeFreqsContext: o.ropeFreqsContext ?? 8192, ropeScaleLinear: o.ropeScaleLinear ?? 1, longRope: o.longRope ?? 0, yarn: o.yarn ?? 0, yarnContext: o.yarnContext ?? 0, ropeDims: o.ropeDims ?? 0, slidingWindow: o.slidingWindow ?? 6, biasStd: o.biasStd ?? 0.5,
+    experts: o.experts ?? 4, expertsUsed: o.expertsUsed ?? 2, expertFf: o.expertFf ?? 128, routerStd: o.routerStd ?? 0.3,
     type: o.type ?? 'Q8_0', layers: o.layers ?? 2, hidden: o.hidden ?? 256, intermediate: o.intermediate ?? 512,
     heads: o.heads ?? 4, kvHeads: o.kvHeads ?? 2, headDim: o.headDim ?? 64, vocab: o.vocab ?? 320,
     contextLength: o.contextLength ?? 4096, ropeTheta: o.ropeTheta ?? 1_000_000, rmsEps: o.rmsEps ?? 1e-6,
@@ -92,7 +105,7 @@ function check(c: TinyQwen3Config): void {
   if (!QUANT_TYPES.includes(c.type)) throw new InvalidInput('/type', `unknown type ${String(c.type)}`);
   const block = quantTypeInfo(c.type).blockSize;
   for (const [k, v] of Object.entries(c)) {
-    if (k !== 'seed' && k !== 'ropeDims' && k !== 'longRope' && typeof v === 'number' && !(v > 0)) throw new InvalidInput(`/${k}`, `${k} must be positive, got ${v}`);
+    if (k !== 'seed' && k !== 'ropeDims' && k !== 'longRope' && k !== 'yarn' && k !== 'yarnContext' && typeof v === 'number' && !(v > 0)) throw new InvalidInput(`/${k}`, `${k} must be positive, got ${v}`);
   }
   for (const [name, t] of Object.entries(c.types)) {
     if (!QUANT_TYPES.includes(t)) throw new InvalidInput(`/types/${name}`, `unknown type ${String(t)}`);
@@ -102,7 +115,7 @@ function check(c: TinyQwen3Config): void {
     }
   }
   // Every projection's ne[0] is one of these, so each must hold whole blocks.
-  for (const [k, v] of [['hidden', c.hidden], ['intermediate', c.intermediate], ['heads * headDim', c.heads * c.headDim]] as const) {
+  for (const [k, v] of [['hidden', c.hidden], ['intermediate', c.intermediate], ['heads * headDim', c.heads * c.headDim], ...(c.arch === 'qwen3moe' ? [['expertFf', c.expertFf] as const] : [])] as const) {
     if (v % block !== 0) throw new InvalidInput(`/${k}`, `${k} = ${v} is not a multiple of the ${c.type} block size ${block}`);
   }
   if (c.heads % c.kvHeads !== 0) throw new InvalidInput('/kvHeads', `${c.heads} heads do not split into ${c.kvHeads} kv groups`);
@@ -178,6 +191,10 @@ function otherTensors(c: TinyQwen3Config, matrix: (name: string, dims: [number, 
     const r = c.biasStd * Math.sqrt(3);
     return { name, dims: [n], type: 'F32', values: Float32Array.from({ length: n }, () => (rand() * 2 - 1) * r) };
   };
+  const experts = (name: string, dims: [number, number, number]): TinyTensor => {
+    const r = c.std * Math.sqrt(3);
+    return { name, dims, type: c.types[name] ?? c.type, values: Float32Array.from({ length: dims[0] * dims[1] * dims[2] }, () => (rand() * 2 - 1) * r) };
+  };
   const one = (p: string, t: LayerTensor): TinyTensor => {
     switch (t) {
       case 'attn_norm': case 'ffn_norm': case 'post_attention_norm': case 'post_ffw_norm': return norm(`${p}${t}.weight`, c.hidden);
@@ -191,6 +208,11 @@ function otherTensors(c: TinyQwen3Config, matrix: (name: string, dims: [number, 
       case 'ffn_gate': return matrix(`${p}${t}.weight`, [c.hidden, c.intermediate], c.std);
       case 'ffn_up': return matrix(`${p}${t}.weight`, [c.hidden, a.fusedGateUp ? 2 * c.intermediate : c.intermediate], c.std);
       case 'ffn_down': return matrix(`${p}${t}.weight`, [c.intermediate, c.hidden], c.std);
+      // The router is F32 whatever the file's type (llama.cpp's converter and quantizer keep it so), with
+      // its own spread (routerStd); the experts are [in, out, experts].
+      case 'ffn_gate_inp': return { name: `${p}${t}.weight`, dims: [c.hidden, c.experts], type: 'F32', values: Float32Array.from({ length: c.hidden * c.experts }, () => (rand() * 2 - 1) * c.routerStd * Math.sqrt(3)) };
+      case 'ffn_gate_exps': case 'ffn_up_exps': return experts(`${p}${t}.weight`, [c.hidden, c.expertFf, c.experts]);
+      case 'ffn_down_exps': return experts(`${p}${t}.weight`, [c.expertFf, c.hidden, c.experts]);
     }
   };
   const out: TinyTensor[] = [];
@@ -244,7 +266,7 @@ function vocabulary(vocab: number): { tokens: string[]; types: number[]; merges:
 }
 
 /** The tokenizer.ggml.pre a tiny model of each architecture carries (its vocabulary is byte-level BPE whatever the architecture). */
-const PRE: Readonly<Record<string, string>> = { qwen3: 'qwen2', qwen2: 'qwen2', llama: 'llama-bpe' };
+const PRE: Readonly<Record<string, string>> = { qwen3: 'qwen2', qwen3moe: 'qwen2', qwen2: 'qwen2', llama: 'llama-bpe' };
 
 /** The metadata of a tiny model, as llama.cpp's converter names it (`<arch>.` keys). */
 export function tinyQwen3Metadata(opts: TinyQwen3Options = {}): Map<string, GgufValue> {
@@ -253,6 +275,11 @@ export function tinyQwen3Metadata(opts: TinyQwen3Options = {}): Map<string, Gguf
   const a = c.arch;
   const extra: [string, GgufValue][] = [];
   if (a !== 'qwen3') extra.push([`${a}.rope.dimension_count`, gv.u32(ropeDimsOf(c))]);
+  if (c.yarn !== 0) {
+    if (c.ropeScaleLinear !== 1) throw new InvalidInput('/yarn', 'one rope scaling type: yarn or linear');
+    extra.push([`${a}.rope.scaling.type`, gv.str('yarn')], [`${a}.rope.scaling.factor`, gv.f32(c.yarn)]);
+    if (c.yarnContext !== 0) extra.push([`${a}.rope.scaling.original_context_length`, gv.u32(c.yarnContext)]);
+  }
   if (c.ropeScaleLinear !== 1) extra.push([`${a}.rope.scaling.type`, gv.str('linear')], [`${a}.rope.scaling.factor`, gv.f32(c.ropeScaleLinear)]);
   // llama.cpp before it switched Phi-3's sliding window off reads this key; a window past any test's context changes nothing.
   // MiniCPM's scales as its converter writes them (scale_emb 12, scale_depth 1.4; logit_scale is hidden / dim_model_base,
@@ -261,6 +288,9 @@ export function tinyQwen3Metadata(opts: TinyQwen3Options = {}): Map<string, Gguf
   // Gemma 3's sliding window: a window shorter than the tests' positions and a period of 2 (layer 0
   // local, layer 1 global), so that both kinds of layer and the window's mask are exercised.
   if (a === 'gemma3') extra.push(['gemma3.attention.sliding_window', gv.u32(c.slidingWindow)], ['gemma3.attention.sliding_window_pattern', gv.u32(2)], ['gemma3.rope.freq_base_swa', gv.f32(10_000)]);
+  if (a === 'qwen3moe') {
+    extra.push(['qwen3moe.expert_count', gv.u32(c.experts)], ['qwen3moe.expert_used_count', gv.u32(c.expertsUsed)], ['qwen3moe.expert_feed_forward_length', gv.u32(c.expertFf)]);
+  }
   if (a === 'phi3') {
     extra.push(['phi3.attention.sliding_window', gv.u32(c.contextLength)], ['phi3.rope.scaling.original_context_length', gv.u32(c.longRope === 0 ? c.contextLength : c.longRope)]);
     if (c.longRope !== 0) extra.push(['phi3.rope.scaling.attn_factor', gv.f32(1.19)]);

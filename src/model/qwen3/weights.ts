@@ -52,16 +52,22 @@ export function expectedShapes(c: Qwen3Config, withOutput: boolean): Map<string,
   const m = new Map<string, readonly number[]>([['token_embd', [c.vocab, c.hidden]], ['output_norm', [c.hidden]]]);
   if (withOutput) m.set('output', [c.vocab, c.hidden]);
   if (c.options.ropeFreqs) m.set('rope_freqs', [c.options.ropeDims / 2]);
-  if (c.options.longRopeContext !== undefined) {
+  // A directory's factors are numbers of its config.json (ropeFactorValues), not weights.
+  if (c.options.longRopeContext !== undefined && c.options.ropeFactorValues === undefined) {
     m.set('rope_factors_long', [c.options.ropeDims / 2]);
     m.set('rope_factors_short', [c.options.ropeDims / 2]);
   }
+  const moe = c.options.moe;
   const layer: Record<LayerTensor, readonly number[]> = {
     attn_norm: [c.hidden], ffn_norm: [c.hidden], attn_q_norm: [c.headDim], attn_k_norm: [c.headDim],
     attn_q: [q, c.hidden], attn_k: [kv, c.hidden], attn_v: [kv, c.hidden], attn_output: [c.hidden, q],
     attn_qkv: [q + 2 * kv, c.hidden], 'attn_q.bias': [q], 'attn_k.bias': [kv], 'attn_v.bias': [kv],
     ffn_gate: [c.intermediate, c.hidden], ffn_up: [c.options.fusedGateUp ? 2 * c.intermediate : c.intermediate, c.hidden],
     ffn_down: [c.hidden, c.intermediate], post_attention_norm: [c.hidden], post_ffw_norm: [c.hidden],
+    // A mixture of experts (GraphOptions.moe): the router [E, hidden], E experts of each projection.
+    ffn_gate_inp: [moe?.experts ?? 0, c.hidden],
+    ffn_gate_exps: [moe?.experts ?? 0, moe?.ff ?? 0, c.hidden], ffn_up_exps: [moe?.experts ?? 0, moe?.ff ?? 0, c.hidden],
+    ffn_down_exps: [moe?.experts ?? 0, c.hidden, moe?.ff ?? 0],
   };
   const names = architecture(c.arch).layer;
   for (let i = 0; i < c.layers; i++) for (const g of names) m.set(`blk.${i}.${g}`, layer[g]);

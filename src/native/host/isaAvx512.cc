@@ -142,28 +142,108 @@ struct V512 {
   // q8dot and simdQ8.inc's accumulation of one row fused: the same operations lane by lane (MODE as
   // Q8Mode: 0 one term with an offset, 1 a second term of the activations' sum, 2 two half terms).
   static constexpr bool Q8FUSED = true;
-  template <int MODE, bool WIDE, class Tile>
-  static void q8acc(const Tile& t, const int8_t* x, int32_t x0, int32_t x1, float d, float* o) {
-    // Each word of 4 codes broadcast straight from memory (a load, not a move through a general
-    // register), and each half's sum in two chains: integer additions, exact in any order.
-    const auto word = [x](int q) { return _mm512_broadcastd_epi32(_mm_loadu_si32(x + 4 * q)); };
-    const auto dp = [&](__m512i acc, int q) { return _mm512_dpbusd_epi32(acc, _mm512_load_si512(t.u + q * 64), word(q)); };
-    const __m512i z = _mm512_setzero_si512();
-    const __m512i l = _mm512_add_epi32(dp(dp(z, 0), 2), dp(dp(z, 1), 3));
-    const __m512i h = _mm512_add_epi32(dp(dp(z, 4), 6), dp(dp(z, 5), 7));
-    const __m512 dv = _mm512_set1_ps(d);
-    __m512 acc = _mm512_load_ps(o);
-    if constexpr (MODE == 0) {
-      const __m512i i1 = _mm512_sub_epi32(_mm512_add_epi32(l, h), _mm512_set1_epi32((WIDE ? 128 : 8) * (x0 + x1)));
-      acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_cvtepi32_ps(i1), _mm512_mul_ps(_mm512_load_ps(t.a1), dv)));
-    } else if constexpr (MODE == 1) {
-      acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(l, h)), _mm512_mul_ps(_mm512_load_ps(t.a1), dv)));
-      acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_set1_ps(float(x0 + x1)), _mm512_mul_ps(_mm512_load_ps(t.a2), dv)));
+  // acc + the 4 products u*x of each 32-bit lane, x's 4 codes broadcast by the instruction's own
+  // memory operand ({1to16}: a load, no shuffle-unit operation as a separate broadcast costs on Zen 4).
+  static __m512i dpw(__m512i acc, __m512i u, const int8_t* x) {
+    __asm__("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(u), "m"(*reinterpret_cast<const int32_t*>(x)));
+    return acc;
+  }
+  // R activation rows against one tile block: row r's codes at x + r*rs*32, its scale xd[r*rs], its
+  // half sums xs[r*rs*2 ..] (mode 0: its offset term xc[r*rs]), its accumulator o + r*16. The tile's
+  // codes are loaded once for the R rows and the rows' chains interleaved (integer additions, exact in
+  // any order; in mode 0 one chain per row, starting from the offset term, so I1 needs no subtraction).
+  // The float steps are simdQ8.inc's, lane by lane, for each row.
+  template <int MODE, bool WIDE, int R, class Tile>
+  static void q8acc(const Tile& t, const int8_t* x, const float* xd, const int32_t* xs, const int32_t* xc, int64_t rs, float* o) {
+    __m512i u[8];
+    for (int q = 0; q < 8; q++) u[q] = _mm512_load_si512(t.u + q * 64);
+    __m512i l[R], h[R];
+    if constexpr (MODE == 0 && R >= 4) {
+      // I1 in one chain per row, from the offset term (xc: -off*(x0 + x1), as simdQ8.inc's Q8Act.c).
+      for (int r = 0; r < R; r++) l[r] = _mm512_set1_epi32(xc[r * rs]);
+      for (int q = 0; q < 8; q++) {
+        for (int r = 0; r < R; r++) l[r] = dpw(l[r], u[q], x + r * rs * 32 + 4 * q);
+      }
+    } else if constexpr (MODE == 0) {
+      // Fewer rows than the chains' latency covers: two chains per row, added.
+      for (int r = 0; r < R; r++) {
+        l[r] = _mm512_set1_epi32(xc[r * rs]);
+        h[r] = _mm512_setzero_si512();
+      }
+      for (int q = 0; q < 4; q++) {
+        for (int r = 0; r < R; r++) {
+          l[r] = dpw(l[r], u[q], x + r * rs * 32 + 4 * q);
+          h[r] = dpw(h[r], u[q + 4], x + r * rs * 32 + 4 * (q + 4));
+        }
+      }
+      for (int r = 0; r < R; r++) l[r] = _mm512_add_epi32(l[r], h[r]);
     } else {
-      acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(l, _mm512_set1_epi32(32 * x0))), _mm512_mul_ps(_mm512_load_ps(t.a1), dv)));
-      acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(h, _mm512_set1_epi32(32 * x1))), _mm512_mul_ps(_mm512_load_ps(t.a2), dv)));
+      for (int r = 0; r < R; r++) l[r] = h[r] = _mm512_setzero_si512();
+      for (int q = 0; q < 4; q++) {
+        for (int r = 0; r < R; r++) l[r] = dpw(l[r], u[q], x + r * rs * 32 + 4 * q);
+      }
+      for (int q = 4; q < 8; q++) {
+        for (int r = 0; r < R; r++) h[r] = dpw(h[r], u[q], x + r * rs * 32 + 4 * q);
+      }
     }
-    _mm512_store_ps(o, acc);
+    const __m512 a1 = _mm512_load_ps(t.a1);
+    for (int r = 0; r < R; r++) {
+      const __m512 dv = _mm512_set1_ps(xd[r * rs]);
+      float* orow = o + r * 16;
+      __m512 acc = _mm512_load_ps(orow);
+      if constexpr (MODE == 0) {
+        acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_cvtepi32_ps(l[r]), _mm512_mul_ps(a1, dv)));
+      } else if constexpr (MODE == 1) {
+        const int32_t* sr = xs + r * rs * 2;
+        acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(l[r], h[r])), _mm512_mul_ps(a1, dv)));
+        acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_set1_ps(float(sr[0] + sr[1])), _mm512_mul_ps(_mm512_load_ps(t.a2), dv)));
+      } else {
+        const int32_t* sr = xs + r * rs * 2;
+        acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(l[r], _mm512_set1_epi32(32 * sr[0]))), _mm512_mul_ps(a1, dv)));
+        acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(h[r], _mm512_set1_epi32(32 * sr[1]))), _mm512_mul_ps(_mm512_load_ps(t.a2), dv)));
+      }
+      _mm512_store_ps(orow, acc);
+    }
+  }
+  // A tile's 16 accumulators to outputs y[0, nt): lane i holds output (i/4) + 4*(i%4) when permuted
+  // (a permutation that is its own inverse), else output i.
+  static void q8store(const float* acc, bool permuted, int nt, float* y) {
+    __m512 v = _mm512_load_ps(acc);
+    if (permuted) v = _mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), v);
+    _mm512_mask_storeu_ps(y, __mmask16((1u << nt) - 1), v);
+  }
+  // One whole block of 32 activations to codes (simdQ8.inc's q8Quantize, lane by lane: |x| and its
+  // maximum are exact in any order; d = amax/127 and each x/d are single IEEE divisions, rounded to the
+  // nearest integer with ties to even as nearbyint does; the same clamp and fault). Answers false, with
+  // nothing written, when a value is not finite (the caller's scalar path writes that block).
+  static constexpr bool Q8QUANT = true;
+  static bool q8quantBlock(const float* x, int8_t* q, float* d, int32_t* s, bool fault) {
+    const __m512 v0 = _mm512_loadu_ps(x), v1 = _mm512_loadu_ps(x + 16);
+    const __m512 a0 = _mm512_abs_ps(v0), a1 = _mm512_abs_ps(v1);
+    const __m512 big = _mm512_set1_ps(3.4028234663852886e38f);
+    if ((_mm512_cmp_ps_mask(a0, big, _CMP_LE_OQ) & _mm512_cmp_ps_mask(a1, big, _CMP_LE_OQ)) != 0xffff) return false;
+    const float amax = _mm512_reduce_max_ps(_mm512_max_ps(a0, a1));
+    const float db = amax / 127.f;
+    __m512i c0 = _mm512_setzero_si512(), c1 = _mm512_setzero_si512();
+    if (db != 0.f) {
+      const __m512 dv = _mm512_set1_ps(db), lim = _mm512_set1_ps(127.f), nlim = _mm512_set1_ps(-127.f);
+      const int mode = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+      __m512 r0 = _mm512_min_ps(_mm512_max_ps(_mm512_roundscale_ps(_mm512_div_ps(v0, dv), mode), nlim), lim);
+      __m512 r1 = _mm512_min_ps(_mm512_max_ps(_mm512_roundscale_ps(_mm512_div_ps(v1, dv), mode), nlim), lim);
+      c0 = _mm512_cvtps_epi32(r0);
+      c1 = _mm512_cvtps_epi32(r1);
+    }
+    if (fault) {
+      const __m512i top = _mm512_set1_epi32(127), one = _mm512_set1_epi32(1);
+      c0 = _mm512_mask_add_epi32(c0, _mm512_cmplt_epi32_mask(c0, top), c0, one);
+      c1 = _mm512_mask_add_epi32(c1, _mm512_cmplt_epi32_mask(c1, top), c1, one);
+    }
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(q), _mm512_cvtepi32_epi8(c0));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(q + 16), _mm512_cvtepi32_epi8(c1));
+    *d = db;
+    s[0] = _mm512_reduce_add_epi32(c0);
+    s[1] = _mm512_reduce_add_epi32(c1);
+    return true;
   }
   // Four rows' 16 bytes (rows r, r+1, r+2, r+3 in 128-bit lanes 0-3).
   static __m512i rows4(const uint8_t* p, size_t stride, const int* r) {
@@ -438,9 +518,9 @@ struct V512 {
     return twoHalves(x, [](__m512d d) {
       const __m512d e = exp8(_mm512_sub_pd(_mm512_setzero_pd(), _mm512_abs_pd(d)));
       const __m512d one = _mm512_set1_pd(1.0);
-      const __m512d pos = _mm512_div_pd(one, _mm512_add_pd(one, e));
-      const __m512d neg = _mm512_div_pd(e, _mm512_add_pd(one, e));
-      return _mm512_mask_blend_pd(_mm512_cmp_pd_mask(d, _mm512_setzero_pd(), _CMP_GE_OQ), neg, pos);
+      // 1/(1+e) from 0 on, e/(1+e) below: one division of the lane's own numerator.
+      const __m512d num = _mm512_mask_blend_pd(_mm512_cmp_pd_mask(d, _mm512_setzero_pd(), _CMP_GE_OQ), e, one);
+      return _mm512_div_pd(num, _mm512_add_pd(one, e));
     });
   }
   // max_ps answers its second operand for NaN and for equal values: equal lanes take a&b (+0 over

@@ -72,11 +72,14 @@ struct VScalar {
   template <int TYPE, class Tile>
   static bool q8Gather(const WeightView&, int64_t, int, int64_t, Tile&) { return false; }
   static constexpr bool Q8FUSED = false;
+  static constexpr bool Q8QUANT = false;
+  static void q8store(const float*, bool, int, float*) {}
+  static bool q8quantBlock(const float*, int8_t*, float*, int32_t*, bool) { return false; }
   static constexpr bool Q8ROW1 = false;
   template <int TYPE>
   static void q8Row1(const WeightView&, int64_t, int, const int8_t*, const float*, const int32_t*, int64_t, const uint8_t*, size_t, float*) {}
-  template <int MODE, bool WIDE, class Tile>
-  static void q8acc(const Tile&, const int8_t*, int32_t, int32_t, float, float*) {}
+  template <int MODE, bool WIDE, int R, class Tile>
+  static void q8acc(const Tile&, const int8_t*, const float*, const int32_t*, const int32_t*, int64_t, float*) {}
   static F expd(F x) { return float(std::exp(double(x))); }
   static F logistic(F x) {
     const double d = x;

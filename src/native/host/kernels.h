@@ -22,25 +22,32 @@ using GemvFn = void (*)(const float* x, const WeightView& w, int64_t n0, int64_t
 using PanelFn = void (*)(const float* x, int64_t ldx, int64_t rows, const float* wp, int64_t ldw,
                          int64_t k, float* y, int64_t ldy, int64_t cols);
 
-// Activation rows quantized for matmul_wq (docs/HOST.md, "q8 activations"): row t's block b of 32
-// is int8 codes q[(t*kb + b)*32 ..], scale d[t*kb + b], and the sums of its first and second 16
-// codes s[(t*kb + b)*2], s[.. + 1]. K not a multiple of 32 (q4nx) is zero-padded.
+// Activation rows quantized for matmul_wq (docs/HOST.md, "q8 activations"): row t's block b of 32,
+// at index i = t*rs + b*bs, is int8 codes q[i*32 ..], scale d[i], and the sums of its first and
+// second 16 codes s[i*2], s[i*2 + 1]. K not a multiple of 32 (q4nx) is zero-padded. matmul.cc lays
+// the blocks out block-major (rs = 1, bs = T): a tile's rows of one block are contiguous.
 struct Q8Act {
   const int8_t* q;
   const float* d;
   const int32_t* s;
+  // For a weight type with one integer term and an offset (q4_0: 8, q8_0: 128; simdQ8.inc's Q8_ONE),
+  // -offset * (s[i*2] + s[i*2 + 1]), the term I1 starts from; else unused.
+  const int32_t* c;
   int64_t kb;
+  int64_t rs;
+  int64_t bs;
 };
 
 // Rows one Q8TileFn call takes at most.
-constexpr int Q8_ROWS = 64;
+constexpr int Q8_ROWS = 128;
 
 // y[(t0 + r)*ldy + n0 + j] for r < rows (<= Q8_ROWS) and j < nt (<= 16): activation rows t0.. of `a`
 // times weight rows n0.. (for q4nx, n0 is a multiple of 16).
 using Q8TileFn = void (*)(const WeightView& w, int64_t n0, int nt, const Q8Act& a, int64_t t0, int rows, float* y, int64_t ldy);
 
-// One row of K activations to kb blocks (q, d, s as in Q8Act); `fault`: the test's negative control.
-using Q8QuantFn = void (*)(const float* x, int64_t K, int64_t kb, int8_t* q, float* d, int32_t* s, bool fault);
+// One row of K activations to kb blocks (q, d, s as in Q8Act, block b at index b*bs); `fault`: the
+// test's negative control.
+using Q8QuantFn = void (*)(const float* x, int64_t K, int64_t kb, int8_t* q, float* d, int32_t* s, int64_t bs, bool fault);
 
 // Elementwise loops over f32: y[i] = f(a[i], b[i]); a scalar operand has stride 0.
 using BinaryFn = void (*)(const float* a, int64_t sa, const float* b, int64_t sb, float* y, int64_t n);

@@ -47,7 +47,9 @@ namespace host {
   X(K_MATMUL_T, "matmul_t", "dtype", "a", "b", "y", "batch", "M", "K", "N") \
   X(K_ATTENTION, "attention", "q", "k", "v", "bias", "y", "B", "M", "D", "N", "Dv", "scale", "bB", "bG", "bRow", "kRows") \
   X(K_MATMUL_WQ, "matmul_wq", "x", "y", "T", "w") \
-  X(K_ATTENTION_F16, "attention_f16", "q", "k", "v", "bias", "y", "B", "M", "D", "N", "Dv", "scale", "bB", "bG", "bRow", "kRows")
+  X(K_ATTENTION_F16, "attention_f16", "q", "k", "v", "bias", "y", "B", "M", "D", "N", "Dv", "scale", "bB", "bG", "bRow", "kRows") \
+  X(K_MATMUL_ID, "matmul_id", "x", "ids", "y", "T", "S", "B", "N", "w") \
+  X(K_MATMUL_IDQ, "matmul_idq", "x", "ids", "y", "T", "S", "B", "N", "w")
 
 enum KernelOp {
 #define HOST_KERNEL_ENUM(id, name, ...) id,

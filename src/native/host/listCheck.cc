@@ -122,6 +122,23 @@ Rec checkRecord(const Arena& a, const std::vector<WeightView>& weights, size_t i
       ck.disjointOrSame("y", y, "x", x, false);
       break;
     }
+    case K_MATMUL_ID: case K_MATMUL_IDQ: {
+      rec.w = ck.weight("w");
+      if (rec.w->type == W_Q4NX_Q41) ck.fail("w", "matmul_id takes a ggml type's rows, not a Q4NX weight");
+      v[3] = ck.integer("T");
+      v[4] = ck.integer("S");
+      v[5] = ck.integer("B", 1);
+      if (v[5] != 1 && v[5] != v[4]) ck.fail("B", "is 1 or S");
+      v[6] = ck.integer("N", 1, rec.w->n);
+      if (rec.w->n % v[6] != 0) ck.fail("N", "does not divide the weight's rows into whole experts");
+      const unsigned __int128 TS = (unsigned __int128)v[3] * v[4];
+      rec.p[0] = ck.region("x", (unsigned __int128)v[3] * v[5] * rec.w->k, F, &x);
+      rec.p[1] = ck.region("ids", TS, 4, &z);
+      rec.p[2] = ck.region("y", TS * v[6], F, &y);
+      ck.disjointOrSame("y", y, "x", x, false);
+      ck.disjointOrSame("y", y, "ids", z, false);
+      break;
+    }
     case K_MATMUL: case K_MATMUL_BT: {
       v[3] = ck.integer("batch");
       v[4] = ck.integer("M");

@@ -2,10 +2,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include <cstring>
+
 #include "dequant.h"
+#include "failure.h"
 
 namespace host {
 namespace {
@@ -25,17 +29,46 @@ std::atomic<bool> q8Round{false};
 
 // The q8 path's threads split the output columns in tiles of 16, each tile at least this many weight
 // bytes (as MIN_SHARE_BYTES); rows are quantized first, one piece per row.
+// The calling thread's buffer for the quantized activations, kept between calls: a prefill's matmuls
+// would otherwise allocate and zero up to a few MB each (fresh pages from the OS, every call).
+// Every byte a call reads is written by its quantization first.
+struct Q8Scratch {
+  std::unique_ptr<uint8_t[]> p;
+  size_t cap = 0;
+  uint8_t* get(size_t bytes) {
+    if (bytes > cap) {
+      p.reset(new uint8_t[bytes]);
+      cap = bytes;
+    }
+    return p.get();
+  }
+};
+
 void matmulQ8Of(const Ctx& c, const float* x, int64_t T, const WeightView& w, float* y, Q8TileFn f) {
   const IsaKernels& k = *c.k;
   const int64_t kb = (w.k + 31) / 32;
-  std::vector<int8_t> q(size_t(T * kb * 32));
-  std::vector<float> d(size_t(T * kb));
-  std::vector<int32_t> s(size_t(T * kb * 2));
+  // One allocation: the codes (T*kb*32 bytes), then the scales, the half sums and the offset terms
+  // (4-byte aligned).
+  static thread_local Q8Scratch scratch;
+  const size_t n = size_t(T * kb);
+  uint8_t* buf = scratch.get(n * (32 + 4 + 8 + 4));
+  int8_t* q = reinterpret_cast<int8_t*>(buf);
+  float* d = reinterpret_cast<float*>(buf + n * 32);
+  int32_t* s = reinterpret_cast<int32_t*>(buf + n * 36);
+  int32_t* oc = reinterpret_cast<int32_t*>(buf + n * 44);
+  const int32_t off = w.type == W_Q4_0 ? 8 : w.type == W_Q8_0 ? 128 : 0;
   const bool fault = q8Round.load(std::memory_order_relaxed);
-  c.pool->run(T, T * w.k >= (1 << 14) ? 1 : T, [&](int, int64_t t0, int64_t t1) {
-    for (int64_t t = t0; t < t1; t++) k.q8quant(x + t * w.k, w.k, kb, q.data() + t * kb * 32, d.data() + t * kb, s.data() + t * kb * 2, fault);
+  // Pieces of 16 rows: in the block-major layout neighbouring rows share cache lines (32 code bytes,
+  // 4-byte scales), so rows spread one by one over the lanes would have them write the same lines.
+  c.pool->run(T, T * w.k >= (1 << 14) ? 16 : T, [&](int, int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; t++) {
+      k.q8quant(x + t * w.k, w.k, kb, q + t * 32, d + t, s + t * 2, T, fault);
+      for (int64_t b = 0; b < kb; b++) oc[b * T + t] = -off * (s[(b * T + t) * 2] + s[(b * T + t) * 2 + 1]);
+    }
   });
-  const Q8Act a{q.data(), d.data(), s.data(), kb};
+  // Block-major: a tile reads block b of its rows from one contiguous run (row-major, rows K bytes
+  // apart, fell into a few L1 sets).
+  const Q8Act a{q, d, s, oc, kb, 1, T};
   const uint64_t rowBytes = w.type == W_Q4NX_Q41 ? uint64_t(w.kTiles) * Q4NX_TILE_BYTES / Q4NX_TILE_ROWS : w.rowBytes;
   const int64_t tiles = (w.n + 15) / 16;
   const int64_t grain = int64_t(MIN_SHARE_BYTES / (16 * (rowBytes ? rowBytes : 1))) / std::max<int64_t>(1, T) + 1;
@@ -118,6 +151,46 @@ void matmulWeightOf(const Ctx& c, const float* x, int64_t T, const WeightView& w
 }
 
 }  // namespace
+
+void matmulId(const Ctx& c, const float* x, const int32_t* ids, float* y, int64_t T, int64_t S, int64_t B, int64_t N,
+              const WeightView& w, bool q8) {
+  const int64_t E = N > 0 ? w.n / N : 0;
+  for (int64_t i = 0; i < T * S; i++) {
+    if (ids[i] < 0 || ids[i] >= E) throw Failure::outOfRange(c.eqn, ids[i], E);
+  }
+  if (T * S == 0 || N == 0) return;
+  const int64_t K = w.k;
+  // The slots of each expert, in token order: one pass over the ids, then one matmul per chosen expert.
+  std::vector<int64_t> count(size_t(E) + 1, 0);
+  for (int64_t i = 0; i < T * S; i++) count[size_t(ids[i]) + 1]++;
+  for (int64_t e = 0; e < E; e++) count[size_t(e) + 1] += count[size_t(e)];
+  std::vector<int64_t> order(size_t(T * S));
+  {
+    std::vector<int64_t> at(count.begin(), count.end() - 1);
+    for (int64_t i = 0; i < T * S; i++) order[size_t(at[size_t(ids[i])]++)] = i;
+  }
+  std::vector<float> xs, ys;
+  for (int64_t e = 0; e < E; e++) {
+    const int64_t n0 = count[size_t(e)], rows = count[size_t(e) + 1] - n0;
+    if (rows == 0) continue;
+    xs.resize(size_t(rows * K));
+    ys.resize(size_t(rows * N));
+    for (int64_t r = 0; r < rows; r++) {
+      const int64_t slot = order[size_t(n0 + r)];
+      const int64_t t = slot / S, s = slot % S;
+      std::memcpy(xs.data() + r * K, x + (t * B + (B == 1 ? 0 : s)) * K, size_t(K) * sizeof(float));
+    }
+    // Expert e: rows [e·N, (e+1)·N) of the weight, a matrix of its own (a ggml type's rows are whole).
+    WeightView v = w;
+    v.data = w.data + uint64_t(e) * uint64_t(N) * w.rowBytes;
+    v.n = N;
+    if (q8) matmulWeightQ8(c, xs.data(), rows, v, ys.data());
+    else matmulWeight(c, xs.data(), rows, v, ys.data());
+    for (int64_t r = 0; r < rows; r++) {
+      std::memcpy(y + order[size_t(n0 + r)] * N, ys.data() + r * N, size_t(N) * sizeof(float));
+    }
+  }
+}
 
 void matmulF32(const Ctx& c, const float* a, const float* b, float* out, int64_t batch, int64_t M, int64_t K, int64_t N) {
   const IsaKernels& k = *c.k;

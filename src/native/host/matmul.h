@@ -25,6 +25,13 @@ void matmulWeightQ8(const Ctx& c, const float* x, int64_t T, const WeightView& w
 // Test only: every activation code of matmulWeightQ8 one step above the nearest (at most 127).
 void setQ8RoundFault(bool on);
 
+// matmul_id (src/ops/matmulId.ts): y [T, S, N] = x [T, B, K] (B = 1 or S) times the experts ids
+// [T, S] choose of w, whose n rows are E experts of N rows. Every id is checked first (Failure
+// out of range, naming c.eqn); then each chosen expert's rows are read once, by matmulWeight (or
+// matmulWeightQ8 when q8) over the rows of the token slots that chose it, gathered together.
+void matmulId(const Ctx& c, const float* x, const int32_t* ids, float* y, int64_t T, int64_t S, int64_t B, int64_t N,
+              const WeightView& w, bool q8);
+
 // The op table's f32 matmul: c [batch, M, N] = a [batch, M, K] x b [batch, K, N], all row-major.
 void matmulF32(const Ctx& c, const float* a, const float* b, float* out, int64_t batch, int64_t M, int64_t K, int64_t N);
 

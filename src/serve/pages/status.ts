@@ -51,6 +51,7 @@ export const STATUS_HTML: string = `<!doctype html>
 <main>
   <section class="wide"><h2>Devices</h2><table id="devices"><thead><tr><th>device</th><th>kind</th><th>state</th><th>restarts</th><th>poisoned since</th><th>running</th><th>waiting</th><th>sessions</th></tr></thead><tbody></tbody></table><p id="no-engine" class="muted" hidden>The model does not run on an engine this server knows (an add-on route): no devices to show.</p></section>
   <section><h2>Queue</h2><table id="queue"><tbody></tbody></table></section>
+  <section><h2>Prefix cache</h2><table id="prefix"><tbody></tbody></table></section>
   <section><h2>Blob cache</h2><table id="cache"><tbody></tbody></table></section>
   <section><h2>Actors</h2><table id="actors"><thead><tr><th>actor</th><th>state</th><th>restarts</th></tr></thead><tbody></tbody></table></section>
   <section><h2>Jobs</h2><table id="jobs"><tbody></tbody></table></section>
@@ -82,7 +83,9 @@ export const STATUS_HTML: string = `<!doctype html>
     $("model-id").textContent = s.model.id;
     var ms = $("model-state"); ms.dataset.state = s.model.state; ms.textContent = s.model.state;
     ms.title = s.model.error ? s.model.error.code + ": " + s.model.error.message : "";
-    pairs("queue", { running: s.queue.running, waiting: s.queue.waiting, "most waiting": s.queue.maxQueue, "refused (429)": s.queue.refused429 });
+    pairs("queue", { running: s.queue.running, slots: s.queue.slots, waiting: s.queue.waiting, "most waiting": s.queue.maxQueue, "refused (429)": s.queue.refused429 });
+    var p = s.prefixCache;
+    pairs("prefix", p ? { "hit rate": p.lookups === 0 ? "no lookups yet" : (100 * p.hits / p.lookups).toFixed(1) + " %", "prompt tokens reused": p.promptTokens === 0 ? "none yet" : p.reusedTokens + " of " + p.promptTokens + " (" + (100 * p.reusedTokens / p.promptTokens).toFixed(1) + " %)", blocks: p.blocks + " of " + p.block + " positions", bytes: bytes(p.bytes) + " of " + bytes(p.budget), evicted: p.evicted } : { cache: "none (--no-prefix-cache, or the model is not loaded)" });
     var codes = Object.keys(s.failures.byCode);
     $("by-code").textContent = codes.length === 0 ? "none so far" : s.failures.total + " so far: " + codes.map(function (c) { return c + " \\u00d7" + s.failures.byCode[c]; }).join(", ");
     rows("failures", s.failures.last.slice().reverse(), function (tr, f) { cell(tr, f.at); cell(tr, f.status, "num"); cell(tr, f.code).className = "code"; cell(tr, f.path); cell(tr, f.message); });

@@ -15,7 +15,7 @@ const admission = {
   rsqrt: always, abs: always, logistic: always, sin: always, cos: always,
   convert: always, reduce_sum: always, reduce_max: always, matmul: always, gather: always,
   reshape: always, transpose: always, broadcast: always, slice: always, concat: always, iota: always,
-  dynamic_update_slice: always, row_kernel: always,
+  dynamic_update_slice: always, row_kernel: always, matmul_id: always,
   all_reduce: () => refuse('collective.all_reduce'),
 } satisfies AdmissionTable;
 

@@ -60,6 +60,7 @@ export const HOST_CONTRACTS = {
   reduce_sum: { kind: 'sum' },
   reduce_max: { kind: 'exact', why: 'a compare and select' },
   matmul: { kind: 'dot' },
+  matmul_id: { kind: 'dot' },
   gather: { kind: 'exact', why: 'a quantized row dequantizes exactly in f32' },
   reshape: EXACT_MOVE, transpose: EXACT_MOVE, broadcast: EXACT_MOVE, slice: EXACT_MOVE, concat: EXACT_MOVE,
   dynamic_update_slice: EXACT_MOVE,

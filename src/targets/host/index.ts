@@ -91,6 +91,19 @@ const matmul: AdmissionRule = (e) => {
 };
 
 /**
+ * matmul_id: f32 activations `[T, B, K]` by the experts `[E, N, K]` an i32 index chooses, the experts a
+ * weight the kernels read in place (a ggml type, quantized or f32/f16/bf16: each expert is N whole
+ * rows of it); a Q4NX weight (tiles of 32 rows across experts) is refused.
+ */
+const matmulId: AdmissionRule = (e) => {
+  const x = e.ins[0]!;
+  const w = e.ins[1]!;
+  if (x.dtype !== 'f32') return refuse(`host.matmul_id.${x.dtype}`);
+  if (w.dtype === 'q4nx_q41') return refuse('host.matmul_id.q4nx_q41');
+  return ADMIT;
+};
+
+/**
  * gather by i32 indices: a quantized weight's rows (axis 0 of a rank-2 table), or a table in the arena
  * of any element dtype along any axis (a strided copy brings the axis first and the result back).
  */
@@ -184,6 +197,7 @@ const ROWS = {
   // The addon's iota kernel writes f32 (exact below 2^24) and i32 indices; f16 and bf16 convert those once.
   iota: (e) => (ARITH.includes(e.outs[0]!.dtype) ? ADMIT : refuse(`host.iota.${e.outs[0]!.dtype}`)),
   row_kernel: rowKernel,
+  matmul_id: matmulId,
 } satisfies Record<Exclude<OpName, 'all_reduce'>, AdmissionRule>;
 
 export const HOST_ADMISSION = {

@@ -22,7 +22,7 @@ export const HOST_OP_CONTRACTS = {
   add: EXACT, sub: EXACT, mul: EXACT, div: EXACT, max: EXACT, min: EXACT, ge: EXACT,
   neg: EXACT, abs: EXACT, recip: EXACT, sqrt: EXACT,
   rsqrt: UNARY, exp: UNARY, log: UNARY, tanh: UNARY, erf: UNARY, logistic: UNARY, sin: UNARY, cos: UNARY,
-  convert: EXACT, reduce_sum: SUM, reduce_max: EXACT, matmul: DOT, gather: EXACT,
+  convert: EXACT, reduce_sum: SUM, reduce_max: EXACT, matmul: DOT, matmul_id: DOT, gather: EXACT,
   reshape: EXACT, transpose: EXACT, broadcast: EXACT, slice: EXACT, concat: EXACT, dynamic_update_slice: EXACT, iota: EXACT,
   row_kernel: { error: { kind: 'rel', rel: 8 * F32_EPS }, domain: { kind: 'row-steps' } },
 } as const satisfies Readonly<Record<Exclude<OpName, 'all_reduce'>, OpContract>>;
@@ -55,7 +55,7 @@ export function hostOpContract(op: Exclude<OpName, 'all_reduce' | 'row_kernel'>,
     const last = x.shape[x.shape.length - 1] ?? 1;
     return n === last || last === 0 ? SUM : { ...SUM, error: { kind: 'sum-magnitude', perTerm: (F32_EPS * n) / last }, note: `γ(${n})·Σ|x| over the ${n} reduced terms` };
   }
-  if (d === 'f32' || op === 'convert' || op === 'gather') return HOST_OP_CONTRACTS[op];
+  if (d === 'f32' || op === 'convert' || op === 'gather' || op === 'matmul_id') return HOST_OP_CONTRACTS[op];
   if ((d === 'f16' || d === 'bf16') && (LIBM as readonly string[]).includes(op)) return HALF_UNARY[d];
   return EXACT;
 }

@@ -104,6 +104,8 @@ export function npu4Admission(contract: NarrowingContract | null): AdmissionTabl
     abs: unary('abs'), logistic: unary('logistic'), sin: unary('sin'), cos: unary('cos'),
     convert,
     reduce_sum: arith, reduce_max: arith, matmul: arith,
+    // A data-dependent weight read (the experts an index chooses): NPU4.md's OpenVINO layers give no form of it.
+    matmul_id: () => refuse('op.matmul_id'),
     gather: move, reshape: move, transpose: move, broadcast: move, slice: move, concat: move, iota: move,
     dynamic_update_slice: move,
     // Not recognized as composites: a fused row kernel is the vendor compiler's business, not ours.

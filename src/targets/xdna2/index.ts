@@ -22,7 +22,7 @@ export { XDNA2_BOUNDS, XDNA2_CONTRACTS, XDNA2_STEP_CONTRACTS } from './contracts
  * axis alone; `elementwise.broadcast` a named scalar (not an inline literal) against a tensor.
  */
 export const XDNA2_CAPABILITIES = [
-  'op.matmul', 'op.convert', 'op.iota',
+  'op.matmul', 'op.matmul_id', 'op.convert', 'op.iota',
   'unary.rsqrt', 'unary.abs', 'unary.logistic', 'unary.sin', 'unary.cos',
   'binary.min',
   'movement.reshape', 'movement.transpose', 'movement.broadcast', 'movement.slice', 'movement.concat',
@@ -104,6 +104,8 @@ export const XDNA2_ADMISSION = {
   convert: () => no('op.convert'),
   reduce_sum: lastAxis(c.reduce_sum), reduce_max: lastAxis(c.reduce_max),
   matmul: () => no('op.matmul'),
+  // A data-dependent weight read (the experts an index chooses): XDNA2.md gives no core or DMA form for it.
+  matmul_id: () => no('op.matmul_id'),
   gather,
   reshape: () => no('movement.reshape'), transpose: () => no('movement.transpose'),
   broadcast: () => no('movement.broadcast'), slice: () => no('movement.slice'),

@@ -69,6 +69,14 @@ const CASES: readonly { arch: string; name?: string; file: TinyQwen3Options; typ
       { what: 'a causal mask of 2 positions in layer 0', flip: { slidingWindow: { window: 2, period: 2, ropeBase: 1_000_000 } } },
     ],
   },
+  // Qwen3-MoE: 4 experts of width 128, 2 used per token; the router F32, as llama.cpp keeps it.
+  {
+    arch: 'qwen3moe', file: { routerStd: 0.05 },
+    controls: [
+      { what: 'the top-k weights unnormalised', flip: { moe: { experts: 4, used: 2, ff: 128, normalize: false } } },
+      { what: 'top-1 for top-2', flip: { moe: { experts: 4, used: 1, ff: 128, normalize: true } } },
+    ],
+  },
   // A sliding window of 6 over the 12 positions, layer 0 local and layer 1 global (tiny.ts).
   {
     arch: 'gemma3', file: {},

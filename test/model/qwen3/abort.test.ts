@@ -64,7 +64,8 @@ describe('qwen3: generate and complete take { signal }', function () {
       opened.length = 0;
       const out = await fresh.complete(request);
       expect(out.ids).to.have.length(8);
-      expect(opened).to.deep.equal(['qwen3-decode-ctx32', 'qwen3-prefill-16-ctx32']);
+      // (the decode program of the batch the model's generations decode in: batch.ts)
+      expect(opened).to.deep.equal(['qwen3-decode-seq4-ctx32', 'qwen3-prefill-16-ctx32']);
       await fresh.close();
     } finally {
       engine.openSession = open;

@@ -108,6 +108,10 @@ describe('host kernels: one call per step', function () {
       [{ op: 'reduce_t', max: false, dtype: 'bf16', x, y: 4094, rows: 2, C: 4 }, /^\/kernels\/1\/y$/, /run past the arena's 4096/],
       [{ op: 'matmul_t', dtype: 'i32', a: x, b: x, y: x, batch: 1, M: 2, K: 2, N: 2 }, /^\/kernels\/1\/y$/, /overlaps a/],
       [{ op: 'reduce_t', max: false, dtype: 'bool', x, y, rows: 1, C: 4 }, /^\/kernels\/1\/dtype$/, /f16, bf16 or i32/],
+      // matmul_id: experts of N whole rows of the weight's 2, B 1 or S, the result apart from the ids.
+      [{ op: 'matmul_id', x, ids: x, y, T: 1, S: 1, B: 1, N: 3, w: 0 }, /^\/kernels\/1\/N$/, /not an integer in \[1, 2\]/],
+      [{ op: 'matmul_idq', x, ids: x, y, T: 1, S: 1, B: 2, N: 1, w: 0 }, /^\/kernels\/1\/B$/, /is 1 or S/],
+      [{ op: 'matmul_id', x: y, ids: x, y: x, T: 1, S: 1, B: 1, N: 1, w: 0 }, /^\/kernels\/1\/y$/, /overlaps ids/],
       [Float64Array.of(99, -1), /^\/kernels\/1$/, /unknown kernel op 99/],
       [Float64Array.of(12, -1, 0, 0), /^\/kernels\/1$/, /ends inside the record/],
     ];

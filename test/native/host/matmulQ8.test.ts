@@ -147,7 +147,7 @@ describe('host kernels: matmul_wq (q8 activations)', function () {
     });
   }
 
-  it('a row is the same bits alone and in any batch of 1..64 rows, on 1 and 2 threads, on every SIMD path', () => {
+  it('a row is the same bits alone and in any batch of 1..64 rows (and 129..134), on 1 and 2 threads, on every SIMD path', () => {
     const rng = new Rng(4242);
     for (const type of QTYPES) {
       const [k, n] = type === 'q4_k' || type === 'q6_k' || type === 'q4nx_q41' ? [512, 37] : [320, 37];
@@ -156,7 +156,9 @@ describe('host kernels: matmul_wq (q8 activations)', function () {
       eachIsa(h, (isa) => {
         h.setThreads(1);
         const alone = run(h, 'matmul_wq', w, row, 1);
-        for (let t = 1; t <= 64; t++) {
+        // 1..64, and past the 128 rows one tile call takes (kernels.h Q8_ROWS), so a row lands in a
+        // second call's group of four or in its remainder.
+        for (const t of [...Array.from({ length: 64 }, (_, i) => i + 1), 129, 131, 134]) {
           h.setThreads(t % 2 === 0 ? 2 : 1);
           const x = randomX(rng, t * k);
           const at = rng.int(0, t - 1);
@@ -250,6 +252,37 @@ describe('host kernels: matmul_wq (q8 activations)', function () {
         const x = randomX(rng, t * 100);
         expect(sameBits(run(h, 'matmul_wq', w, x, t), run(h, 'matmul_w', w, x, t)), `${type} T=${t}`).to.equal(true);
       }
+    }
+  });
+
+  it('activations at the quantizer\'s edges (ties, subnormal and near-overflow scales, the clamp, ±0) give the same bits on every SIMD path; a code one step off on one path is seen', () => {
+    // Each row one kind of block, in every position of a 12-block row: the AVX-512 path quantizes a
+    // whole block with vector steps, the others element by element, and the outputs of a q8_0 weight
+    // (codes up to 127) carry every code's value.
+    const k = 384;
+    const rng = new Rng(77);
+    const w = randomWeight(rng, 'q8_0', k, 33);
+    const blocks: ((i: number) => number)[] = [
+      (i) => (i === 0 ? 127 : (i % 64) - 31.5), // d = 1: every other code a tie, to even
+      (i) => (i === 5 ? -254 : i + 0.5), // d = 2: ties of x/d at the halves
+      (i) => (i % 3) * 1e-39, // a subnormal amax and scale
+      (i) => (i % 2 === 0 ? 3e38 : -1.7e38 + i * 1e36), // near the largest f32
+      (i) => (i % 2 === 0 ? 0 : -0), // ±0: d = 0, every code 0
+      (i) => (i === 7 ? -1 : 1e-30), // one value far above the rest
+      () => rng.f32(50),
+    ];
+    const t = blocks.length;
+    const x = new Float32Array(t * k);
+    for (let r = 0; r < t; r++) for (let i = 0; i < k; i++) x[r * k + i] = blocks[(r + Math.floor(i / 32)) % t]!(i % 32);
+    const outs: [string, Float32Array][] = [];
+    eachIsa(h, (isa) => outs.push([isa, run(h, 'matmul_wq', w, x, t)]));
+    for (const [isa, got] of outs.slice(1)) expect(sameBits(got, outs[0]![1]), `${isa} against ${outs[0]![0]}`).to.equal(true);
+    // Control: the fault (every code one step up) on the default path alone differs from the others.
+    h.setQ8RoundFault(true);
+    try {
+      expect(sameBits(run(h, 'matmul_wq', w, x, t), outs[0]![1])).to.equal(false);
+    } finally {
+      h.setQ8RoundFault(false);
     }
   });
 
