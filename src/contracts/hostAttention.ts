@@ -27,10 +27,12 @@ export interface AttentionShape {
   readonly Dv: number;
   /** 'mask': a [T, N] mask broadcast over heads and groups (layers.ts's form); 'bias': a materialized [B, M, N]. */
   readonly bias: 'mask' | 'bias';
+  /** k as rows [B, N, D] read through transpose([0, 2, 1]) (a KV cache's keys, program.ts's form), rather than [B, D, N]. */
+  readonly kRows?: boolean;
 }
 
 /**
- * softmax(q·k·scale + bias)·v as layers.ts writes it: matmul, a masked softmax row kernel, matmul, as
+ * softmax(q·k·scale + bias)·v as program.ts writes it: matmul, a masked softmax row kernel, matmul, as
  * result `y`; `extra` adds results beside it (a test that keeps the scores or probabilities alive);
  * `kv: 'f16'` takes k and v as f16 and reads them through convert(f16 -> f32) (an f16 KV cache).
  */
@@ -40,7 +42,7 @@ export function attentionProgram(name: string, c: AttentionShape, scale: number,
   const q = p.activation('q', 'f32', [c.B, M, c.D]);
   // f16 k and v (an f16 KV cache) are read through convert(f16 -> f32), as program.ts writes it.
   const read = (x: Value): Value => (kv === 'f32' ? x : p.convert(x, 'f32'));
-  const k = read(p.activation('k', kv, [c.B, c.D, c.N]));
+  const k = c.kRows === true ? p.transpose(read(p.activation('k', kv, [c.B, c.N, c.D])), [0, 2, 1]) : read(p.activation('k', kv, [c.B, c.D, c.N]));
   const v = read(p.activation('v', kv, [c.B, c.N, c.Dv]));
   const bias = c.bias === 'mask'
     ? p.reshape(p.broadcast(p.activation('mask', 'f32', [c.T, c.N]), [c.B, c.T, c.G, c.N], [1, 3]), [c.B, M, c.N])
@@ -95,7 +97,7 @@ export function attentionReference(c: AttentionShape, scale: number, x: Record<s
       let s = 0;
       let g = 0;
       for (let d = 0; d < c.D; d++) {
-        const t = q[(b * M + m) * c.D + d]! * k[(b * c.D + d) * c.N + j]!;
+        const t = q[(b * M + m) * c.D + d]! * k[c.kRows === true ? (b * c.N + j) * c.D + d : (b * c.D + d) * c.N + j]!;
         s += t;
         g += Math.abs(t);
       }
@@ -128,8 +130,8 @@ export function attentionReference(c: AttentionShape, scale: number, x: Record<s
 export function attentionPrograms(r: F32Source, bulk: number): HostProgram[] {
   const steps = Math.max(1, Math.ceil(bulk / 8192));
   const variants: [string, AttentionShape, boolean][] = [
-    ['decode', { B: 2, T: 1, G: 2, D: 64, N: 96, Dv: 64, bias: 'mask' }, true],
-    ['prefill', { B: 2, T: 8, G: 2, D: 32, N: 48, Dv: 32, bias: 'mask' }, true],
+    ['decode', { B: 2, T: 1, G: 2, D: 64, N: 96, Dv: 64, bias: 'mask', kRows: true }, true],
+    ['prefill', { B: 2, T: 8, G: 2, D: 32, N: 48, Dv: 32, bias: 'mask', kRows: true }, true],
     ['bias', { B: 2, T: 3, G: 2, D: 16, N: 37, Dv: 24, bias: 'bias' }, false],
   ];
   return variants.map(([variant, c, causal]) => {

@@ -151,6 +151,10 @@ export class Engine extends EventEmitter<EngineEvents> {
   #oracle?: ActorPool<OracleTask, StepOutput[]>;
   #devices = new Map<DeviceKind, ActorSupervisor<DeviceApi>>();
   #inflight = new Set<Promise<unknown>>();
+  /** Compiles in flight on the compiler pool (releaseCompilers stops it only at 0). */
+  #compilesRunning = 0;
+  /** Compiler pools being stopped by releaseCompilers (close() waits for them too). */
+  readonly #retiring = new Set<Promise<void>>();
   #compiling = new Map<string, Promise<{ hit: boolean; bytes: Uint8Array; ms: number }>>();
   #plans = new Map<string, PlanReply>();
   #queues = new Map<DeviceKind, PQueue>();
@@ -327,7 +331,13 @@ export class Engine extends EventEmitter<EngineEvents> {
       if (hit !== null) return { hit: true, bytes: hit, ms: 0 };
     }
     const t0 = performance.now();
-    const bytes = await this.#compilerPool().run({ target: planned.plan.target, programJson: planned.programJson, unit: i, options: this.#compileOptions() });
+    this.#compilesRunning++;
+    let bytes: Uint8Array;
+    try {
+      bytes = await this.#compilerPool().run({ target: planned.plan.target, programJson: planned.programJson, unit: i, options: this.#compileOptions() });
+    } finally {
+      this.#compilesRunning--;
+    }
     const ms = performance.now() - t0;
     await cache.call('put', [unit.identity, bytes]);
     return { hit: false, bytes, ms };
@@ -466,6 +476,28 @@ export class Engine extends EventEmitter<EngineEvents> {
     return n;
   }
 
+  /**
+   * Stops the compiler pool's workers when no compile is in flight and the pool is up, so that their
+   * heaps (tens of MB once they have compiled a model's programs) are not kept by a process that goes
+   * on running what it compiled; the next compile starts them again. Settles when they have exited:
+   * true, or false when nothing was stopped because a compile is in flight or the pool is down. A model
+   * that owns its engine calls it at the end of warm().
+   */
+  async releaseCompilers(): Promise<boolean> {
+    const pool = this.#compiler;
+    if (pool === undefined) return true;
+    if (this.#compilesRunning > 0 || pool.state !== 'ready') return false;
+    this.#compiler = undefined;
+    const done = pool.destroy().then(() => undefined, () => undefined);
+    this.#retiring.add(done);
+    try {
+      await done;
+    } finally {
+      this.#retiring.delete(done);
+    }
+    return true;
+  }
+
   /** Stops every actor; jobs still running fail with EngineClosed. Settles when no worker is left. */
   async close(): Promise<void> {
     if (this.#closed) return;
@@ -474,6 +506,7 @@ export class Engine extends EventEmitter<EngineEvents> {
     for (const d of this.#devices.values()) closing.push(d.close());
     if (this.#planner) closing.push(this.#planner.close());
     if (this.#compiler) closing.push(this.#compiler.destroy());
+    closing.push(...this.#retiring);
     if (this.#oracle) closing.push(this.#oracle.destroy());
     if (this.#cache) {
       const cache = this.#cache;

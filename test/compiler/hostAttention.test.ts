@@ -70,6 +70,16 @@ describe('compiler/host: fused attention', function () {
     for (const e of big) expect(l.slots[e.eqn.out as string], e.op).to.equal(undefined);
     const kept = attentionProgram('attn', c, 0.25, (p, { probs }) => [p.named('p').add(probs, 0)]);
     expect(findRewrites(kept).at.size).to.equal(0);
+    // Keys as rows [B, N, D] (program.ts's KV cache) through transpose([0, 2, 1]): the transpose goes too,
+    // and the record reads k in place (kRows); no [B, D, N] copy of the keys is made.
+    const rows = attentionProgram('attn', { ...c, kRows: true }, 0.25);
+    const rr = findRewrites(rows);
+    expect([...rr.at.values()].map((w) => w.kind === 'attention' && w.shape.kRows)).to.deep.equal([true]);
+    expect(rr.absorbed.size).to.equal(5);
+    const lr = lowerHost(rows);
+    const tr = rows.eqns.find((e) => e.op === 'transpose')!;
+    expect(lr.slots[tr.eqn.out as string]).to.equal(undefined);
+    expect(lr.slots['k']).to.not.equal(undefined);
   });
 
   const cases: [string, Case, boolean][] = [
@@ -81,7 +91,9 @@ describe('compiler/host: fused attention', function () {
     ['a non-causal mask t=4 g=2', { B: 2, T: 4, G: 2, D: 16, N: 29, Dv: 16, bias: 'mask' }, false],
     ['a materialized bias [B, M, N], random', { B: 3, T: 2, G: 2, D: 16, N: 21, Dv: 8, bias: 'bias' }, false],
   ];
-  for (const [name, c, causal] of cases) {
+  for (const [name0, c0, causal] of cases) for (const kRows of [false, true]) {
+    const c: Case = { ...c0, kRows };
+    const name = `${name0}${kRows ? ', keys as rows [B, N, D]' : ''}`;
     it(`${name}: within the bound of the exact result on every ISA path, as the unfused lowering is`, () => {
       const rnd = mulberry32(name.length * 7919 + c.N);
       const scale = 1 / Math.sqrt(c.D);
@@ -106,8 +118,28 @@ describe('compiler/host: fused attention', function () {
     });
   }
 
+  it('keys as rows [B, N, D] give the bits of the same keys as [B, D, N] on every ISA path (negative control: the rows read as columns do not)', () => {
+    for (const c0 of [cases[1]![1], cases[3]![1], cases[4]![1]]) {
+      const scale = 1 / Math.sqrt(c0.D);
+      const cols = lowerHost(attentionProgram('attn', c0, scale));
+      const rows = lowerHost(attentionProgram('attn', { ...c0, kRows: true }, scale));
+      const x = inputsOf(c0, mulberry32(c0.N * 17), true, false);
+      // The same keys laid out as rows: kr[(b*N + j)*D + d] = k[(b*D + d)*N + j].
+      const kr = new Float32Array(x['k']!.length);
+      for (let b = 0; b < c0.B; b++) for (let d = 0; d < c0.D; d++) for (let j = 0; j < c0.N; j++) kr[(b * c0.N + j) * c0.D + d] = x['k']![(b * c0.D + d) * c0.N + j]!;
+      const n = c0.B * c0.T * c0.G * c0.Dv;
+      for (const isa of h.info().available) {
+        h.setIsa(isa);
+        const want = Array.from(run(h, cols, x, n));
+        expect(Array.from(run(h, rows, { ...x, k: kr }, n)), isa).to.deep.equal(want);
+        expect(Array.from(run(h, rows, x, n)), `${isa} control`).to.not.deep.equal(want);
+      }
+      h.setIsa(h.info().available[h.info().available.length - 1]!);
+    }
+  });
+
   it('attention_f16 (k and v f16 through their converts) gives attention\'s bits of the converted values on every ISA path', () => {
-    for (const c of [cases[1]![1], cases[3]![1], cases[4]![1]]) {
+    for (const c of [cases[1]![1], cases[3]![1], cases[4]![1], { ...cases[3]![1], kRows: true }]) {
       const scale = 1 / Math.sqrt(c.D);
       const half = attentionProgram('attn-f16', c, scale, undefined, 'f16');
       const r = findRewrites(half);
@@ -173,7 +205,7 @@ describe('compiler/host: fused attention', function () {
   });
 
   it('the checker refuses a record whose bias runs past the arena, whose output overlaps an input, or whose scale is no f32', () => {
-    const base = { op: 'attention' as const, q: 0, k: 1024, v: 2048, bias: 3072, y: 4096, B: 2, M: 2, D: 8, N: 16, Dv: 8, scale: 0.5, bB: 0, bG: 2, bRow: 16 };
+    const base = { op: 'attention' as const, q: 0, k: 1024, v: 2048, bias: 3072, y: 4096, B: 2, M: 2, D: 8, N: 16, Dv: 8, scale: 0.5, bB: 0, bG: 2, bRow: 16, kRows: false };
     const arena = new Uint8Array(8192);
     h.run(arena, [base]);
     const refused = (call: typeof base, field: string) => {
@@ -187,6 +219,7 @@ describe('compiler/host: fused attention', function () {
     refused({ ...base, y: 1024 + 64 }, 'y');
     refused({ ...base, scale: 0.1 }, 'scale');
     refused({ ...base, bG: 0 }, 'bG');
+    h.run(arena, [{ ...base, kRows: true }]);
   });
 
   it('rope: layers.ts\'s neox rope is one rope record, bit for bit the unfused lowering; a fourth mul reading a half keeps it unfused', () => {

@@ -31,7 +31,8 @@ function abiTag(): string {
 // Version 5: the kernel list gained matmul_wq (the q8-activations class).
 // Version 6: a reshape is an alias of its operand's slot (no copy record).
 // The kernel list gained attention_f16 (an f16 KV cache): the ABI tag (KERNEL_OPS) changes with it.
-const HOST_COMPILER = { name: 'host-kernels', version: `6-${abiTag()}` } as const;
+// Version 7: the attention records gained kRows (keys [B, N, D], the KV cache's layout since then).
+const HOST_COMPILER = { name: 'host-kernels', version: `7-${abiTag()}` } as const;
 const HOST_ARTIFACT_MAGIC = 'NPUOHST1';
 const HOST_ARTIFACT_VERSION = 1;
 

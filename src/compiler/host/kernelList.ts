@@ -115,11 +115,12 @@ export interface KernelArgs {
   matmul_t: { dtype: DType; a: number; b: number; y: number; batch: number; M: number; K: number; N: number };
   /**
    * Fused attention (src/compiler/host/rewrite.ts): y [B, M, Dv] = softmax(q·k * scale + bias) · v per
-   * head b and row m, q [B, M, D], k [B, D, N] (a KV cache's keys), v [B, N, Dv]; the bias of row m of
-   * head b is N elements at bias + b*bB + floor(m/bG)*bRow (a broadcast mask read in place). Key
-   * positions past the row's last unmasked one (bias <= -1e30) are skipped (docs/HOST.md).
+   * head b and row m, q [B, M, D], k [B, N, D] with `kRows` (a KV cache's keys, one row per position,
+   * read through a transpose) or else [B, D, N], v [B, N, Dv]; the bias of row m of head b is N
+   * elements at bias + b*bB + floor(m/bG)*bRow (a broadcast mask read in place). Key positions past the
+   * row's last unmasked one (bias <= -1e30) are skipped (docs/HOST.md). k's layout changes no bit of y.
    */
-  attention: { q: number; k: number; v: number; bias: number; y: number; B: number; M: number; D: number; N: number; Dv: number; scale: number; bB: number; bG: number; bRow: number };
+  attention: { q: number; k: number; v: number; bias: number; y: number; B: number; M: number; D: number; N: number; Dv: number; scale: number; bB: number; bG: number; bRow: number; kRows: boolean };
   /**
    * matmul_w in the q8-activations class (docs/HOST.md, "q8 activations"): each row of x quantized per
    * block of 32 to int8 with an f32 scale, integer dot products with the weight's codes; each output
@@ -186,9 +187,9 @@ export const KERNEL_FIELDS: { readonly [O in KernelOp]: readonly string[] } = {
   binary_t: ['fn', 'dtype', 'a', 'b', 'y', 'n', 'aScalar', 'bScalar'],
   reduce_t: ['max', 'dtype', 'x', 'y', 'rows', 'C'],
   matmul_t: ['dtype', 'a', 'b', 'y', 'batch', 'M', 'K', 'N'],
-  attention: ['q', 'k', 'v', 'bias', 'y', 'B', 'M', 'D', 'N', 'Dv', 'scale', 'bB', 'bG', 'bRow'],
+  attention: ['q', 'k', 'v', 'bias', 'y', 'B', 'M', 'D', 'N', 'Dv', 'scale', 'bB', 'bG', 'bRow', 'kRows'],
   matmul_wq: ['x', 'y', 'T', 'w'],
-  attention_f16: ['q', 'k', 'v', 'bias', 'y', 'B', 'M', 'D', 'N', 'Dv', 'scale', 'bB', 'bG', 'bRow'],
+  attention_f16: ['q', 'k', 'v', 'bias', 'y', 'B', 'M', 'D', 'N', 'Dv', 'scale', 'bB', 'bG', 'bRow', 'kRows'],
   matmul_id: ['x', 'ids', 'y', 'T', 'S', 'B', 'N', 'w'],
   matmul_idq: ['x', 'ids', 'y', 'T', 'S', 'B', 'N', 'w'],
 };
@@ -262,9 +263,9 @@ const ENCODE: { readonly [O in KernelOp]: (a: KernelArgs[O]) => number[] } = {
   binary_t: (a) => [BINARY_OPS.indexOf(a.fn), DTYPES.indexOf(a.dtype), a.a, a.b, a.y, a.n, flag(a.aScalar), flag(a.bScalar)],
   reduce_t: (a) => [flag(a.max), DTYPES.indexOf(a.dtype), a.x, a.y, a.rows, a.C],
   matmul_t: (a) => [DTYPES.indexOf(a.dtype), a.a, a.b, a.y, a.batch, a.M, a.K, a.N],
-  attention: (a) => [a.q, a.k, a.v, a.bias, a.y, a.B, a.M, a.D, a.N, a.Dv, a.scale, a.bB, a.bG, a.bRow],
+  attention: (a) => [a.q, a.k, a.v, a.bias, a.y, a.B, a.M, a.D, a.N, a.Dv, a.scale, a.bB, a.bG, a.bRow, flag(a.kRows)],
   matmul_wq: (a) => [a.x, a.y, a.T, a.w],
-  attention_f16: (a) => [a.q, a.k, a.v, a.bias, a.y, a.B, a.M, a.D, a.N, a.Dv, a.scale, a.bB, a.bG, a.bRow],
+  attention_f16: (a) => [a.q, a.k, a.v, a.bias, a.y, a.B, a.M, a.D, a.N, a.Dv, a.scale, a.bB, a.bG, a.bRow, flag(a.kRows)],
   matmul_id: (a) => [a.x, a.ids, a.y, a.T, a.S, a.B, a.N, a.w],
   matmul_idq: (a) => [a.x, a.ids, a.y, a.T, a.S, a.B, a.N, a.w],
 };

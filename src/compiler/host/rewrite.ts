@@ -5,17 +5,19 @@
  * equation of its pattern and reads only the values named in `reads`.
  *
  * Two patterns: the neox rope of layers.ts's rope() as one `rope` record (ropeAt below), and attention
- * as src/model/qwen3/layers.ts writes it:
- *   scores = matmul(q [B, M, D], k [B, D, N])
+ * as src/model/qwen3/program.ts writes it:
+ *   scores = matmul(q [B, M, D], transpose(k [B, N, D], [0, 2, 1]))   (or k [B, D, N] as it is)
  *   probs  = row_kernel(scores, bias) whose body is maskedSoftmax's: a = s*scale + bias,
  *            exp(a - max(a)) / sum(exp(a - max(a)))
  *   out    = matmul(probs, v [B, N, Dv])
  * where scores and probs have no other reader, lowered to one `attention` record. The bias is read
  * where it lies: through reshape(broadcast(mask [T, N] -> [B, T, G, N])) -> [B, T*G, N] with strides
  * (that reshape and broadcast are absorbed too when the fused records are their only readers), or as a
- * materialized [B, M, N]. When k and v are both convert(f16 -> f32) of values (an f16 KV cache) whose
- * only reader is the fused pattern, the converts are absorbed too and the record is `attention_f16`,
- * reading the f16 values (the conversion is exact, so the result is the same bits).
+ * materialized [B, M, N]. The transpose of k (the KV cache's rows, [B, N, D]) is absorbed when the
+ * scores are its only reader, and the record reads the rows in place (`kRows`). When k and v are both
+ * convert(f16 -> f32) of values (an f16 KV cache) whose only reader is the fused pattern, the converts
+ * are absorbed too and the record is `attention_f16`, reading the f16 values (the conversion is exact,
+ * so the result is the same bits).
  */
 import { isLiteral, type Operand } from '../../ir/types.js';
 import type { CheckedEqn, CheckedProgram } from '../../ir/checked.js';
@@ -97,7 +99,7 @@ export function findRewrites(checked: CheckedProgram): HostRewrites {
   }
   const kept = new Set<string>([...checked.program.results, ...Object.values(checked.program.state)]);
   const onlyReader = (v: string, e: CheckedEqn): boolean => !kept.has(v) && (readers.get(v) ?? []).length === 1 && readers.get(v)![0] === e;
-  const found: { out: number; sm: number; biasName: string; view: BiasView; base: Omit<AttentionRewrite, 'bias' | 'shape'>; dims: { B: number; M: number; D: number; N: number; Dv: number; scale: number } }[] = [];
+  const found: { out: number; sm: number; biasName: string; view: BiasView; base: Omit<AttentionRewrite, 'bias' | 'shape'>; dims: { B: number; M: number; D: number; N: number; Dv: number; scale: number; kRows: boolean } }[] = [];
   const absorbed = new Set<number>();
   for (const out of checked.eqns) {
     if (out.op !== 'matmul' || isLiteral(out.eqn.in[0]!) || isLiteral(out.eqn.in[1]!)) continue;
@@ -119,9 +121,11 @@ export function findRewrites(checked: CheckedProgram): HostRewrites {
     const N = kT!.shape[2]!;
     const Dv = vT.shape[2]!;
     if (bT!.shape.join() !== [B, M, N].join() || vT.shape[0] !== B || vT.shape[1] !== N) continue;
-    const kName = qk.eqn.in[1] as string;
+    // k as rows [B, N, D] under transpose([0, 2, 1]) (read in place, the transpose absorbed), or [B, D, N].
+    const kTr = rowsSource(qk.eqn.in[1] as string, qk, producer, onlyReader);
+    const kName = kTr === null ? (qk.eqn.in[1] as string) : (kTr.eqn.in[0] as string);
     const vName = out.eqn.in[1] as string;
-    const kCvt = halfSource(kName, qk, producer, onlyReader);
+    const kCvt = halfSource(kName, kTr ?? qk, producer, onlyReader);
     const vCvt = halfSource(vName, out, producer, onlyReader);
     const half = kCvt !== null && vCvt !== null && kName !== vName;
     found.push({
@@ -129,10 +133,11 @@ export function findRewrites(checked: CheckedProgram): HostRewrites {
       base: half
         ? { kind: 'attention', q: qk.eqn.in[0] as string, k: kCvt.eqn.in[0] as string, v: vCvt.eqn.in[0] as string, kv: 'f16' }
         : { kind: 'attention', q: qk.eqn.in[0] as string, k: kName, v: vName, kv: 'f32' },
-      dims: { B, M, D, N, Dv, scale },
+      dims: { B, M, D, N, Dv, scale, kRows: kTr !== null },
     });
     absorbed.add(qk.index);
     absorbed.add(sm.index);
+    if (kTr !== null) absorbed.add(kTr.index);
     if (half) {
       absorbed.add(kCvt.index);
       absorbed.add(vCvt.index);
@@ -154,8 +159,8 @@ export function findRewrites(checked: CheckedProgram): HostRewrites {
         view = materialized(f.biasName, f.dims.M, f.dims.N);
       }
     }
-    const { B, M, D, N, Dv, scale } = f.dims;
-    at.set(f.out, { ...f.base, bias: view.read, shape: { B, M, D, N, Dv, scale, bB: view.bB, bG: view.bG, bRow: view.bRow } });
+    const { B, M, D, N, Dv, scale, kRows } = f.dims;
+    at.set(f.out, { ...f.base, bias: view.read, shape: { B, M, D, N, Dv, scale, bB: view.bB, bG: view.bG, bRow: view.bRow, kRows } });
   }
   for (const e of checked.eqns) {
     const rope = ropeAt(e, producer, readers, kept);
@@ -164,6 +169,14 @@ export function findRewrites(checked: CheckedProgram): HostRewrites {
     for (const i of rope.absorbed) absorbed.add(i);
   }
   return { at, absorbed };
+}
+
+/** The transpose([0, 2, 1]) of a rank-3 value producing `name` when `reader` is its only reader, else null. */
+function rowsSource(name: string, reader: CheckedEqn, producer: Map<string, CheckedEqn>, onlyReader: (v: string, e: CheckedEqn) => boolean): CheckedEqn | null {
+  const t = producer.get(name);
+  if (t === undefined || t.op !== 'transpose' || isLiteral(t.eqn.in[0]!) || !onlyReader(name, reader)) return null;
+  const perm = t.eqn.attrs['perm'] as readonly number[];
+  return perm.join() === '0,2,1' ? t : null;
 }
 
 /** The convert(f16 -> f32) producing `name` when `reader` is its only reader, else null. */

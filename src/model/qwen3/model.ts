@@ -341,6 +341,8 @@ export class Qwen3Model {
     const first = Math.min(options.promptTokens ?? chunk, chunk);
     const tokens = prefillTokens(first, this.ctx, chunk);
     if (tokens > 1 && r.prefillTarget?.includes(',') !== true) await r.warm(this.prefillProgram(tokens), r.prefillTarget ?? r.target);
+    // Its programs ready, an engine of its own needs no compiler workers until another program is compiled.
+    await this.#owned?.releaseCompilers();
   }
 
   #tokenizerFor(field: string): Tokenizer {

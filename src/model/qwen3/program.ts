@@ -5,7 +5,8 @@
  * state. Args, in order:
  *   - weights, named as llama.cpp names the tensors without `.weight` (`token_embd`, `blk.0.attn_q`, ...;
  *     a bias keeps its `.bias`), in the dtype and shape of the file (weights.ts);
- *   - state `cache.k.<l>` `[kvHeads, headDim, ctx]` and `cache.v.<l>` `[kvHeads, ctx, headDim]` (f32, or
+ *   - state `cache.k.<l>` and `cache.v.<l>`, both `[kvHeads, ctx, headDim]` (one row per position, so a
+ *     step touches only the pages of the positions it writes; cacheRow says where a row lies) (f32, or
  *     f16 with `cacheType: 'f16'`: each new k and v element is rounded once to f16, nearest even, as it
  *     is written, and attention reads the cache through convert(f16 -> f32), which is exact);
  *   - activations `ids` `[T]` (i32) and `positions` `[T]` (i32, consecutive: the cache is written at
@@ -122,13 +123,14 @@ export function stepActivations(program: Program, ids: readonly number[], positi
 }
 
 /**
- * The KV cache's layout: each state arg's shape and the axis its positions run along. What reads or
- * writes positions of a cache outside the programs (the prefix cache, prefix.ts) goes by this alone.
+ * The KV cache's layout: each state arg's shape and the axis its positions run along (keys and values
+ * both `[kvHeads, ctx, headDim]`, one row per position; cacheRow gives a row's element offset). What
+ * reads or writes positions of a cache outside the programs (the prefix cache, prefix.ts) goes by this alone.
  */
 export function cacheLayout(c: Qwen3Config, ctx: number): Map<string, { readonly shape: readonly number[]; readonly positionAxis: number }> {
   const m = new Map<string, { readonly shape: readonly number[]; readonly positionAxis: number }>();
   for (let l = 0; l < c.layers; l++) {
-    m.set(`cache.k.${l}`, { shape: [c.kvHeads, c.headDim, ctx], positionAxis: 2 });
+    m.set(`cache.k.${l}`, { shape: [c.kvHeads, ctx, c.headDim], positionAxis: 1 });
     m.set(`cache.v.${l}`, { shape: [c.kvHeads, ctx, c.headDim], positionAxis: 1 });
   }
   return m;
@@ -190,13 +192,32 @@ export function slotCacheShapes(c: Qwen3Config, ctx: number, sequences: number):
   return m;
 }
 
+/**
+ * Where the KV cache of `ctx` positions holds the key (`which` 'k') or value ('v') of kv head `head`
+ * at position `pos` in layer `layer`: the state tensor's name and the element offset of the row's
+ * `length` (headDim) contiguous elements in it. The one place that knows the cache's layout
+ * (cacheShapes' shapes, the programs' updates and attention read it so); InvalidOptions names an
+ * index outside the model or the context.
+ */
+export function cacheRow(c: Qwen3Config, ctx: number, which: 'k' | 'v', layer: number, head: number, pos: number): { readonly name: string; readonly offset: number; readonly length: number } {
+  const within = (what: string, v: number, n: number): void => {
+    if (!(Number.isSafeInteger(v) && v >= 0 && v < n)) throw new InvalidOptions(what, `0 to ${n - 1}, not ${JSON.stringify(v)}`);
+  };
+  if (which !== 'k' && which !== 'v') throw new InvalidOptions('which', `k or v, not ${JSON.stringify(which)}`);
+  within('layer', layer, c.layers);
+  within('head', head, c.kvHeads);
+  within('pos', pos, ctx);
+  return { name: `cache.${which}.${layer}`, offset: (head * ctx + pos) * c.headDim, length: c.headDim };
+}
+
 /** Attention of `q [T, H, D]` over the cache after this step's keys and values are written. */
 function attention(p: ProgramBuilder, c: Qwen3Config, f: Pieces, q: Value, kc: Value, vc: Value, bias: Value): Value {
   const t = q.shape[0]!;
   const g = c.heads / c.kvHeads;
   // Query heads h = kv * g + j share kv head `kv`: group them so one batched matmul per kv head serves all.
   const qg = p.reshape(p.transpose(p.reshape(q, [t, c.kvHeads, g, c.headDim]), [1, 0, 2, 3]), [c.kvHeads, t * g, c.headDim]);
-  const scores = p.matmul(qg, kc);
+  // The keys are rows [kvHeads, ctx, D], as the cache holds them: the host reads them in place (its attention record).
+  const scores = p.matmul(qg, p.transpose(kc, [0, 2, 1]));
   const probs = f.softmax(p, scores, bias, 1 / Math.sqrt(c.headDim));
   const o = p.reshape(p.matmul(probs, vc), [c.kvHeads, t, g, c.headDim]);
   return p.reshape(p.transpose(o, [1, 0, 2, 3]), [t, c.heads * c.headDim]);
@@ -295,7 +316,7 @@ export function buildProgram(c: Qwen3Config, weights: ModelWeights, shape: Progr
       const lt = isLocal(l) ? sq.local! : sq;
       const ropeOf = (y: Value) => ropePartial(p, y, lt.tables, rd, turn);
       const cache = caches[s]!;
-      const kc = p.dynamicUpdateSlice(cache[2 * l]!, stored(p.transpose(ropeOf(one(k)), [1, 2, 0])), [0, 0, sq.start]);
+      const kc = p.dynamicUpdateSlice(cache[2 * l]!, stored(p.transpose(ropeOf(one(k)), [1, 0, 2])), [0, sq.start, 0]);
       const vc = p.dynamicUpdateSlice(cache[2 * l + 1]!, stored(p.transpose(one(v), [1, 0, 2])), [0, sq.start, 0]);
       p.carry(cache[2 * l]!, kc);
       p.carry(cache[2 * l + 1]!, vc);

@@ -69,11 +69,11 @@ void execute(const Ctx& base, const Arena& a, const Rec& r) {
     case K_MATMUL_T: matmulTyped(c, int(v[0]), r.p[0], r.p[1], r.p[2], v[4], v[5], v[6], v[7]); return;
     case K_ATTENTION:
       attention(c, as<float>(r.p[0]), as<float>(r.p[1]), as<float>(r.p[2]), as<float>(r.p[3]), as<float>(r.p[4]),
-                v[5], v[6], v[7], v[8], v[9], float(r.eps), v[11], v[12], v[13]);
+                v[5], v[6], v[7], v[8], v[9], float(r.eps), v[11], v[12], v[13], v[14] != 0);
       return;
     case K_ATTENTION_F16:
       attentionF16(c, as<float>(r.p[0]), as<uint16_t>(r.p[1]), as<uint16_t>(r.p[2]), as<float>(r.p[3]), as<float>(r.p[4]),
-                   v[5], v[6], v[7], v[8], v[9], float(r.eps), v[11], v[12], v[13]);
+                   v[5], v[6], v[7], v[8], v[9], float(r.eps), v[11], v[12], v[13], v[14] != 0);
       return;
     case K_IOTA:
       // Each element is its index along one dimension: (flat index / stride) % dim, exact in f32

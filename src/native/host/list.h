@@ -45,9 +45,9 @@ namespace host {
   X(K_BINARY_T, "binary_t", "fn", "dtype", "a", "b", "y", "n", "aScalar", "bScalar") \
   X(K_REDUCE_T, "reduce_t", "max", "dtype", "x", "y", "rows", "C") \
   X(K_MATMUL_T, "matmul_t", "dtype", "a", "b", "y", "batch", "M", "K", "N") \
-  X(K_ATTENTION, "attention", "q", "k", "v", "bias", "y", "B", "M", "D", "N", "Dv", "scale", "bB", "bG", "bRow") \
+  X(K_ATTENTION, "attention", "q", "k", "v", "bias", "y", "B", "M", "D", "N", "Dv", "scale", "bB", "bG", "bRow", "kRows") \
   X(K_MATMUL_WQ, "matmul_wq", "x", "y", "T", "w") \
-  X(K_ATTENTION_F16, "attention_f16", "q", "k", "v", "bias", "y", "B", "M", "D", "N", "Dv", "scale", "bB", "bG", "bRow") \
+  X(K_ATTENTION_F16, "attention_f16", "q", "k", "v", "bias", "y", "B", "M", "D", "N", "Dv", "scale", "bB", "bG", "bRow", "kRows") \
   X(K_MATMUL_ID, "matmul_id", "x", "ids", "y", "T", "S", "B", "N", "w") \
   X(K_MATMUL_IDQ, "matmul_idq", "x", "ids", "y", "T", "S", "B", "N", "w")
 

@@ -359,6 +359,8 @@ Rec checkRecord(const Arena& a, const std::vector<WeightView>& weights, size_t i
       v[11] = ck.integer("bB");
       v[12] = ck.integer("bG", 1);
       v[13] = ck.integer("bRow");
+      // 1: k is [B, N, D] (a KV cache's rows), 0: [B, D, N]; the same elements either way.
+      v[14] = ck.integer("kRows", 0, 1);
       const unsigned __int128 B = v[5], M = v[6];
       // The bias rows read: row m of head b starts at b*bB + (m / bG)*bRow and runs N elements.
       const unsigned __int128 span = B == 0 || M == 0 || v[8] == 0 ? 0

@@ -89,16 +89,17 @@ void dequantRows(const Ctx& c, const WeightView& w, int64_t row0, int64_t rows, 
 void updateSlice(const Ctx& c, uint8_t* dst, const int64_t* d, const uint8_t* upd, const int64_t* u,
                  const int32_t* starts, int rank, int elem);
 
-// Fused attention (attention.cc): q [B, M, D], k [B, D, N] (a KV cache's keys), v [B, N, Dv], y [B, M, Dv];
-// the bias of row m of head b at bias + b*bB + (m / bG)*bRow, N contiguous elements.
+// Fused attention (attention.cc): q [B, M, D], k [B, N, D] with kRows (a KV cache's keys, one row per
+// position) or else [B, D, N], v [B, N, Dv], y [B, M, Dv]; the bias of row m of head b at
+// bias + b*bB + (m / bG)*bRow, N contiguous elements. The layout of k changes no bit of y.
 void attention(const Ctx& c, const float* q, const float* k, const float* v, const float* bias, float* y,
                int64_t B, int64_t M, int64_t D, int64_t N, int64_t Dv, float scale, int64_t bB, int64_t bG,
-               int64_t bRow);
+               int64_t bRow, bool kRows);
 // The same with k and v as f16 bits (an f16 KV cache): each element is converted to f32 exactly before
 // use, so the result is attention() of the converted arrays, bit for bit.
 void attentionF16(const Ctx& c, const float* q, const uint16_t* k, const uint16_t* v, const float* bias, float* y,
                   int64_t B, int64_t M, int64_t D, int64_t N, int64_t Dv, float scale, int64_t bB, int64_t bG,
-                  int64_t bRow);
+                  int64_t bRow, bool kRows);
 // Test only (the contract sweep's negative control): 1 drops each row's last visible position, 2 uses
 // 1.0625 times the scale, 3 (attention_f16 only) reads the f16 cache's bits as bf16; 0 (the default) is no
 // fault. Process-wide.

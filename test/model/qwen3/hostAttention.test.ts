@@ -11,7 +11,8 @@ import { findRewrites } from '../../../src/compiler/host/rewrite.js';
 import { loadHostKernels, type HostKernels } from '../../../src/devices/host/native.js';
 import { tensor } from '../../../src/ir/tensor.js';
 import { createEngine, type Engine } from '../../../src/jobs/engine.js';
-import { buildProgram, cacheShapes, stepActivations } from '../../../src/model/qwen3/program.js';
+import { buildProgram, cacheRow, cacheShapes, stepActivations } from '../../../src/model/qwen3/program.js';
+import { InvalidOptions } from '../../../src/errors/index.js';
 import { checkProgram } from '../../../src/ops/validate.js';
 import { tempDir } from '../../jobs/helpers.js';
 import { tinyF32Model } from './helpers.js';
@@ -58,6 +59,33 @@ describe('model/qwen3: run --verify on host with the fused attention', function 
     const { first, next } = await prefillThenDecode(3);
     expect(first.verification?.pass, JSON.stringify(first.verification)).to.equal(true);
     expect(next.verification?.pass, JSON.stringify(next.verification)).to.equal(true);
+  });
+
+  it('the cache holds each written position\'s keys and values as the rows cacheRow names, and nothing else (the old [heads, dim, ctx] reading of the keys does not)', async () => {
+    const { first } = await prefillThenDecode(1);
+    const nonzero = (d: ArrayLike<number>, at: number, n: number) => Array.from({ length: n }, (_, i) => d[at + i]!).some((x) => x !== 0);
+    for (let l = 0; l < cfg.layers; l++) for (const which of ['k', 'v'] as const) {
+      const { name, length } = cacheRow(cfg, CTX, which, l, 0, 0);
+      const data = first.state[name]!.data;
+      expect(first.state[name]!.shape).to.deep.equal(cacheShapes(cfg, CTX).get(name));
+      let written = 0;
+      for (let head = 0; head < cfg.kvHeads; head++) for (let pos = 0; pos < CTX; pos++) {
+        const r = cacheRow(cfg, CTX, which, l, head, pos);
+        expect(r.name).to.equal(name);
+        // The prefill wrote positions 0..4 (its 5 tokens); every other row is still zero.
+        expect(nonzero(data, r.offset, length), `${name} head ${head} position ${pos}`).to.equal(pos < 5);
+        if (pos < 5) written += length;
+      }
+      expect(Array.from(data).filter((x) => x !== 0).length).to.be.at.most(written);
+      if (which === 'k') {
+        // Control: the unwritten position 6 of head 0 read as the old [heads, dim, ctx] layout lands in written rows.
+        expect(Array.from({ length: cfg.headDim }, (_, d) => data[d * CTX + 6]!).some((x) => x !== 0)).to.equal(true);
+      }
+    }
+    const bad: [string, number, number, number][] = [['layer', cfg.layers, 0, 0], ['head', 0, cfg.kvHeads, 0], ['pos', 0, 0, CTX], ['pos', 0, 0, -1]];
+    for (const [what, layer, head, pos] of bad) {
+      expect(() => cacheRow(cfg, CTX, 'k', layer, head, pos), what).to.throw(InvalidOptions).with.property('field', what);
+    }
   });
 
   it('negative control: a kernel that drops each row\'s last visible position fails verification', async () => {

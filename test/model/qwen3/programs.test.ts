@@ -128,7 +128,7 @@ describe('qwen3 programs: the shapes of Qwen3-0.6B, 1.7B and 4B', function () {
         const checked = checkProgram(buildProgram(c, weights, { tokens, ctx: 2048 }));
         const p = checked.program;
         expect(p.args.filter((a) => a.role === 'state')).to.have.length(2 * s.layers);
-        expect(p.args.find((a) => a.name === 'cache.k.0')!.shape).to.deep.equal([s.kvHeads, s.headDim, 2048]);
+        expect(p.args.find((a) => a.name === 'cache.k.0')!.shape).to.deep.equal([s.kvHeads, 2048, s.headDim]);
         expect(p.args.find((a) => a.name === 'blk.0.attn_q')!.shape).to.deep.equal([s.heads * s.headDim, s.hidden]);
         expect(checked.types.get('logits')!.shape).to.deep.equal([s.vocab]);
         expect(p.args.some((a) => a.name === 'output')).to.equal(false);

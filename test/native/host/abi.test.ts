@@ -24,6 +24,7 @@ function sample(op: KernelOp): KernelCall {
   if (op === 'convert') Object.assign(fields, { from: 'f16', to: 'bf16' });
   if (op === 'reduce_t') fields.max = true;
   if (op === 'iota') fields.i32 = true;
+  if (op === 'attention' || op === 'attention_f16') fields.kRows = true;
   // The rank and the padded extents and strides are written from the arrays, not given.
   for (const f of Object.keys(fields)) if (/^(rank|[du]\d|[xy]s\d)$/.test(f)) delete fields[f];
   if (op === 'update') Object.assign(fields, { dims: [5, 6, 7], update: [1, 2, 3] });
