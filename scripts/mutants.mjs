@@ -126,7 +126,7 @@ async function main() {
         console.log(`${m.id.padEnd(28)} stale (found ${n} times)`);
         continue;
       }
-      const tests = o.before ? m.tests : [...m.tests, ...(m.added ?? [])];
+      const tests = o.before ? m.tests : [...(m.added ?? []), ...m.tests];
       if (o.baseline) {
         const key = JSON.stringify([tests, m.grep]);
         if (!baselines.has(key)) baselines.set(key, await run(dir, tests, m.grep, o.timeout));
