@@ -9,6 +9,7 @@
  *   node scripts/mutants.mjs --list          the list, without running
  *   node scripts/mutants.mjs --baseline      also run each mutant's tests unmutated first (they must pass)
  *   node scripts/mutants.mjs --before        only each mutant's `tests` (the suite before its `added` slip tests)
+ *   node scripts/mutants.mjs --added         only each mutant's `added` tests (quick: what the slip tests catch alone)
  *   node scripts/mutants.mjs --json FILE     the results as JSON too
  *
  * Each mutant is one line of compiled output (a file under dist/, a search string found exactly once,
@@ -29,7 +30,7 @@ import { MUTANTS } from './mutants.list.mjs';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 function args(argv) {
-  const o = { only: undefined, kind: undefined, list: false, baseline: false, before: false, json: undefined, timeout: 300 };
+  const o = { only: undefined, kind: undefined, list: false, baseline: false, before: false, added: false, json: undefined, timeout: 300 };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--only') o.only = argv[++i].split(',');
@@ -37,6 +38,7 @@ function args(argv) {
     else if (a === '--list') o.list = true;
     else if (a === '--baseline') o.baseline = true;
     else if (a === '--before') o.before = true;
+    else if (a === '--added') o.added = true;
     else if (a === '--json') o.json = argv[++i];
     else if (a === '--timeout') o.timeout = Number(argv[++i]);
     else throw new Error(`scripts/mutants.mjs: unknown argument ${a}`);
@@ -126,7 +128,7 @@ async function main() {
         console.log(`${m.id.padEnd(28)} stale (found ${n} times)`);
         continue;
       }
-      const tests = o.before ? m.tests : [...(m.added ?? []), ...m.tests];
+      const tests = o.before ? m.tests : o.added ? m.added ?? [] : [...(m.added ?? []), ...m.tests];
       if (o.baseline) {
         const key = JSON.stringify([tests, m.grep]);
         if (!baselines.has(key)) baselines.set(key, await run(dir, tests, m.grep, o.timeout));
@@ -136,6 +138,11 @@ async function main() {
           console.log(`${m.id.padEnd(28)} baseline fails:\n${b.tail}`);
           continue;
         }
+      }
+      if (tests.length === 0) {
+        results.push({ id: m.id, kind: m.kind, result: 'no-tests' });
+        console.log(`${m.id.padEnd(28)} no tests to run`);
+        continue;
       }
       const t0 = Date.now();
       let r;

@@ -12,6 +12,7 @@
  * Also the mask builders and the sliding window at their exact edges, by hand.
  */
 import { expect } from 'chai';
+import { Aborted } from '../../../src/errors/index.js';
 import { tensor } from '../../../src/ir/tensor.js';
 import { causalBias, causalMaskValues, MASKED, MASKED_INPUT, ropeTableValues, slidingBias } from '../../../src/model/qwen3/layers.js';
 import { loadModel } from '../../../src/model/qwen3/model.js';
@@ -166,6 +167,32 @@ describe('qwen3 slips: against an independent fp64 reference, 3 query groups on 
       expect(Math.min(...bad.map((r, k) => cosine(got.logits[k]!, r)))).to.be.below(0.9999);
     });
   }
+
+  it('an abort while a decode step runs gives the cache back once the step ends: the next generation opens no session', async () => {
+    const m = await loadModel(fx.gguf('gqa3.gguf', GQA3), { engine: fx.engine(), ctx: CTX, target: 'host' });
+    const host = async () => (await fx.engine().status()).devices.find((d) => d.kind === 'host')!.sessions;
+    const request = { promptIds: [1, 2, 3], maxTokens: 4, repetitionPenalty: 1, ignoreEos: true };
+    try {
+      const want = await m.complete(request);
+      const held = await host();
+      const ac = new AbortController();
+      const it = m.generate(request, { signal: ac.signal });
+      await it.next();
+      // The next() starts a decode step; the abort comes while it runs on the device.
+      const step = it.next();
+      ac.abort('the client left');
+      expect(await step.catch((e: unknown) => e)).to.be.instanceOf(Aborted);
+      // The step ends on its own (the host device runs nothing), then its cache goes back: the next
+      // generation reuses it and opens no session of its own.
+      const busy = async () => (await fx.engine().status()).devices.find((d) => d.kind === 'host')!.running;
+      for (let i = 0; i < 500 && (await busy()) > 0; i++) await new Promise((r) => setTimeout(r, 20));
+      const again = await m.complete(request);
+      expect(again.ids).to.deep.equal(want.ids);
+      expect(await host(), 'host sessions after the aborted generation').to.equal(held);
+    } finally {
+      await m.close();
+    }
+  });
 
   it('ends with eos when the model picks it, eos not among the ids', async () => {
     const m = await loadModel(fx.gguf('gqa3.gguf', GQA3), { engine: fx.engine(), ctx: CTX, target: 'host' });
