@@ -55,6 +55,8 @@ describe('tokenizer slips: pre-tokenizer patterns, split by hand', () => {
 
   it("Qwen2's contractions are case-insensitive", () => {
     expect(split(QWEN2_PATTERN, "HE'S IT'LL")).to.deep.equal(['HE', "'S", ' IT', "'LL"]);
+    // A contraction followed by letters: 'S alone, not 'SAID (which the letters' own rule would take).
+    expect(split(QWEN2_PATTERN, "HE'SAID she'sat")).to.deep.equal(['HE', "'S", 'AID', ' she', "'s", 'at']);
   });
 
   it("GPT-2 keeps a number's leading space and its contractions lower-case only", () => {
