@@ -152,6 +152,12 @@ export const MUTANTS = [
     replace: '        live.kv = 0;',
     tests: ['test/serve/openai.test.js', 'test/serve/text.test.js'], added: ['test/serve/slips.test.js'], why: 'the metrics wrapper does not pass a return on to the generation',
   },
+  {
+    id: 'farm-removal-one-batch', kind: 'boundary', file: 'src/jobs/farmQueue.js',
+    find: 'left.slice(from, from + 100)',
+    replace: 'left.slice(0, 100)',
+    tests: ['test/farm/queueTimeout.test.js'], added: ['test/farm/slips.test.js'], why: 'a farm that gives up leaves every job past the first 100 in the queue',
+  },
   // --- state handoff ---
   {
     id: 'shared-state-dtype', kind: 'handoff', file: 'src/session/session.js',
