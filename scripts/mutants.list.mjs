@@ -103,6 +103,36 @@ export const MUTANTS = [
     replace: 'void running.then(() => undefined, () => cache.close())',
     tests: [`${Q}/abort.test.js`], added: [`${Q}/slips.test.js`], why: 'a generation aborted during a step never gives its cache back',
   },
+  {
+    id: 'yarn-corr-dims-round', kind: 'model', file: 'src/model/qwen3/layers.js',
+    find: 'Math.floor(at(y.betaFast))',
+    replace: 'Math.ceil(at(y.betaFast))',
+    tests: ['test/model/arch/yarn.test.js'], why: "YaRN's ramp starts one frequency late",
+  },
+  {
+    id: 'yarn-mscale-sign', kind: 'model', file: 'src/model/qwen3/layers.js',
+    find: 'm *= 1 + 0.1 * Math.log(1 / fs);',
+    replace: 'm *= 1 + 0.1 * Math.log(fs);',
+    tests: ['test/model/arch/yarn.test.js'], why: "YaRN's attention factor below 1",
+  },
+  {
+    id: 'logprob-unnormalized', kind: 'serve', file: 'src/model/qwen3/generate.js',
+    find: 'logprob: logits[i] - norm',
+    replace: 'logprob: logits[i] - most',
+    tests: [`${Q}/sampling.test.js`, 'test/serve/openai.test.js'], why: 'log probabilities not normalized (the top one 0)',
+  },
+  {
+    id: 'prompt-exactly-ctx', kind: 'boundary', file: 'src/model/qwen3/generate.js',
+    find: 'if (ids.length > g.ctx)',
+    replace: 'if (ids.length >= g.ctx)',
+    tests: [`${Q}/decoding.test.js`], added: [`${Q}/slips.test.js`], why: 'a prompt that fills the context exactly refused',
+  },
+  {
+    id: 'argmax-last-of-equals', kind: 'sampler', file: 'src/model/qwen3/sampler.js',
+    find: 'if (v > top || top !== top)',
+    replace: 'if (v >= top || top !== top)',
+    tests: [`${Q}/decoding.test.js`], why: 'greedy picks the highest id among equal logits',
+  },
   // --- serve: finish reasons and the release of an aborted generation ---
   {
     id: 'finish-stop-string', kind: 'serve', file: 'src/serve/wire.js',

@@ -194,9 +194,12 @@ describe('qwen3 slips: against an independent fp64 reference, 3 query groups on 
     }
   });
 
-  it('ends with eos when the model picks it, eos not among the ids', async () => {
+  it('ends with eos when the model picks it, eos not among the ids; a prompt of exactly ctx tokens gives one token, then context', async () => {
     const m = await loadModel(fx.gguf('gqa3.gguf', GQA3), { engine: fx.engine(), ctx: CTX, target: 'host' });
     try {
+      const full = await m.complete({ promptIds: Array.from({ length: CTX }, (_, i) => i + 1), maxTokens: 3, repetitionPenalty: 1, ignoreEos: true });
+      expect(full.finishReason).to.equal('context');
+      expect(full.ids).to.have.length(1);
       const eos = m.config.vocab - 1;
       const r = await m.complete({ promptIds: [1, 2], maxTokens: 4, repetitionPenalty: 1, logitBias: { [eos]: 100 } });
       expect(r.finishReason).to.equal('eos');
