@@ -4,7 +4,9 @@
  *   kind    the kind of gap it stands for (issue 27 item 11, item 9)
  *   file    under dist/
  *   find    a string found exactly once in that file; replace: what it becomes
- *   tests   test files (under dist/, as test/...test.js) that should catch it; grep: an optional mocha --grep
+ *   tests   the existing test files nearest the code (under dist/, as test/...test.js): what caught it, or
+ *           not, before the slip tests (`--before`); grep: an optional mocha --grep
+ *   added   the slip tests written for it (test/**/slips.test.ts), run first by default
  *   why     what a user would see
  * When the code moves on and a search string is no longer found, the mutant is reported stale: update it.
  */
@@ -256,55 +258,55 @@ export const MUTANTS = [
     id: 'added-shortest-first', kind: 'tokenizer', file: 'src/model/tokenizer/added.js',
     find: 'list.sort((a, b) => b.content.length - a.content.length);',
     replace: 'list.sort((a, b) => a.content.length - b.content.length);',
-    tests: [`${T}/components.test.js`, `${T}/hf.test.js`, `${T}/gguf.test.js`], added: [`${T}/slips.test.js`], why: 'added tokens that prefix one another: the shorter one wins',
+    tests: [`${T}/components.test.js`, `${T}/hf.test.js`, `${T}/gguf.test.js`, `${T}/llamaCpp.test.js`], added: [`${T}/slips.test.js`], why: 'added tokens that prefix one another: the shorter one wins',
   },
   {
     id: 'added-refused-rescanned', kind: 'tokenizer', file: 'src/model/tokenizer/added.js',
     find: 'i = stop;\n            if (t.special && !parseSpecial)',
     replace: 'i = start + 1;\n            if (t.special && !parseSpecial)',
-    tests: [`${T}/components.test.js`, `${T}/hf.test.js`, `${T}/gguf.test.js`], added: [`${T}/slips.test.js`], why: 'a refused match is searched again for shorter tokens inside it',
+    tests: [`${T}/components.test.js`, `${T}/hf.test.js`, `${T}/gguf.test.js`, `${T}/llamaCpp.test.js`], added: [`${T}/slips.test.js`], why: 'a refused match is searched again for shorter tokens inside it',
   },
   {
     id: 'added-single-word-after', kind: 'tokenizer', file: 'src/model/tokenizer/added.js',
     find: '|| (after !== undefined && WORD_CHAR.test(String.fromCodePoint(after))))',
     replace: ')',
-    tests: [`${T}/components.test.js`, `${T}/hf.test.js`, `${T}/gguf.test.js`], added: [`${T}/slips.test.js`], why: 'a single-word token at the start of a word is taken',
+    tests: [`${T}/components.test.js`, `${T}/hf.test.js`, `${T}/gguf.test.js`, `${T}/llamaCpp.test.js`], added: [`${T}/slips.test.js`], why: 'a single-word token at the start of a word is taken',
   },
   {
     id: 'llama3-digit-runs', kind: 'tokenizer', file: 'src/model/tokenizer/pattern.js',
     find: '\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*',
     replace: '\\p{N}{1,4}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*',
-    tests: [`${T}/components.test.js`, `${T}/hf.test.js`, `${T}/gguf.test.js`], added: [`${T}/slips.test.js`], why: 'Llama 3 digits in runs of four',
+    tests: [`${T}/components.test.js`, `${T}/hf.test.js`, `${T}/gguf.test.js`, `${T}/llamaCpp.test.js`], added: [`${T}/slips.test.js`], why: 'Llama 3 digits in runs of four',
   },
   {
     id: 'qwen2-digit-runs', kind: 'tokenizer', file: 'src/model/tokenizer/pattern.js',
     find: '?\\p{L}+|\\p{N}| ?[^',
     replace: '?\\p{L}+|\\p{N}+| ?[^',
-    tests: [`${T}/components.test.js`, `${T}/hf.test.js`, `${T}/gguf.test.js`], added: [`${T}/slips.test.js`], why: 'Qwen2 digits as one piece rather than one each',
+    tests: [`${T}/components.test.js`, `${T}/hf.test.js`, `${T}/gguf.test.js`, `${T}/llamaCpp.test.js`], added: [`${T}/slips.test.js`], why: 'Qwen2 digits as one piece rather than one each',
   },
   {
     id: 'qwen2-contraction-case', kind: 'tokenizer', file: 'src/model/tokenizer/pattern.js',
     find: "export const QWEN2_PATTERN = String.raw `(?:'[sS]|",
     replace: "export const QWEN2_PATTERN = String.raw `(?:'s|",
-    tests: [`${T}/components.test.js`, `${T}/hf.test.js`, `${T}/gguf.test.js`], added: [`${T}/slips.test.js`], why: "Qwen2's 'S not a contraction",
+    tests: [`${T}/components.test.js`, `${T}/hf.test.js`, `${T}/gguf.test.js`, `${T}/llamaCpp.test.js`], added: [`${T}/slips.test.js`], why: "Qwen2's 'S not a contraction",
   },
   {
     id: 'gpt2-digit-space', kind: 'tokenizer', file: 'src/model/tokenizer/pattern.js',
     find: "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+|",
     replace: "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+|\\p{N}+|",
-    tests: [`${T}/components.test.js`, `${T}/hf.test.js`, `${T}/gguf.test.js`], added: [`${T}/slips.test.js`], why: 'GPT-2 digits lose their leading space',
+    tests: [`${T}/components.test.js`, `${T}/hf.test.js`, `${T}/gguf.test.js`, `${T}/llamaCpp.test.js`], added: [`${T}/slips.test.js`], why: 'GPT-2 digits lose their leading space',
   },
   {
     id: 'gpt4o-upperish', kind: 'tokenizer', file: 'src/model/tokenizer/pattern.js',
     find: 'const UPPERISH = String.raw `[^\\P{L}a-z]`;',
     replace: 'const UPPERISH = String.raw `\\p{Lu}`;',
-    tests: [`${T}/components.test.js`, `${T}/hf.test.js`, `${T}/gguf.test.js`], added: [`${T}/slips.test.js`], why: 'GPT-4o: a non-ASCII lower-case letter is not upper-case-like as llama.cpp has it',
+    tests: [`${T}/components.test.js`, `${T}/hf.test.js`, `${T}/gguf.test.js`, `${T}/llamaCpp.test.js`], added: [`${T}/slips.test.js`], why: 'GPT-4o: a non-ASCII lower-case letter is not upper-case-like as llama.cpp has it',
   },
   {
     id: 'byte-level-prefix-twice', kind: 'tokenizer', file: 'src/model/tokenizer/pretokenize.js',
     find: "const p = addPrefixSpace && !piece.startsWith(' ') ? ` ${piece}` : piece;",
     replace: "const p = addPrefixSpace ? ` ${piece}` : piece;",
-    tests: [`${T}/components.test.js`, `${T}/hf.test.js`, `${T}/gguf.test.js`], added: [`${T}/slips.test.js`], why: 'a piece that begins with a space gets a second one',
+    tests: [`${T}/components.test.js`, `${T}/hf.test.js`, `${T}/gguf.test.js`, `${T}/llamaCpp.test.js`], added: [`${T}/slips.test.js`], why: 'a piece that begins with a space gets a second one',
   },
   // --- sampler ---
   {
