@@ -6,7 +6,7 @@
  *   find    a string found exactly once in that file; replace: what it becomes
  *   tests   the existing test files nearest the code (under dist/, as test/...test.js): what caught it, or
  *           not, before the slip tests (`--before`); grep: an optional mocha --grep
- *   added   the slip tests written for it (test/**/slips.test.ts), run first by default
+ *   added   the slip tests written for it (the slips.test.ts files), run first by default
  *   why     what a user would see
  * When the code moves on and a search string is no longer found, the mutant is reported stale: update it.
  */
