@@ -190,6 +190,24 @@ export const MUTANTS = [
     replace: 'left.slice(0, 100)',
     tests: ['test/farm/queueTimeout.test.js'], added: ['test/farm/slips.test.js'], why: 'a farm that gives up leaves every job past the first 100 in the queue',
   },
+  {
+    id: 'wire-max-tokens-precedence', kind: 'serve', file: 'src/serve/wire.js',
+    find: "const maxTokens = int(b, 'max_completion_tokens', 0) ?? int(b, 'max_tokens', 0);",
+    replace: "const maxTokens = int(b, 'max_tokens', 0) ?? int(b, 'max_completion_tokens', 0);",
+    tests: ['test/serve/wire.test.js'], added: ['test/serve/slips.test.js'], why: 'max_tokens wins over max_completion_tokens',
+  },
+  {
+    id: 'wire-top-k-one-dropped', kind: 'serve', file: 'src/serve/wire.js',
+    find: '...(topK !== undefined && topK > 0 ? { topK } : {}),',
+    replace: '...(topK !== undefined && topK > 1 ? { topK } : {}),',
+    tests: ['test/serve/wire.test.js'], added: ['test/serve/slips.test.js'], why: 'top_k 1 (greedy sampling) dropped',
+  },
+  {
+    id: 'stop-string-prefix-held', kind: 'serve', file: 'src/model/qwen3/stream.js',
+    find: 'for (let k = Math.min(s.length - 1, this.#text.length); k > 0; k--)',
+    replace: 'for (let k = Math.min(s.length - 2, this.#text.length); k > 0; k--)',
+    tests: [`${Q}/decoding.test.js`], why: 'a stop string\'s start but its last character is streamed before the stop is seen',
+  },
   // --- state handoff ---
   {
     id: 'shared-state-dtype', kind: 'handoff', file: 'src/session/session.js',

@@ -13,6 +13,7 @@ import { ResourceLimit } from '../../src/errors/index.js';
 import type { ServedModel } from '../../src/serve/model.js';
 import { createServer, type Server } from '../../src/serve/server.js';
 import { TOOL_CALL_FORMATS, ToolCallReader } from '../../src/serve/toolcalls.js';
+import { parseBody } from '../../src/serve/wire.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 type Finish = GenerationResult['finishReason'];
@@ -150,5 +151,19 @@ describe('serve slips: tool-call blocks split anywhere', () => {
   it('a block naming a tool not offered stays text with the space before it; an unclosed block keeps its tag', () => {
     expect(read(`hi ${CALL}`, [], ['g'])).to.equal(`hi ${CALL}`);
     expect(read('hi <tool_call>\n{"name"', [])).to.equal('hi <tool_call>\n{"name"');
+  });
+});
+
+describe('serve slips: sampling fields of a request reach the generation', () => {
+  const chat = (extra: Record<string, unknown>) => parseBody({ model: 'tiny', messages: [{ role: 'user', content: 'hi' }], ...extra }, 'chat').generate;
+
+  it('max_completion_tokens wins over the deprecated max_tokens, which counts alone', () => {
+    expect(chat({ max_completion_tokens: 5, max_tokens: 9 }).maxTokens).to.equal(5);
+    expect(chat({ max_tokens: 9 }).maxTokens).to.equal(9);
+  });
+
+  it('top_k 1 (greedy among the sampled) is passed on; top_k 0 means none', () => {
+    expect(chat({ top_k: 1, temperature: 1 }).topK).to.equal(1);
+    expect(chat({ top_k: 0, temperature: 1 }).topK).to.equal(undefined);
   });
 });
