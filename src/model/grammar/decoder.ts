@@ -120,7 +120,7 @@ export function vocabularyTrie(tok: Tokenizer): VocabularyTrie {
 export type QuoteCache = WeakMap<object, Map<number, Int32Array>>;
 
 /** Fills `allowed` (1 per id) with the ids whose bytes keep `state` alive; returns how many. */
-function allowedIds(trie: VocabularyTrie, state: GrammarState, allowed: Uint8Array, cache?: QuoteCache): number {
+export function allowedIds(trie: VocabularyTrie, state: GrammarState, allowed: Uint8Array, cache?: QuoteCache): number {
   allowed.fill(0);
   let count = 0;
   let sink: number[] | undefined;

@@ -141,7 +141,7 @@ export function ropePartial(p: ProgramBuilder, x: Value, tables: { cos: Value; s
 }
 
 /** What masks a score: added to it, it leaves exp() exactly 0 after the row's max is taken off. */
-const MASKED = -1e30;
+export const MASKED = -1e30;
 
 /**
  * The causal mask as an additive bias `[T, C]`: 0 where cache position j <= positions[t] (the token and
@@ -205,7 +205,7 @@ export function slidingBias(p: ProgramBuilder, positions: Value, ctx: number, wi
 }
 
 /** What masks a score in a mask handed in as an input: the largest finite FP16 magnitude, which FP16 stores. */
-const MASKED_INPUT = -65504;
+export const MASKED_INPUT = -65504;
 
 /** Rope's cos and sin tables `[T, D/2]` for `positions`, as rope's inputs (computed in float64, stored f32); `freqScale` as ropeTables'. */
 export function ropeTableValues(positions: readonly number[], headDim: number, theta: number, freqScale = 1): { cos: Float64Array; sin: Float64Array } {
