@@ -19,7 +19,7 @@ import type { AnyType, EvalCtx, OpRule, QuantRule, ValueType } from './rule.js';
 import { fail, finish, shapeStr } from './common.js';
 
 /** The result type of `matmul_id(x, w, ids)`, or a RuleError naming the operand at fault. */
-export function inferMatmulId(ins: readonly AnyType[]): ValueType[] {
+function inferMatmulId(ins: readonly AnyType[]): ValueType[] {
   const x = ins[0]!;
   const w = ins[1]!;
   const ids = ins[2]!;

@@ -54,9 +54,9 @@ describe('remote tier slips: the retry pause after an outage', () => {
 });
 
 describe('remote tier slips: hits, misses and damaged entries counted', function () {
-  let redis: RedisServer;
-  let client: Redis;
-  let tier: RemoteTier;
+  let redis: RedisServer | undefined;
+  let client: Redis | undefined;
+  let tier: RemoteTier | undefined;
   before(async function () {
     redis = await redisOrSkip(this);
     client = new Redis(redis.url(2));
@@ -72,13 +72,13 @@ describe('remote tier slips: hits, misses and damaged entries counted', function
     const a = identity(10);
     const b = identity(11);
     const c = identity(12);
-    expect(await tier.fetch(a)).to.equal(null);
-    expect(tier.stats).to.include({ hits: 0, misses: 1, damaged: 0 });
-    await client.set(RemoteTier.keyOf(b.key), Buffer.from('not a blob file'));
-    expect(await tier.fetch(b)).to.equal(null);
-    expect(tier.stats).to.include({ hits: 0, misses: 2, damaged: 1 });
-    expect(await tier.publish(c, new Uint8Array([1, 2, 3]))).to.equal(true);
-    expect([...(await tier.fetch(c))!]).to.deep.equal([1, 2, 3]);
-    expect(tier.stats).to.include({ hits: 1, misses: 2, damaged: 1, published: 1, unavailable: 0 });
+    expect(await tier!.fetch(a)).to.equal(null);
+    expect(tier!.stats).to.include({ hits: 0, misses: 1, damaged: 0 });
+    await client!.set(RemoteTier.keyOf(b.key), Buffer.from('not a blob file'));
+    expect(await tier!.fetch(b)).to.equal(null);
+    expect(tier!.stats).to.include({ hits: 0, misses: 2, damaged: 1 });
+    expect(await tier!.publish(c, new Uint8Array([1, 2, 3]))).to.equal(true);
+    expect([...(await tier!.fetch(c))!]).to.deep.equal([1, 2, 3]);
+    expect(tier!.stats).to.include({ hits: 1, misses: 2, damaged: 1, published: 1, unavailable: 0 });
   });
 });

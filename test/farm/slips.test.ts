@@ -15,9 +15,9 @@ import { writePrograms } from './workers.js';
 
 describe('farm slips: more jobs than one removal batch', function () {
   this.timeout(120_000);
-  let redis: RedisServer;
-  let client: Redis;
-  let root: string;
+  let redis: RedisServer | undefined;
+  let client: Redis | undefined;
+  let root: string | undefined;
   before(async function () {
     redis = await redisOrSkip(this);
     client = new Redis(redis.url(0));
@@ -30,12 +30,12 @@ describe('farm slips: more jobs than one removal batch', function () {
   });
 
   it('130 jobs and no worker: after FarmTimeout none of them is left waiting', async () => {
-    const dir = join(root, 'programs');
+    const dir = join(root!, 'programs');
     writePrograms(dir, 130, 900);
     const lines: string[] = [];
-    const code = await main(['farm', dir, '--target', 'cpu', '--queue', redis.url(0), '--json', '--timeout', '2000', '--notice-ms', '60000'], { out: (l) => lines.push(l), err: (l) => lines.push(l) });
+    const code = await main(['farm', dir, '--target', 'cpu', '--queue', redis!.url(0), '--json', '--timeout', '2000', '--notice-ms', '60000'], { out: (l) => lines.push(l), err: (l) => lines.push(l) });
     expect(code, lines.join('\n')).to.equal(1);
     expect(lines.join('\n')).to.include('FarmTimeout').and.include('"total":130');
-    expect(await client.llen(`bull:${FARM_QUEUE}:wait`)).to.equal(0);
+    expect(await client!.llen(`bull:${FARM_QUEUE}:wait`)).to.equal(0);
   });
 });

@@ -8,7 +8,6 @@ import { expect } from 'chai';
 import { join } from 'node:path';
 import { IndexOutOfRange } from '../../src/errors/index.js';
 import { quantTensor, tensor } from '../../src/ir/tensor.js';
-import type { QuantDType } from '../../src/ir/types.js';
 import { createEngine, type Engine } from '../../src/jobs/engine.js';
 import { quantize } from '../../src/model/gguf/quantize.js';
 import { mulberry32 } from '../../src/numerics/random.js';
@@ -108,7 +107,7 @@ describe('matmul_id', () => {
           const raw = values(E * N * K).map((v) => (dtype === 'f16' ? roundToDtype('f16', v) : v));
           const arg = dtype === 'f32' || dtype === 'f16'
             ? tensor(dtype, [E, N, K], raw)
-            : quantTensor(dtype as QuantDType, [E, N, K], quantize(dtype === 'q4_0' ? 'Q4_0' : 'Q8_0', raw));
+            : quantTensor(dtype, [E, N, K], quantize(dtype === 'q4_0' ? 'Q4_0' : 'Q8_0', raw));
           const w: ArrayLike<number> = dtype === 'f32' || dtype === 'f16' ? raw : dequantize(arg as never);
           const x = values(T * b * K);
           const p = program('moe');

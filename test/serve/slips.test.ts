@@ -89,8 +89,8 @@ describe('serve slips: finish reasons and released generations, on every path', 
         const want: Record<string, string> = { eos: 'stop', stop: 'stop', length: 'length', context: 'length' };
         for (const [end, wire] of Object.entries(want)) {
           const got = await finishOf(kind, end, stream);
-          expect(got.finish, `${end}`).to.equal(wire);
-          expect(got.text, `${end}`).to.equal('t1 t2 t3 ');
+          expect(got.finish, end).to.equal(wire);
+          expect(got.text, end).to.equal('t1 t2 t3 ');
         }
       });
 

@@ -27,19 +27,20 @@ const at = (pos: number, v: number) => ({ row: tensor('f32', [1, 4], [v, v, v, v
 describe('state handoff slips: the dtype of a state handed over', function () {
   this.timeout(120_000);
   const dir = tempDir('npuo-handoff-');
-  let engine: Engine;
+  let engine: Engine | undefined;
+  const on = (): Engine => engine!;
   before(() => { engine = createEngine({ cacheDir: join(dir.dir, 'cache') }); });
   after(async () => { await engine?.close(); dir.remove(); });
 
   for (const [from, to] of [['host', 'host'], ['cpu', 'host']] as const) {
     it(`${from} to ${to}: an f16 state is refused by a bf16 taker (InvalidInput naming it), taken by an f16 one`, async () => {
-      const a = await engine.openSession({ program: build(`a-${from}`, 'f16'), target: from, zeroState: true });
+      const a = await on().openSession({ program: build(`a-${from}`, 'f16'), target: from, zeroState: true });
       await a.step(at(0, 1.5));
-      const wrong = await engine.openSession({ program: build(`b-${to}`, 'bf16'), target: to, zeroState: true });
+      const wrong = await on().openSession({ program: build(`b-${to}`, 'bf16'), target: to, zeroState: true });
       const err = await wrong.takeStateFrom(a).catch((e: unknown) => e);
       expect(err, 'a bf16 taker of an f16 state').to.be.instanceOf(InvalidInput);
-      expect(String((err as Error).message)).to.include('cache');
-      const right = await engine.openSession({ program: build(`c-${to}`, 'f16'), target: to, zeroState: true });
+      expect((err as Error).message).to.include('cache');
+      const right = await on().openSession({ program: build(`c-${to}`, 'f16'), target: to, zeroState: true });
       await right.takeStateFrom(a);
       const y = (await right.step(at(1, 2))).results['y']!.data;
       expect(Array.from(y)).to.deep.equal([1.5, 1.5, 1.5, 1.5, 2, 2, 2, 2]);

@@ -10,8 +10,7 @@ import { QWEN3 } from './qwen3.js';
 import { QWEN3MOE } from './qwen3moe.js';
 import type { ArchDescriptor } from './types.js';
 
-export type { ArchDescriptor, GraphOptions, LayerTensor, MoeOptions, ScaleKey } from './types.js';
-export { QWEN3, QWEN3MOE, LLAMA, QWEN2, PHI3, MINICPM, GEMMA3 };
+export type { ArchDescriptor, LayerTensor } from './types.js';
 
 /** Every architecture that runs, by `general.architecture`. */
 export const ARCHITECTURES: readonly ArchDescriptor[] = [QWEN3, QWEN3MOE, LLAMA, QWEN2, PHI3, MINICPM, GEMMA3];

@@ -194,7 +194,7 @@ export async function* generateIds(g: GenerationContext, r: DecodeRequest, optio
  * `promptIds` the prefix cache holds is loaded (`from` positions of it; 0 without a prefix cache or a
  * match). The prompt is then prefilled from `from` on. The one place a generation's cache is made.
  */
-export async function startingCache(g: GenerationContext, promptIds: readonly number[]): Promise<{ readonly cache: CacheCursor; readonly from: number }> {
+async function startingCache(g: GenerationContext, promptIds: readonly number[]): Promise<{ readonly cache: CacheCursor; readonly from: number }> {
   const cache = await g.runner.begin(() => zeroCache(g.config, g.ctx, g.cacheType));
   const prefixes = g.prefixCache;
   if (prefixes === undefined || promptIds.length === 0 || cache.loadPositions === undefined) return { cache, from: 0 };
@@ -208,7 +208,7 @@ export async function startingCache(g: GenerationContext, promptIds: readonly nu
  * prompt's `promptTokens`, then the generated ids its decode steps ran). A cache that cannot be read
  * by positions keeps nothing.
  */
-export async function keepPrefix(g: GenerationContext, cache: CacheCursor, ids: readonly number[], filled: number, promptTokens: number): Promise<void> {
+async function keepPrefix(g: GenerationContext, cache: CacheCursor, ids: readonly number[], filled: number, promptTokens: number): Promise<void> {
   const prefixes = g.prefixCache;
   const read = cache.readPositions?.bind(cache);
   if (prefixes === undefined || read === undefined || filled === 0) return;

@@ -63,7 +63,7 @@ export function constantVector(p: ProgramBuilder, values: readonly number[]): Va
  * the index at which a frequency turns `beta` times over the original context, rounded down for
  * beta_fast and up for beta_slow, within [0, dims - 1] (ggml's rope_yarn_corr_dims, in f32 as it is).
  */
-export function yarnCorrDims(dims: number, theta: number, y: YarnParams): [number, number] {
+function yarnCorrDims(dims: number, theta: number, y: YarnParams): [number, number] {
   const f = Math.fround;
   const at = (beta: number) => f(f(dims * f(Math.log(f(y.origContext / f(beta * 2 * f(Math.PI)))))) / f(2 * f(Math.log(theta))));
   return [Math.max(0, Math.floor(at(y.betaFast))), Math.min(dims - 1, Math.ceil(at(y.betaSlow)))];

@@ -16,7 +16,7 @@ import { ensureDir, writeOutputFile } from '../../io/write.js';
 import type { BoundWeight, ModelWeights } from './weights.js';
 
 /** The weight args that are norms (the layer norms, the q/k norms, the final norm). */
-export const isNormArg = (name: string): boolean => name === 'output_norm' || /^blk\.\d+\.(attn_norm|ffn_norm|post_attention_norm|post_ffw_norm|attn_q_norm|attn_k_norm)$/.test(name);
+const isNormArg = (name: string): boolean => name === 'output_norm' || /^blk\.\d+\.(attn_norm|ffn_norm|post_attention_norm|post_ffw_norm|attn_q_norm|attn_k_norm)$/.test(name);
 
 /** A norm weight's values as f32. */
 function values(w: BoundWeight, bytes: Uint8Array): Float32Array {

@@ -59,7 +59,7 @@ export interface ProgramShape {
   readonly output?: ProgramOutput;
   /**
    * Sequences decoded together (default 1): a decode step (tokens 1) of this many sequences, each with
-   * its own slot of the KV cache (state `slot<s>.<name>` for each of cacheShapes' names, slotCacheShapes),
+   * its own slot of the KV cache (state `slot<s>.<name>` for each of cacheShapes' names, slotStateName),
    * its own id and position (`ids` and `positions` `[sequences]`, any positions), logits `[sequences, vocab]`.
    * One pass over the weights serves every row; each row's rope, cache write and attention run over its
    * own slot with the single decode program's equations, so a batch-invariant target gives each row
@@ -183,13 +183,6 @@ function moeFfn(p: ProgramBuilder, f: Pieces, h: Value, L: (n: LayerTensor) => V
 /** The name of state `name` (one of cacheShapes') in slot `slot` of a program of several sequences. */
 export function slotStateName(name: string, slot: number): string {
   return `slot${slot}.${name}`;
-}
-
-/** The state args of a program of `sequences` sequences (ProgramShape.sequences): cacheShapes' for each slot, slot by slot. */
-export function slotCacheShapes(c: Qwen3Config, ctx: number, sequences: number): Map<string, readonly number[]> {
-  const m = new Map<string, readonly number[]>();
-  for (let s = 0; s < sequences; s++) for (const [name, shape] of cacheShapes(c, ctx)) m.set(slotStateName(name, s), shape);
-  return m;
 }
 
 /**

@@ -77,7 +77,8 @@ void transposeRows(const float* src, int64_t lds, int64_t rows, int64_t terms, f
       _mm_storeu_ps(dst + (t + 2) * ldd + j, r2);
       _mm_storeu_ps(dst + (t + 3) * ldd + j, r3);
     }
-    for (; t < terms; t++) for (int64_t i = 0; i < 4; i++) dst[t * ldd + j + i] = src[(j + i) * lds + t];
+    for (; t < terms; t++)
+      for (int64_t i = 0; i < 4; i++) dst[t * ldd + j + i] = src[(j + i) * lds + t];
   }
 #endif
   for (; j < rows; j++) {
@@ -175,7 +176,11 @@ void attentionT(const Ctx& c, const float* q, const KV* k, const KV* v, const fl
       if (kRows && blocks > 1) {
         // A prefill: the head's keys turned once per thread (not per block), then read as columns.
         thread_local TurnedKeys tk;
-        if (tk.call != call || tk.head != b) { tk.call = call; tk.head = b; tk.have = 0; }
+        if (tk.call != call || tk.head != b) {
+          tk.call = call;
+          tk.head = b;
+          tk.have = 0;
+        }
         if (tk.cols.size() < size_t(D * N)) tk.cols.resize(size_t(D * N));
         if (tk.have < Lmax) {
           const float* src = kb + tk.have * D;

@@ -24,7 +24,8 @@ void execute(const Ctx& base, const Arena& a, const Rec& r) {
   switch (r.op) {
     case K_MATMUL_W: matmulWeight(c, as<float>(r.p[0]), v[2], *r.w, as<float>(r.p[1])); return;
     case K_MATMUL_WQ: matmulWeightQ8(c, as<float>(r.p[0]), v[2], *r.w, as<float>(r.p[1])); return;
-    case K_MATMUL_ID: case K_MATMUL_IDQ:
+    case K_MATMUL_ID:
+    case K_MATMUL_IDQ:
       matmulId(c, as<float>(r.p[0]), as<int32_t>(r.p[1]), as<float>(r.p[2]), v[3], v[4], v[5], v[6], *r.w, r.op == K_MATMUL_IDQ);
       return;
     case K_MATMUL: matmulF32(c, as<float>(r.p[0]), as<float>(r.p[1]), as<float>(r.p[2]), v[3], v[4], v[5], v[6]); return;

@@ -114,7 +114,8 @@ Rec checkRecord(const Arena& a, const std::vector<WeightView>& weights, size_t i
   auto& v = rec.v;
   Range x, y, z;
   switch (op) {
-    case K_MATMUL_W: case K_MATMUL_WQ: {
+    case K_MATMUL_W:
+    case K_MATMUL_WQ: {
       rec.w = ck.weight("w");
       v[2] = ck.integer("T", 1);
       rec.p[0] = ck.region("x", (unsigned __int128)v[2] * rec.w->k, F, &x);
@@ -122,7 +123,8 @@ Rec checkRecord(const Arena& a, const std::vector<WeightView>& weights, size_t i
       ck.disjointOrSame("y", y, "x", x, false);
       break;
     }
-    case K_MATMUL_ID: case K_MATMUL_IDQ: {
+    case K_MATMUL_ID:
+    case K_MATMUL_IDQ: {
       rec.w = ck.weight("w");
       if (rec.w->type == W_Q4NX_Q41) ck.fail("w", "matmul_id takes a ggml type's rows, not a Q4NX weight");
       v[3] = ck.integer("T");
@@ -139,7 +141,8 @@ Rec checkRecord(const Arena& a, const std::vector<WeightView>& weights, size_t i
       ck.disjointOrSame("y", y, "ids", z, false);
       break;
     }
-    case K_MATMUL: case K_MATMUL_BT: {
+    case K_MATMUL:
+    case K_MATMUL_BT: {
       v[3] = ck.integer("batch");
       v[4] = ck.integer("M");
       v[5] = ck.integer("K");
@@ -164,7 +167,9 @@ Rec checkRecord(const Arena& a, const std::vector<WeightView>& weights, size_t i
       ck.disjointOrSame("y", y, "g", z, false);
       break;
     }
-    case K_SOFTMAX: case K_ROW_SUM: case K_ROW_MAX: {
+    case K_SOFTMAX:
+    case K_ROW_SUM:
+    case K_ROW_MAX: {
       v[2] = ck.integer("rows");
       v[3] = ck.integer("C");
       rec.p[0] = ck.region("x", (unsigned __int128)v[2] * v[3], F, &x);
@@ -172,7 +177,8 @@ Rec checkRecord(const Arena& a, const std::vector<WeightView>& weights, size_t i
       ck.disjointOrSame("y", y, "x", x, op == K_SOFTMAX);
       break;
     }
-    case K_EXP_SUB: case K_ROW_SCALE: {
+    case K_EXP_SUB:
+    case K_ROW_SCALE: {
       v[3] = ck.integer("rows");
       v[4] = ck.integer("C");
       const char* side = op == K_EXP_SUB ? "m" : "s";
@@ -247,7 +253,8 @@ Rec checkRecord(const Arena& a, const std::vector<WeightView>& weights, size_t i
       ck.disjointOrSame("y", y, "x", x, true);
       break;
     }
-    case K_BINARY: case K_BINARY_I32: {
+    case K_BINARY:
+    case K_BINARY_I32: {
       v[0] = ck.integer("fn", 0, OP_COUNT - 1);
       v[4] = ck.integer("n");
       v[5] = ck.integer("aScalar", 0, 1);
@@ -364,7 +371,7 @@ Rec checkRecord(const Arena& a, const std::vector<WeightView>& weights, size_t i
       const unsigned __int128 B = v[5], M = v[6];
       // The bias rows read: row m of head b starts at b*bB + (m / bG)*bRow and runs N elements.
       const unsigned __int128 span = B == 0 || M == 0 || v[8] == 0 ? 0
-          : (B - 1) * v[11] + (unsigned __int128)((v[6] - 1) / v[12]) * v[13] + v[8];
+                                                                   : (B - 1) * v[11] + (unsigned __int128)((v[6] - 1) / v[12]) * v[13] + v[8];
       Range kr, vr, br;
       rec.p[0] = ck.region("q", B * M * v[7], F, &x);
       rec.p[1] = ck.region("k", B * v[7] * v[8], kvb, &kr);

@@ -56,7 +56,8 @@ void matmulQ8Of(const Ctx& c, const float* x, int64_t T, const WeightView& w, fl
   float* d = reinterpret_cast<float*>(buf + n * 32);
   int32_t* s = reinterpret_cast<int32_t*>(buf + n * 36);
   int32_t* oc = reinterpret_cast<int32_t*>(buf + n * 44);
-  const int32_t off = w.type == W_Q4_0 ? 8 : w.type == W_Q8_0 ? 128 : 0;
+  const int32_t off = w.type == W_Q4_0 ? 8 : w.type == W_Q8_0 ? 128
+                                                              : 0;
   const bool fault = q8Round.load(std::memory_order_relaxed);
   // Pieces of 16 rows: in the block-major layout neighbouring rows share cache lines (32 code bytes,
   // 4-byte scales), so rows spread one by one over the lanes would have them write the same lines.

@@ -13,7 +13,7 @@ const VOCAB = ['"', 'a', 'aa', 'aaa', 'aaaa', 'aaaaaa', 'a"', 'aa"', 'aaa"', '"a
 const enc = new TextEncoder();
 
 function allowedAfter(prefix: string): string[] {
-  const trie = new VocabularyTrie(VOCAB.length, (id) => enc.encode(VOCAB[id]!));
+  const trie = new VocabularyTrie(VOCAB.length, (id) => enc.encode(VOCAB[id]));
   const state = advanceBytes(initialState(compileJsonSchema({ type: 'string', minLength: 2, maxLength: 3 })), enc.encode(prefix));
   const allowed = new Uint8Array(VOCAB.length);
   allowedIds(trie, state, allowed);

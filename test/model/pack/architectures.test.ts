@@ -199,8 +199,8 @@ describe('gguf pack: llama, qwen2, phi3, minicpm and gemma3 run from their model
       for (let i = 0; i < v.byteLength; i += 2) {
         u[0] = v.getUint16(i, true) << 16;
         f[0] = f[0]! - 1;
-        expect(u[0]! & 0xffff, `${t.name}[${i / 2}] - 1 is exact in bf16`).to.equal(0);
-        v.setUint16(i, u[0]! >>> 16, true);
+        expect(u[0] & 0xffff, `${t.name}[${i / 2}] - 1 is exact in bf16`).to.equal(0);
+        v.setUint16(i, u[0] >>> 16, true);
       }
       norms++;
     }

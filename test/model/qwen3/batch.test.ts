@@ -70,7 +70,7 @@ describe('qwen3: several sequences decoded in one step', function () {
 
   async function batchOnHost(model: Qwen3Model, on: Engine, caches: readonly TensorMap[], runs: readonly GenerationResult[], order: readonly number[], swapPositions = false): Promise<Rows> {
     const program = buildProgram(model.config, model.source.weights, { tokens: 1, ctx: CTX, sequences: SEQS, cacheType: model.cacheType });
-    const session = await on.openSession({ program: programToJson(program) as object, target: 'host', inputs: weightInputs(model.source.weights), zeroState: true });
+    const session = await on.openSession({ program: programToJson(program), target: 'host', inputs: weightInputs(model.source.weights), zeroState: true });
     try {
       await session.loadState(slotted(model, caches, order));
       const rows: Rows = [];
