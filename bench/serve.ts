@@ -242,7 +242,7 @@ async function aggregate(): Promise<void> {
     for (const n of streams) {
       const ours = aggregateChild('engine', n, path, vocab);
       const theirs = aggregateChild('llama.cpp', n, path, vocab);
-      const ratio = Number.isFinite(ours.rate / theirs.rate) ? `${(ours.rate / theirs.rate).toPrecision(2)}x` : 'n/a';
+      const ratio = Number.isFinite(ours.rate / theirs.rate) ? `${(ours.rate / theirs.rate).toFixed(2)}x` : 'n/a';
       console.log(`  ${String(n).padStart(2)} streams: engine ${ours.rate.toFixed(2)} tok/s (peak RSS ${ours.rssMb.toFixed(0)} MiB), llama.cpp ${theirs.rate.toFixed(2)} tok/s (peak RSS ${theirs.rssMb.toFixed(0)} MiB), ratio ${ratio}${ours.note ? `; engine ${ours.note}` : ''}${theirs.note ? `; llama.cpp ${theirs.note}` : ''}`);
     }
   } finally {
