@@ -163,6 +163,9 @@ struct V256 {
   static constexpr bool Q8ROW1 = false;
   template <int TYPE>
   static void q8Row1(const WeightView&, int64_t, int, const int8_t*, const float*, const int32_t*, int64_t, const uint8_t*, size_t, float*) {}
+  template <int TYPE, int R>
+  static void q8RowsFull(const WeightView&, int64_t, const int8_t*, const float*, const int32_t*, int64_t, int64_t, int64_t, const uint8_t*, size_t,
+                         float*, int64_t) {}
   template <int MODE, bool WIDE, int R, class Tile>
   static void q8acc(const Tile&, const int8_t*, const float*, const int32_t*, const int32_t*, int64_t, float*) {}
   // A tile of q4_0, q4_1 or q8_0 blocks by gathers: 32-bit word q of 8 rows' blocks at once.

@@ -341,6 +341,80 @@ struct V512 {
     _mm512_store_ps(o, acc);
     for (int j = 0; j < 16; j++) y[n0 + (j >> 2) + 4 * (j & 3)] = o[j];
   }
+  // q8Row1Full for R activation rows at once (2 to 4: a decode step of a few sequences): each block's
+  // 16 weight rows are loaded and unpacked once into registers and met by every row's activations,
+  // so the weight is read once per tile rather than once per row. Per row the integer sum (exact in
+  // any order) and the float steps are q8Row1Full's, so q8acc's lane by lane: each row's outputs are
+  // the same bits as that row alone. Row r's block b is at index r*rs + b*bs (Q8Act); its outputs at
+  // y + r*ldy.
+  template <int TYPE, int R>
+  static void q8RowsFull(const WeightView& w, int64_t n0, const int8_t* xq, const float* xd, const int32_t* xs, int64_t rs, int64_t bs,
+                         int64_t kb, const uint8_t* next, size_t perBlock, float* y, int64_t ldy) {
+    constexpr int BB = TYPE == W_Q4_0 ? 18 : 34;
+    const size_t s = w.rowBytes, s2 = 2 * s, s3 = 3 * s;
+    const uint8_t* base = w.data + size_t(n0) * s;
+    const __m512i m = _mm512_set1_epi8(15);
+    const __m512i flip = _mm512_set1_epi32(int(0x80808080u));
+    const __m512i ones = _mm512_set1_epi16(1);
+    auto ld = [](const void* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); };
+    auto four = [&](const uint8_t* p) {
+      __m512i z = _mm512_castsi128_si512(ld(p));
+      z = _mm512_inserti32x4(z, ld(p + s), 1);
+      z = _mm512_inserti32x4(z, ld(p + s2), 2);
+      return _mm512_inserti32x4(z, ld(p + s3), 3);
+    };
+    __m512 acc[R];
+    for (int r = 0; r < R; r++) acc[r] = _mm512_set1_ps(-0.f);
+    for (int64_t b = 0; b < kb; b++, base += BB) {
+      if (next != nullptr) {
+        for (size_t o = 0; o < perBlock; o += 64) __builtin_prefetch(next + size_t(b) * perBlock + o, 0, 2);
+      }
+      uint64_t sw[4];
+      for (int k = 0; k < 4; k++) {
+        sw[k] = uint64_t(loadU16(base + size_t(k) * s)) | uint64_t(loadU16(base + size_t(k + 4) * s)) << 16 |
+                uint64_t(loadU16(base + size_t(k + 8) * s)) << 32 | uint64_t(loadU16(base + size_t(k + 12) * s)) << 48;
+      }
+      const __m512 a1 = _mm512_cvtph_ps(_mm256_set_epi64x(int64_t(sw[3]), int64_t(sw[2]), int64_t(sw[1]), int64_t(sw[0])));
+      // The tile's codes for the block's first and last 16 activations, unpacked once for the R rows.
+      __m512i wl[4], wh[4];
+      for (int k = 0; k < 4; k++) {
+        const uint8_t* p = base + 2 + size_t(4 * k) * s;
+        if constexpr (TYPE == W_Q4_0) {
+          const __m512i z = four(p);
+          wl[k] = _mm512_and_si512(z, m);
+          wh[k] = _mm512_and_si512(_mm512_srli_epi32(z, 4), m);
+        } else {
+          wl[k] = _mm512_xor_si512(four(p), flip);
+          wh[k] = _mm512_xor_si512(four(p + 16), flip);
+        }
+      }
+      for (int r = 0; r < R; r++) {
+        const int64_t at = r * rs + b * bs;
+        const __m512i xlo = _mm512_broadcast_i32x4(ld(xq + at * 32));
+        const __m512i xhi = _mm512_broadcast_i32x4(ld(xq + at * 32 + 16));
+        __m512i g[4];
+        for (int k = 0; k < 4; k++) g[k] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), wl[k], xlo), wh[k], xhi);
+        __m512i sum;
+        if constexpr (TYPE == W_Q4_0) {
+          const __m512i ab = _mm512_madd_epi16(_mm512_packs_epi32(g[0], g[1]), ones);
+          const __m512i cd = _mm512_madd_epi16(_mm512_packs_epi32(g[2], g[3]), ones);
+          sum = _mm512_madd_epi16(_mm512_packs_epi32(ab, cd), ones);
+        } else {
+          const __m512i t0 = _mm512_add_epi32(_mm512_unpacklo_epi32(g[0], g[1]), _mm512_unpackhi_epi32(g[0], g[1]));
+          const __m512i t1 = _mm512_add_epi32(_mm512_unpacklo_epi32(g[2], g[3]), _mm512_unpackhi_epi32(g[2], g[3]));
+          sum = _mm512_add_epi32(_mm512_unpacklo_epi64(t0, t1), _mm512_unpackhi_epi64(t0, t1));
+        }
+        const int32_t x01 = xs[at * 2] + xs[at * 2 + 1];
+        const __m512i i1 = _mm512_sub_epi32(sum, _mm512_set1_epi32((TYPE == W_Q8_0 ? 128 : 8) * x01));
+        acc[r] = _mm512_add_ps(acc[r], _mm512_mul_ps(_mm512_cvtepi32_ps(i1), _mm512_mul_ps(a1, _mm512_set1_ps(xd[at]))));
+      }
+    }
+    for (int r = 0; r < R; r++) {
+      alignas(64) float o[16];
+      _mm512_store_ps(o, acc[r]);
+      for (int j = 0; j < 16; j++) y[r * ldy + n0 + (j >> 2) + 4 * (j & 3)] = o[j];
+    }
+  }
   template <int TYPE>
   static void q8Row1(const WeightView& w, int64_t n0, int nt, const int8_t* xq, const float* xd, const int32_t* xs, int64_t kb,
                      const uint8_t* next, size_t perBlock, float* y) {
