@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <string>
 
 #include "failure.h"
@@ -107,8 +108,16 @@ size_t runList(const Ctx& c, const Arena& arena, const double* list, size_t word
     recs.push_back(checkRecord(arena, weights, index, list + at, int(op)));
     at += len;
   }
-  // NPU_OFFLOAD_HOST_PROFILE=1 prints each step's time per kernel op to stderr (a developer's tool).
-  static const bool profile = std::getenv("NPU_OFFLOAD_HOST_PROFILE") != nullptr;
+  // NPU_OFFLOAD_HOST_PROFILE=1 prints each step's time per kernel op to stderr (a developer's tool);
+  // =cpu prints the process's CPU time instead of the wall time (every lane's, spinning included:
+  // what a step costs on a machine shared with other work).
+  static const char* profileEnv = std::getenv("NPU_OFFLOAD_HOST_PROFILE");
+  static const bool profile = profileEnv != nullptr;
+#ifdef _WIN32
+  static const bool profileCpu = false;
+#else
+  static const bool profileCpu = profile && std::strcmp(profileEnv, "cpu") == 0;
+#endif
   if (!profile) {
     for (const Rec& r : recs) execute(c, arena, r);
     return recs.size();
@@ -116,6 +125,17 @@ size_t runList(const Ctx& c, const Arena& arena, const double* list, size_t word
   double ms[K_OP_COUNT] = {};
   int count[K_OP_COUNT] = {};
   for (const Rec& r : recs) {
+#ifndef _WIN32
+    if (profileCpu) {
+      timespec a{}, b{};
+      clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
+      execute(c, arena, r);
+      clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
+      ms[r.op] += double(b.tv_sec - a.tv_sec) * 1e3 + double(b.tv_nsec - a.tv_nsec) / 1e6;
+      count[r.op]++;
+      continue;
+    }
+#endif
     const auto t0 = std::chrono::steady_clock::now();
     execute(c, arena, r);
     ms[r.op] += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
