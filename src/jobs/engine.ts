@@ -153,6 +153,8 @@ export class Engine extends EventEmitter<EngineEvents> {
   #inflight = new Set<Promise<unknown>>();
   /** Compiles in flight on the compiler pool (releaseCompilers stops it only at 0). */
   #compilesRunning = 0;
+  /** Plans in flight on the planner (releaseCompilers stops it only at 0). */
+  #plansRunning = 0;
   /** Compiler pools being stopped by releaseCompilers (close() waits for them too). */
   readonly #retiring = new Set<Promise<void>>();
   #compiling = new Map<string, Promise<{ hit: boolean; bytes: Uint8Array; ms: number }>>();
@@ -303,7 +305,13 @@ export class Engine extends EventEmitter<EngineEvents> {
       this.#plans.set(memoKey, have); // most recently used last
       return have;
     }
-    const planned = await this.#plannerActor().call('plan', [json, target, this.#limits, this.#compileOptions()]);
+    this.#plansRunning++;
+    let planned: PlanReply;
+    try {
+      planned = await this.#plannerActor().call('plan', [json, target, this.#limits, this.#compileOptions()]);
+    } finally {
+      this.#plansRunning--;
+    }
     this.#plans.set(memoKey, planned);
     if (this.#plans.size > PLAN_MEMO) this.#plans.delete(this.#plans.keys().next().value!);
     return planned;
@@ -477,25 +485,36 @@ export class Engine extends EventEmitter<EngineEvents> {
   }
 
   /**
-   * Stops the compiler pool's workers when no compile is in flight and the pool is up, so that their
-   * heaps (tens of MB once they have compiled a model's programs) are not kept by a process that goes
-   * on running what it compiled; the next compile starts them again. Settles when they have exited:
-   * true, or false when nothing was stopped because a compile is in flight or the pool is down. A model
-   * that owns its engine calls it at the end of warm().
+   * Stops the compiler pool's workers when no compile is in flight and the pool is up, and the
+   * planner's worker when no plan is in flight, so that their heaps (tens of MB once they have planned
+   * and compiled a model's programs) are not kept by a process that goes on running what it compiled;
+   * the next plan or compile starts them again (a program planned before is answered from memory).
+   * Settles when they have exited: true, or false when the compiler pool was not stopped because a
+   * compile is in flight or the pool is down. A model that owns its engine calls it at the end of warm().
    */
   async releaseCompilers(): Promise<boolean> {
+    const planner = this.#planner;
+    if (planner !== undefined && this.#plansRunning === 0 && planner.state === 'ready') {
+      this.#planner = undefined;
+      await this.#retire(planner.close());
+    }
     const pool = this.#compiler;
     if (pool === undefined) return true;
     if (this.#compilesRunning > 0 || pool.state !== 'ready') return false;
     this.#compiler = undefined;
-    const done = pool.destroy().then(() => undefined, () => undefined);
+    await this.#retire(pool.destroy());
+    return true;
+  }
+
+  // Waits for an actor being stopped (close() waits for it too), whatever its stop settles with.
+  async #retire(stopping: Promise<unknown>): Promise<void> {
+    const done = stopping.then(() => undefined, () => undefined);
     this.#retiring.add(done);
     try {
       await done;
     } finally {
       this.#retiring.delete(done);
     }
-    return true;
   }
 
   /** Stops every actor; jobs still running fail with EngineClosed. Settles when no worker is left. */
