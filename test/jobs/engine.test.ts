@@ -107,7 +107,7 @@ describe('engine: jobs on the CPU target through the actors', function () {
     expect(Array.from(r.results['y']!.data)).to.deep.equal(stepExpected(1).y);
   });
 
-  it('releaseCompilers stops the idle compiler and planner workers; the next new program starts them again and runs (control: without it they stay)', async () => {
+  it('releaseCompilers stops the idle compiler, planner and cache workers, keeping the cache counts; the next new program starts them again and runs (control: without it they stay)', async () => {
     const actors = async () => (await engine.status()).actors.map((a) => a.name).sort();
     await engine.submit({ program: STEP_PROGRAM, target: 'cpu', inputs: stepInputs(1) }).result;
     const withCompilers = engine.liveThreads();
@@ -115,14 +115,18 @@ describe('engine: jobs on the CPU target through the actors', function () {
     await engine.submit({ program: STEP_PROGRAM, target: 'cpu', inputs: stepInputs(2) }).result;
     expect(engine.liveThreads()).to.equal(withCompilers);
     expect(await actors()).to.deep.equal(['cache', 'planner']);
+    const counted = await engine.cacheStats();
     expect(await engine.releaseCompilers()).to.equal(true);
     const without = engine.liveThreads();
     expect(without).to.be.below(withCompilers);
-    expect(await actors()).to.deep.equal(['cache']);
-    // A program planned and compiled before needs neither planner nor compiler: none starts.
+    expect(await actors()).to.deep.equal([]);
+    // The stopped cache worker's counts stay in the status.
+    const status = (await engine.status()).cache!;
+    expect([status.misses, status.stored, status.localHits]).to.deep.equal([counted.misses, counted.stored, counted.localHits]);
+    // A program planned, compiled and loaded before needs no planner, cache or compiler: none starts.
     await engine.submit({ program: STEP_PROGRAM, target: 'cpu', inputs: stepInputs(1) }).result;
     expect(engine.liveThreads()).to.equal(without);
-    expect(await actors()).to.deep.equal(['cache']);
+    expect(await actors()).to.deep.equal([]);
     const p = program('another');
     const x = p.activation('x', 'f32', [2]);
     p.results(p.named('y').mul(x, 3));
@@ -130,6 +134,9 @@ describe('engine: jobs on the CPU target through the actors', function () {
     expect(Array.from(r.results['y']!.data)).to.deep.equal([3, -6]);
     expect(engine.liveThreads()).to.equal(withCompilers);
     expect(await actors()).to.deep.equal(['cache', 'planner']);
+    // The restarted cache worker's counts add to the stopped one's: the new program's miss and store.
+    const after = await engine.cacheStats();
+    expect([after.misses, after.stored]).to.deep.equal([counted.misses + 1, counted.stored + 1]);
     expect(await engine.releaseCompilers()).to.equal(true);
     await engine.close();
     expect(engine.liveThreads()).to.equal(0);
