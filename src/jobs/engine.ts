@@ -153,6 +153,10 @@ export class Engine extends EventEmitter<EngineEvents> {
   #inflight = new Set<Promise<unknown>>();
   /** Compiles in flight on the compiler pool (releaseCompilers stops it only at 0). */
   #compilesRunning = 0;
+  /** Plans in flight on the planner (releaseCompilers stops it only at 0). */
+  #plansRunning = 0;
+  /** The counters of cache workers releaseCompilers stopped (entries and bytes as they left them), added to the running one's. */
+  #cacheBefore: CacheTierStats | null = null;
   /** Compiler pools being stopped by releaseCompilers (close() waits for them too). */
   readonly #retiring = new Set<Promise<void>>();
   #compiling = new Map<string, Promise<{ hit: boolean; bytes: Uint8Array; ms: number }>>();
@@ -303,7 +307,13 @@ export class Engine extends EventEmitter<EngineEvents> {
       this.#plans.set(memoKey, have); // most recently used last
       return have;
     }
-    const planned = await this.#plannerActor().call('plan', [json, target, this.#limits, this.#compileOptions()]);
+    this.#plansRunning++;
+    let planned: PlanReply;
+    try {
+      planned = await this.#plannerActor().call('plan', [json, target, this.#limits, this.#compileOptions()]);
+    } finally {
+      this.#plansRunning--;
+    }
     this.#plans.set(memoKey, planned);
     if (this.#plans.size > PLAN_MEMO) this.#plans.delete(this.#plans.keys().next().value!);
     return planned;
@@ -382,7 +392,7 @@ export class Engine extends EventEmitter<EngineEvents> {
   /** The blob cache's counters since this engine started it: local and remote hits, misses, compiles stored. */
   cacheStats(): Promise<CacheTierStats> {
     if (this.#closed) return Promise.reject(new EngineClosed());
-    return this.#cacheActor().call('stats', []);
+    return this.#cacheActor().call('stats', []).then((s) => addCacheStats(this.#cacheBefore, s));
   }
 
   async #run(job: Job, spec: CheckedJob, signal: AbortSignal | undefined): Promise<JobResult> {
@@ -462,7 +472,13 @@ export class Engine extends EventEmitter<EngineEvents> {
     let cache: EngineStatus['cache'] = null;
     if (!this.#closed && this.#cache?.state === 'ready') {
       const s = await this.#cache.call('stats', [], { deadlineMs: 2000 }).catch(() => null);
-      if (s !== null) cache = { ...s, hitRate: hitRate(s) };
+      if (s !== null) {
+        const all = addCacheStats(this.#cacheBefore, s);
+        cache = { ...all, hitRate: hitRate(all) };
+      }
+    } else if (!this.#closed && this.#cache === undefined && this.#cacheBefore !== null) {
+      // Its worker stopped by releaseCompilers: what it counted, entries and bytes as it left them.
+      cache = { ...this.#cacheBefore, hitRate: hitRate(this.#cacheBefore) };
     }
     const l = this.#ledger;
     return { devices, actors, jobs: { submitted: l.submitted, succeeded: l.succeeded, failed: l.failed, running: l.running }, cache, lastErrors: l.lastErrors };
@@ -477,25 +493,49 @@ export class Engine extends EventEmitter<EngineEvents> {
   }
 
   /**
-   * Stops the compiler pool's workers when no compile is in flight and the pool is up, so that their
-   * heaps (tens of MB once they have compiled a model's programs) are not kept by a process that goes
-   * on running what it compiled; the next compile starts them again. Settles when they have exited:
-   * true, or false when nothing was stopped because a compile is in flight or the pool is down. A model
-   * that owns its engine calls it at the end of warm().
+   * Stops the compiler pool's workers when no compile is in flight and the pool is up, and the
+   * planner's worker when no plan is in flight, so that their heaps (tens of MB once they have planned
+   * and compiled a model's programs) are not kept by a process that goes on running what it compiled;
+   * the next plan or compile starts them again (a program planned before is answered from memory).
+   * Settles when they have exited: true, or false when the compiler pool was not stopped because a
+   * compile is in flight or the pool is down. A model that owns its engine calls it at the end of warm().
    */
   async releaseCompilers(): Promise<boolean> {
+    const planner = this.#planner;
+    if (planner !== undefined && this.#plansRunning === 0 && planner.state === 'ready') {
+      this.#planner = undefined;
+      await this.#retire(planner.close());
+    }
+    await this.#releaseCache();
     const pool = this.#compiler;
     if (pool === undefined) return true;
     if (this.#compilesRunning > 0 || pool.state !== 'ready') return false;
     this.#compiler = undefined;
-    const done = pool.destroy().then(() => undefined, () => undefined);
+    await this.#retire(pool.destroy());
+    return true;
+  }
+
+  // Stops the local blob cache's worker when no artifact is being fetched or stored (its counters kept
+  // for cacheStats and status); the next fetch starts it again. One with a remote tier stays.
+  async #releaseCache(): Promise<void> {
+    const cache = this.#cache;
+    if (cache === undefined || this.#opts.remoteCache !== undefined || this.#compiling.size > 0 || cache.state !== 'ready') return;
+    const s = await cache.call('stats', [], { deadlineMs: 2000 }).catch(() => null);
+    if (s === null || this.#cache !== cache || this.#compiling.size > 0) return;
+    this.#cache = undefined;
+    this.#cacheBefore = addCacheStats(this.#cacheBefore, s);
+    await this.#retire(cache.call('close', [], { deadlineMs: 2000 }).catch(() => undefined).then(() => cache.close()));
+  }
+
+  // Waits for an actor being stopped (close() waits for it too), whatever its stop settles with.
+  async #retire(stopping: Promise<unknown>): Promise<void> {
+    const done = stopping.then(() => undefined, () => undefined);
     this.#retiring.add(done);
     try {
       await done;
     } finally {
       this.#retiring.delete(done);
     }
-    return true;
   }
 
   /** Stops every actor; jobs still running fail with EngineClosed. Settles when no worker is left. */
@@ -542,3 +582,14 @@ export function asEngineError(e: unknown): EngineError {
 }
 
 export type { ProgramInputs };
+
+/** The counters of `before` (a stopped cache worker's, or null) added to `now`'s; entries, bytes and the remote tier's are `now`'s. */
+function addCacheStats(before: CacheTierStats | null, now: CacheTierStats): CacheTierStats {
+  if (before === null) return now;
+  const l = before.local;
+  return {
+    ...now,
+    localHits: before.localHits + now.localHits, remoteHits: before.remoteHits + now.remoteHits, misses: before.misses + now.misses, stored: before.stored + now.stored,
+    local: { hits: l.hits + now.local.hits, misses: l.misses + now.local.misses, damaged: l.damaged + now.local.damaged, puts: l.puts + now.local.puts },
+  };
+}

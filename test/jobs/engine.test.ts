@@ -107,24 +107,36 @@ describe('engine: jobs on the CPU target through the actors', function () {
     expect(Array.from(r.results['y']!.data)).to.deep.equal(stepExpected(1).y);
   });
 
-  it('releaseCompilers stops the idle compiler workers; the next new program starts them again and runs (control: without it they stay)', async () => {
+  it('releaseCompilers stops the idle compiler, planner and cache workers, keeping the cache counts; the next new program starts them again and runs (control: without it they stay)', async () => {
+    const actors = async () => (await engine.status()).actors.map((a) => a.name).sort();
     await engine.submit({ program: STEP_PROGRAM, target: 'cpu', inputs: stepInputs(1) }).result;
     const withCompilers = engine.liveThreads();
-    // Control: a cached program's job neither starts nor stops a compiler worker.
+    // Control: a cached program's job neither starts nor stops a compiler or planner worker.
     await engine.submit({ program: STEP_PROGRAM, target: 'cpu', inputs: stepInputs(2) }).result;
     expect(engine.liveThreads()).to.equal(withCompilers);
+    expect(await actors()).to.deep.equal(['cache', 'planner']);
+    const counted = await engine.cacheStats();
     expect(await engine.releaseCompilers()).to.equal(true);
     const without = engine.liveThreads();
     expect(without).to.be.below(withCompilers);
-    // A cache hit needs no compiler: none starts.
+    expect(await actors()).to.deep.equal([]);
+    // The stopped cache worker's counts stay in the status.
+    const status = (await engine.status()).cache!;
+    expect([status.misses, status.stored, status.localHits]).to.deep.equal([counted.misses, counted.stored, counted.localHits]);
+    // A program planned, compiled and loaded before needs no planner, cache or compiler: none starts.
     await engine.submit({ program: STEP_PROGRAM, target: 'cpu', inputs: stepInputs(1) }).result;
     expect(engine.liveThreads()).to.equal(without);
+    expect(await actors()).to.deep.equal([]);
     const p = program('another');
     const x = p.activation('x', 'f32', [2]);
     p.results(p.named('y').mul(x, 3));
     const r = await engine.submit({ program: p.build(), target: 'cpu', inputs: { x: tensor('f32', [2], [1, -2]) } }).result;
     expect(Array.from(r.results['y']!.data)).to.deep.equal([3, -6]);
     expect(engine.liveThreads()).to.equal(withCompilers);
+    expect(await actors()).to.deep.equal(['cache', 'planner']);
+    // The restarted cache worker's counts add to the stopped one's: the new program's miss and store.
+    const after = await engine.cacheStats();
+    expect([after.misses, after.stored]).to.deep.equal([counted.misses + 1, counted.stored + 1]);
     expect(await engine.releaseCompilers()).to.equal(true);
     await engine.close();
     expect(engine.liveThreads()).to.equal(0);
