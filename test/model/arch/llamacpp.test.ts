@@ -20,10 +20,8 @@ import { Qwen3Model } from '../../../src/model/qwen3/model.js';
 import { openModelSource } from '../../../src/model/qwen3/source.js';
 import { tinyQwen3Gguf, type TinyQwen3Options } from '../../../src/model/qwen3/tiny.js';
 import { loadLlamaCpp, type Llama, centered } from '../../llamaCpp.js';
-import { cosine } from '../qwen3/helpers.js';
+import { figures, llamaCppLogits, type Figures, type TheirLogits } from './compare.js';
 
-/** The least top-two margin (in logits) at which llama.cpp's argmax must be ours (llama.test.ts's). */
-const MARGIN = 0.2;
 
 /** The ids fed, each position's next-token logits compared. */
 const IDS = [104, 101, 108, 108, 111, 32, 119, 111, 114, 108, 100, 33];
@@ -91,10 +89,6 @@ const CASES: readonly { arch: string; name?: string; file: TinyQwen3Options; typ
 const TYPES = ['F32', 'F16', 'Q8_0', 'Q4_0'] as const satisfies readonly QuantType[];
 
 
-const norm = (a: readonly number[]) => Math.sqrt(a.reduce((s, x) => s + x * x, 0));
-
-/** The worst of the per-position figures of ours against llama.cpp's. */
-interface Figures { minCos: number; worstScale: number; decisive: number; argmaxMisses: number }
 
 describe('architectures against llama.cpp (node-llama-cpp 3.21.1)', function () {
   this.timeout(300_000);
@@ -102,7 +96,7 @@ describe('architectures against llama.cpp (node-llama-cpp 3.21.1)', function () 
   let engine: Engine | undefined;
   let llama: Llama | undefined;
   // llama.cpp's centered logits per file, shared by a case and its negative control.
-  const theirs = new Map<string, { logits: number[][]; margins: number[]; top: number[] }>();
+  const theirs = new Map<string, TheirLogits>();
 
   before(async function () {
     dir = mkdtempSync(join(tmpdir(), 'arch-'));
@@ -119,23 +113,10 @@ describe('architectures against llama.cpp (node-llama-cpp 3.21.1)', function () 
     return path;
   };
 
-  async function llamaCpp(path: string, vocab: number) {
+  async function llamaCpp(path: string, vocab: number): Promise<TheirLogits> {
     const hit = theirs.get(path);
     if (hit !== undefined) return hit;
-    const m = await llama!.loadModel({ modelPath: path });
-    const ctx = await m.createContext({ contextSize: 64, threads: 2 });
-    const out = await ctx.getSequence().controlledEvaluate(IDS.map((t) => [t, { generateNext: { probabilities: true } }]));
-    await ctx.dispose();
-    await m.dispose();
-    const r = { logits: [] as number[][], margins: [] as number[], top: [] as number[] };
-    for (let k = 0; k < IDS.length; k++) {
-      const probs = out[k]!.next.probabilities!;
-      r.logits.push(centered(Float64Array.from({ length: vocab }, (_, i) => Math.log(probs.get(i) ?? 0))));
-      // The map is sorted by probability, highest first.
-      const [first, second] = [...probs.entries()];
-      r.margins.push(Math.log(first![1]) - Math.log(second![1]));
-      r.top.push(first![0]);
-    }
+    const r = await llamaCppLogits(llama!, path, IDS, vocab, 64);
     theirs.set(path, r);
     return r;
   }
@@ -160,17 +141,7 @@ describe('architectures against llama.cpp (node-llama-cpp 3.21.1)', function () 
   async function compare(path: string, flip: Partial<GraphOptions> = {}): Promise<Figures> {
     const mine = await ours(path, flip);
     const ref = await llamaCpp(path, mine.vocab);
-    const f: Figures = { minCos: 1, worstScale: 1, decisive: 0, argmaxMisses: 0 };
-    ref.logits.forEach((l, k) => {
-      const o = mine.logits[k]!;
-      f.minCos = Math.min(f.minCos, cosine(l, o));
-      const scale = norm(o) / norm(l);
-      if (Math.abs(scale - 1) > Math.abs(f.worstScale - 1)) f.worstScale = scale;
-      if (ref.margins[k]! > MARGIN) {
-        f.decisive++;
-        if (o.indexOf(Math.max(...o)) !== ref.top[k]) f.argmaxMisses++;
-      }
-    });
+    const f = figures(mine.logits, ref);
     if (process.env['ARCH_DEBUG']) console.log(path, JSON.stringify(flip), f);
     return f;
   }

@@ -21,9 +21,8 @@ import { Qwen3Model } from '../../../src/model/qwen3/model.js';
 import { openModelSource } from '../../../src/model/qwen3/source.js';
 import { tinyQwen3Gguf, type TinyQwen3Options } from '../../../src/model/qwen3/tiny.js';
 import { loadLlamaCpp, type Llama, centered } from '../../llamaCpp.js';
-import { cosine } from '../qwen3/helpers.js';
+import { figures, llamaCppLogits, type Figures, type TheirLogits } from './compare.js';
 
-const MARGIN = 0.2;
 const ORIG = 256;
 const FACTOR = 4;
 const CTX = 320;
@@ -44,16 +43,13 @@ const CONTROLS: readonly { what: string; flip: Partial<GraphOptions> }[] = [
   { what: 'YaRN\'s ramp dropped (its attention factor kept)', flip: { ropeYarn: { origContext: ORIG, betaFast: 32, betaSlow: 1, extFactor: 0 }, ropeAttnFactor: 1 + 0.1 * Math.log(FACTOR) } },
 ];
 
-const norm = (a: readonly number[]) => Math.sqrt(a.reduce((s, x) => s + x * x, 0));
-
-interface Figures { minCos: number; minCosPast: number; worstScale: number; decisive: number; argmaxMisses: number }
 
 describe('YaRN rope scaling against llama.cpp (node-llama-cpp 3.21.1)', function () {
   this.timeout(600_000);
   let dir = '';
   let engine: Engine | undefined;
   let llama: Llama | undefined;
-  const theirs = new Map<string, { logits: number[][]; margins: number[]; top: number[] }>();
+  const theirs = new Map<string, TheirLogits>();
 
   before(async function () {
     dir = mkdtempSync(join(tmpdir(), 'yarn-'));
@@ -70,22 +66,10 @@ describe('YaRN rope scaling against llama.cpp (node-llama-cpp 3.21.1)', function
     return path;
   };
 
-  async function llamaCpp(path: string, vocab: number) {
+  async function llamaCpp(path: string, vocab: number): Promise<TheirLogits> {
     const hit = theirs.get(path);
     if (hit !== undefined) return hit;
-    const m = await llama!.loadModel({ modelPath: path });
-    const ctx = await m.createContext({ contextSize: CTX + 64, threads: 2 });
-    const out = await ctx.getSequence().controlledEvaluate(IDS.map((t) => [t, { generateNext: { probabilities: true } }]));
-    await ctx.dispose();
-    await m.dispose();
-    const r = { logits: [] as number[][], margins: [] as number[], top: [] as number[] };
-    for (let k = 0; k < IDS.length; k++) {
-      const probs = out[k]!.next.probabilities!;
-      r.logits.push(centered(Float64Array.from({ length: vocab }, (_, i) => Math.log(probs.get(i) ?? 0))));
-      const [first, second] = [...probs.entries()];
-      r.margins.push(Math.log(first![1]) - Math.log(second![1]));
-      r.top.push(first![0]);
-    }
+    const r = await llamaCppLogits(llama!, path, IDS, vocab, CTX + 64);
     theirs.set(path, r);
     return r;
   }
@@ -108,19 +92,7 @@ describe('YaRN rope scaling against llama.cpp (node-llama-cpp 3.21.1)', function
   async function compare(path: string, flip: Partial<GraphOptions> = {}): Promise<Figures> {
     const mine = await ours(path, flip);
     const ref = await llamaCpp(path, mine.vocab);
-    const f: Figures = { minCos: 1, minCosPast: 1, worstScale: 1, decisive: 0, argmaxMisses: 0 };
-    ref.logits.forEach((l, k) => {
-      const o = mine.logits[k]!;
-      const c = cosine(l, o);
-      f.minCos = Math.min(f.minCos, c);
-      if (k >= ORIG) f.minCosPast = Math.min(f.minCosPast, c);
-      const scale = norm(o) / norm(l);
-      if (Math.abs(scale - 1) > Math.abs(f.worstScale - 1)) f.worstScale = scale;
-      if (ref.margins[k]! > MARGIN) {
-        f.decisive++;
-        if (o.indexOf(Math.max(...o)) !== ref.top[k]) f.argmaxMisses++;
-      }
-    });
+    const f = figures(mine.logits, ref, ORIG);
     if (process.env['ARCH_DEBUG']) console.log(path, JSON.stringify(flip), f);
     return f;
   }
