@@ -87,12 +87,12 @@ describe('gguf pack: llama, qwen2, phi3, minicpm and gemma3 run from their model
       const a = await logitsOf(gguf);
       const b = await logitsOf(dir);
       const good = worst(a, b);
-      console.log(`      ${name}: worst cosine of ${a.length} steps ${good.toFixed(6)}`);
+      if (process.env['PACK_DEBUG']) console.log(`      ${name}: worst cosine of ${a.length} steps ${good.toFixed(6)}`);
       expect(good).to.be.at.least(0.999);
 
       writeFileSync(join(dir, 'config.json'), JSON.stringify(wrong(config)));
       const bad = worst(a, await logitsOf(dir));
-      console.log(`      ${name}: with the wrong config ${bad.toFixed(6)}`);
+      if (process.env['PACK_DEBUG']) console.log(`      ${name}: with the wrong config ${bad.toFixed(6)}`);
       expect(bad).to.be.below(0.99);
     });
   }
@@ -157,12 +157,12 @@ describe('gguf pack: llama, qwen2, phi3, minicpm and gemma3 run from their model
     expect(rs['attention_factor']).to.be.closeTo(Math.fround(1.3) * (1 + 0.1 * Math.log(4)), 1e-9);
     const a = await logitsOf(gguf);
     const good = worst(a, await logitsOf(dir));
-    console.log(`      qwen3 YaRN + attn_factor: worst cosine ${good.toFixed(6)}`);
+    if (process.env['PACK_DEBUG']) console.log(`      qwen3 YaRN + attn_factor: worst cosine ${good.toFixed(6)}`);
     expect(good).to.be.at.least(0.999);
     delete rs['attention_factor'];
     writeFileSync(join(dir, 'config.json'), JSON.stringify(config));
     const bad = worst(a, await logitsOf(dir));
-    console.log(`      qwen3 YaRN without its attention_factor: worst cosine ${bad.toFixed(6)}`);
+    if (process.env['PACK_DEBUG']) console.log(`      qwen3 YaRN without its attention_factor: worst cosine ${bad.toFixed(6)}`);
     expect(bad).to.be.below(0.99);
   });
 
@@ -211,7 +211,7 @@ describe('gguf pack: llama, qwen2, phi3, minicpm and gemma3 run from their model
     writeFileSync(join(hf, 'config.json'), JSON.stringify(config));
     expect((await configOf(hf)).config.normWeightsPlusOne).to.equal(true);
     const got = worst(want, await logitsOf(hf));
-    console.log(`      gemma3 HF layout: worst cosine ${got.toFixed(7)}`);
+    if (process.env['PACK_DEBUG']) console.log(`      gemma3 HF layout: worst cosine ${got.toFixed(7)}`);
     expect(got).to.be.at.least(0.99999);
     // The explicit marker says the same.
     writeFileSync(join(hf, 'config.json'), JSON.stringify({ ...config, q4nx_norm_weights: 'w' }));
@@ -219,7 +219,7 @@ describe('gguf pack: llama, qwen2, phi3, minicpm and gemma3 run from their model
     // Negative control: the same w read as 1 + w (the marker gguf pack writes).
     writeFileSync(join(hf, 'config.json'), JSON.stringify({ ...config, q4nx_norm_weights: '1+w' }));
     const bad = worst(want, await logitsOf(hf));
-    console.log(`      gemma3 HF layout read as 1 + w: worst cosine ${bad.toFixed(4)}`);
+    if (process.env['PACK_DEBUG']) console.log(`      gemma3 HF layout read as 1 + w: worst cosine ${bad.toFixed(4)}`);
     expect(bad).to.be.below(0.99);
     // Another marker is refused, naming the key.
     writeFileSync(join(hf, 'config.json'), JSON.stringify({ ...config, q4nx_norm_weights: 'w+1' }));
