@@ -3,6 +3,7 @@
  * directory runs from it with the GGUF's own logits (cosine as q4nx.test.ts measures qwen3's: the
  * q4_1 codes are the GGUF's, only scales, zeros, norms and the embedding are rounded to bf16), and
  * a config.json with a setting wrong (rope base, MiniCPM's scale, Gemma's window) disagrees.
+ * PACK_DEBUG=1 prints the figures (not by default: stdout is the reporter's, which --reporter json reads).
  */
 import { expect } from 'chai';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
