@@ -48,7 +48,7 @@ export interface Npu4ContractOptions extends SweepOptions {
 async function runCase(session: Session, c: ContractCase, reference: Promise<StepOutput[]>): Promise<CaseRun> {
   let got: CaseRun['got'];
   try {
-    got = (await session.replay(c.inputs, c.program.program.results, CONTRACT_DEADLINE_MS)).results;
+    got = { results: (await session.replay(c.inputs, c.program.program.results, CONTRACT_DEADLINE_MS)).results };
   } catch (e) {
     // A value out of range is the session's typed answer, and a verdict on the case, not a crash.
     if (!isRangeRefusal(e)) throw e;
