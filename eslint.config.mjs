@@ -19,9 +19,6 @@ const NOT_YET_CLEAN = {
     'test/browser/servePages.test.ts', 'test/farm/farm.test.ts', 'test/farm/queueTimeout.test.ts',
     'test/farm/redisServer.ts', 'test/farm/remoteCache.test.ts', 'test/model/qwen3/hostAttention.test.ts',
     'test/serve/text.test.ts', 'test/targets/hostConformance.test.ts'],
-  // 5 findings in 3 files
-  '@typescript-eslint/no-misused-spread': ['test/model/grammar/grammar.test.ts', 'test/model/grammar/validate.ts',
-    'test/model/tokenizer/vocabs.ts'],
   // 5 findings in 4 files
   '@typescript-eslint/no-unsafe-argument': ['src/devices/xdna2/cores.ts', 'src/model/tokenizer/core.ts',
     'test/errors/table.test.ts', 'test/jobs/fixtures/engine.worker.ts'],
@@ -29,9 +26,6 @@ const NOT_YET_CLEAN = {
   '@typescript-eslint/no-unsafe-member-access': ['src/devices/xdna2/cores.ts', 'test/seal/cli.test.ts'],
   // 4 findings in 2 files
   '@typescript-eslint/no-explicit-any': ['src/jobs/port.ts', 'test/jobs/embed.test.ts'],
-  // 3 findings in 3 files
-  '@typescript-eslint/no-dynamic-delete': ['test/model/q4nx/fuzz.test.ts', 'test/native/host/abi.test.ts',
-    'test/serve/addons.test.ts'],
   // 3 findings in 3 files
   '@typescript-eslint/no-unsafe-assignment': ['src/ir/limits.ts', 'src/model/qwen3/model.ts',
     'test/actors/fixtures/echo.worker.ts'],
@@ -43,12 +37,6 @@ const NOT_YET_CLEAN = {
   '@typescript-eslint/no-unsafe-return': ['src/model/qwen3/model.ts'],
   // 1 finding in 1 file
   'no-loss-of-precision': ['test/model/gguf/helpers.ts'],
-  // 1 finding in 1 file
-  'no-fallthrough': ['test/actors/fixtures/pool.worker.ts'],
-  // 1 finding in 1 file
-  '@typescript-eslint/no-extraneous-class': ['test/cache/identity.test.ts'],
-  // 1 finding in 1 file
-  'preserve-caught-error': ['test/model/gguf/fuzz.test.ts'],
 };
 
 export default tseslint.config(
