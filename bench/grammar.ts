@@ -79,9 +79,9 @@ run('tool call', toolCallGrammar([{ name: 'get_weather', parameters: { type: 'ob
   const { demoModel } = await import('../src/serve/demo.js');
   const { mkdtempSync, rmSync } = await import('node:fs');
   const { tmpdir } = await import('node:os');
-  const { join } = await import('node:path');
-  const dir = mkdtempSync(join(tmpdir(), 'npuo-bench-grammar-'));
-  const engine = createEngine({ cacheDir: join(dir, 'cache') });
+  const path = await import('node:path');
+  const dir = mkdtempSync(path.join(tmpdir(), 'npuo-bench-grammar-'));
+  const engine = createEngine({ cacheDir: path.join(dir, 'cache') });
   try {
     const { path, tokenizer } = demoModel(dir);
     const model = await loadModel(path, { engine, ctx: 512, tokenizer, target: 'host' });

@@ -186,5 +186,5 @@ export function isPoolReply(v: unknown): v is PoolReply<unknown> {
 /** Rebuilds a wire error as the project's class; a code this build does not know becomes ActorCrashed. */
 export function errorFromWire(actor: string, wire: WireError): EngineError {
   // A code outside ErrorCode comes from a newer worker build.
-  return fromWire(wire) ?? new ActorCrashed(actor, `unknown error ${String(wire.code)}: ${wire.message}`);
+  return fromWire(wire) ?? new ActorCrashed(actor, `unknown error ${wire.code}: ${wire.message}`);
 }

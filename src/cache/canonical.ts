@@ -74,7 +74,7 @@ function write(v: unknown, path: string, out: string[], ancestors: Set<object>):
   const o = v;
   if (ArrayBuffer.isView(o)) {
     // Symbol.toStringTag names the view kind even for Buffer (a Uint8Array), which is what we want.
-    const kind = o instanceof DataView ? 'DataView' : String((o as unknown as { [Symbol.toStringTag]: string })[Symbol.toStringTag]);
+    const kind = o instanceof DataView ? 'DataView' : (o as unknown as { [Symbol.toStringTag]: string })[Symbol.toStringTag];
     out.push(bytesText(kind, new Uint8Array(o.buffer, o.byteOffset, o.byteLength)));
     return;
   }

@@ -32,7 +32,7 @@ export function cacheCommand(sub: CacheSubcommand, opts: CacheCommandOptions, io
   const out = (line: string) => io.out(line);
   let cache: BlobCache;
   try {
-    if (!['ls', 'verify', 'gc', 'clear'].includes(sub)) throw new UsageError(`unknown cache command '${String(sub)}': use ls, verify, gc or clear`);
+    if (!['ls', 'verify', 'gc', 'clear'].includes(sub)) throw new UsageError(`unknown cache command '${sub}': use ls, verify, gc or clear`);
     if (sub === 'gc' && (typeof opts.maxBytes !== 'number' || !(opts.maxBytes >= 0))) {
       throw new UsageError('cache gc needs --max-bytes, a number of bytes of at least 0');
     }

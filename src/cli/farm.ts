@@ -54,7 +54,8 @@ async function farmCommand(dir: string, opts: FarmOptions, io: Io): Promise<numb
   let hits = 0, compiled = 0, skipped = 0;
   const refused: { file: string; error: Record<string, unknown> }[] = [];
   // A cache that cannot open fails every program alike: it is the farm's failure, reported once.
-  let unavailable: CacheUnavailable | null = null;
+  // A box, not a `let`: the queue's callbacks set it, which a `let`'s narrowing to null would not see.
+  const failed: { unavailable: CacheUnavailable | null } = { unavailable: null };
   try {
     bar?.start(files.length, 0, { hits, compiled, refused: 0 });
     const queue = new PQueue({ concurrency: workers * 2 });
@@ -70,7 +71,7 @@ async function farmCommand(dir: string, opts: FarmOptions, io: Io): Promise<numb
         if (r.hit) hits++; else compiled++;
       } catch (e) {
         const err = asEngineError(e);
-        if (err instanceof CacheUnavailable) { unavailable ??= err; queue.clear(); return; }
+        if (err instanceof CacheUnavailable) { failed.unavailable ??= err; queue.clear(); return; }
         refused.push({ file: name, error: errorJson(err).error });
         if (!opts.json && !bar) io.err(`refused ${name}: [${err.code}] ${err.message}`);
       } finally {
@@ -82,7 +83,7 @@ async function farmCommand(dir: string, opts: FarmOptions, io: Io): Promise<numb
     bar?.stop();
     await engine.close();
   }
-  if (unavailable !== null) throw unavailable;
+  if (failed.unavailable !== null) throw failed.unavailable;
   refused.sort((a, b) => a.file.localeCompare(b.file));
   const summary: FarmSummary = { programs: files.length - skipped, hits, compiled, skipped, refused, ms: Math.round(performance.now() - started) };
   return reportFarm(summary, opts.target, { ...(opts.json ? { json: true } : {}), listRefusals: bar !== null }, io);

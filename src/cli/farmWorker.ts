@@ -28,11 +28,15 @@ function say(io: Io, json: boolean | undefined, doc: Record<string, unknown>, li
   io.out(json ? JSON.stringify(doc) : line);
 }
 
+/** A field of a wire error as text: a string as it is, anything else as JSON (never [object Object]). */
+// eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- JSON.stringify gives undefined for a symbol or a function, whatever its type says
+const textOf = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v) ?? '');
+
 function describe(e: WorkerEvent): string {
   switch (e.event) {
     case 'active': return `job ${e.job}: ${e.file}`;
     case 'done': return `job ${e.job}: ${e.file} ${e.hit ? 'cache hit' : 'compiled'}`;
-    case 'failed': return `job ${e.job}: ${e.file} failed${e.final ? '' : ' (to be retried)'}: [${String(e.error['code'])}] ${String(e.error['message'] ?? e.error['detail'] ?? '')}`;
+    case 'failed': return `job ${e.job}: ${e.file} failed${e.final ? '' : ' (to be retried)'}: [${String(e.error['code'])}] ${textOf(e.error['message'] ?? e.error['detail'] ?? '')}`;
   }
 }
 

@@ -7,10 +7,11 @@ import { escapeLines } from '../io/escape.js';
 import type { Tensor } from '../ir/tensor.js';
 
 export interface Io {
-  out(line: string): void;
-  err(line: string): void;
+  // Functions, not methods: commands pass io.out and io.err on by themselves.
+  readonly out: (line: string) => void;
+  readonly err: (line: string) => void;
   /** Text without a line end, written as it comes (generate's streamed text); absent: lines only. */
-  write?(text: string): void;
+  readonly write?: (text: string) => void;
   /** What a command reading standard input (tokenize) reads; absent: process.stdin. */
   readonly stdin?: AsyncIterable<Uint8Array | string>;
 }

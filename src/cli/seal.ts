@@ -159,7 +159,7 @@ function readArg(file: string, flag: string): Buffer {
 
 function requireSetDir(set: string): void {
   if (typeof set !== 'string' || set === '') throw new UsageError('name the set directory');
-  let isDir = false;
+  let isDir: boolean;
   try { isDir = statSync(set).isDirectory(); } catch { isDir = false; }
   if (!isDir) throw new UsageError(`${set} is not a directory`);
 }

@@ -71,6 +71,7 @@ export function exhaustiveOps(target: 'xdna2' | 'npu4'): readonly string[] {
 
 /** Sweeps one op over every input (see the file's doc); resolves its report, pass or fail. */
 export async function runExhaustive(opts: ExhaustiveOptions): Promise<ExhaustiveReport> {
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- the type names it; a JavaScript caller may pass anything
   if (opts.target !== 'xdna2' && opts.target !== 'npu4') throw new UsageError(`exhaustive sweeps run for --target xdna2 or npu4, got ${JSON.stringify(opts.target)}`);
   const ops = exhaustiveOps(opts.target);
   if (!ops.includes(opts.op)) {
@@ -78,6 +79,7 @@ export async function runExhaustive(opts: ExhaustiveOptions): Promise<Exhaustive
   }
   const binary = isCoreBinary(opts.op);
   if (!binary && (opts.fixed !== undefined || opts.operand !== undefined)) throw new UsageError(`--fixed and --operand are for binary ops; ${opts.op} is unary`);
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- the type names it; a JavaScript caller may pass anything
   if (opts.operand !== undefined && opts.operand !== 'a' && opts.operand !== 'b') throw new UsageError(`--operand is a or b, got ${JSON.stringify(opts.operand)}`);
   const seed = checkWhole('--seed', opts.seed ?? 1, 0, 2 ** 32 - 1);
   const threads = checkWhole('--workers', opts.threads ?? Math.min(4, availableParallelism()), 1, MAX_THREADS);

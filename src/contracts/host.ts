@@ -78,6 +78,7 @@ const sameBits = (a: number, b: number) => (Number.isNaN(a) && Number.isNaN(b)) 
 
 /** Runs every host op (or `op`) on the host device and checks each element against its contract. */
 export async function runHostContracts(opts: HostContractOptions): Promise<HostContractReport[]> {
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- the type names it; a JavaScript caller may pass anything
   if (opts.target !== 'host') throw new UsageError(`host contracts are verified for the host target, not ${String(opts.target)}`);
   if (opts.op !== undefined && !(HOST_CONTRACT_OPS as readonly string[]).includes(opts.op)) {
     throw new UsageError(`host admits no op ${JSON.stringify(opts.op)}: choose one of ${HOST_CONTRACT_OPS.join(', ')}`);

@@ -48,7 +48,7 @@ export interface Npu4ContractOptions extends SweepOptions {
 async function runCase(session: Session, c: ContractCase, reference: Promise<StepOutput[]>): Promise<CaseRun> {
   let got: CaseRun['got'];
   try {
-    got = (await session.replay(c.inputs, c.program.program.results, CONTRACT_DEADLINE_MS)).results;
+    got = { results: (await session.replay(c.inputs, c.program.program.results, CONTRACT_DEADLINE_MS)).results };
   } catch (e) {
     // A value out of range is the session's typed answer, and a verdict on the case, not a crash.
     if (!isRangeRefusal(e)) throw e;
@@ -60,6 +60,7 @@ async function runCase(session: Session, c: ContractCase, reference: Promise<Ste
 
 /** Runs every verified op (or `op`) through the backend onto the device and checks it against the contract. */
 export async function runNpu4Contracts(opts: Npu4ContractOptions): Promise<Npu4ContractReport[]> {
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- the type names it; a JavaScript caller may pass anything
   if (opts.target !== 'npu4') throw new UsageError(`npu4 contracts are verified for the npu4 target, not ${String(opts.target)}`);
   if (opts.op !== undefined && !(NPU4_CONTRACT_OPS as readonly string[]).includes(opts.op)) {
     throw new UsageError(`npu4 verifies no op ${JSON.stringify(opts.op)}: choose one of ${NPU4_CONTRACT_OPS.join(', ')}`);

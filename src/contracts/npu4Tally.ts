@@ -88,7 +88,8 @@ const outOfRange = (t: Tensor, max: number) => isFloat(t.dtype) && t.data.some((
 /** What the runner measured of one case: the device's results (or its refusal) and the two oracle runs. */
 export interface CaseRun {
   readonly c: ContractCase;
-  readonly got: TensorMap | { readonly refused: string };
+  /** The device's results, or the session's refusal (a wrapper, so that a result named `refused` is still a result). */
+  readonly got: { readonly results: TensorMap } | { readonly refused: string };
   /** The F32 oracle on the inputs as given. */
   readonly want: TensorMap;
   /** The F32 oracle on the FP16 values of the inputs. */
@@ -111,7 +112,7 @@ export function judgeCase(run: CaseRun, bound: number, max: number): CaseReport 
     const w = want[k]!;
     if (c.check === 'normwise' && w.dtype === 'f32') ideal = Math.max(ideal, normwiseRelError(wantF16[k]!.data.map(roundF16), w.data));
     if ('refused' in got) continue;
-    const g = got[k]!;
+    const g = got.results[k]!;
     if (c.check === 'exact') {
       mismatches += bitMismatches(g, wantF16[k]!);
       vsF32 += bitMismatches(g, w);

@@ -45,6 +45,7 @@ export interface Xdna2ContractOptions extends SweepOptions {
 
 /** Runs every admitted op (or `op`) through the XDNA2 backend onto the simulated device and checks it against its contract. */
 export async function runXdna2Contracts(opts: Xdna2ContractOptions): Promise<ContractReport[]> {
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- the type names it; a JavaScript caller may pass anything
   if (opts.target !== 'xdna2') throw new UsageError(`xdna2 contracts are verified for the xdna2 target, not ${String(opts.target)}`);
   if (opts.op !== undefined && !(CONTRACT_OPS as readonly string[]).includes(opts.op)) {
     throw new UsageError(`xdna2 admits no op ${JSON.stringify(opts.op)}: choose one of ${CONTRACT_OPS.join(', ')}`);

@@ -49,6 +49,7 @@ export const DEVICES = {
 
 function entryOf(kind: DeviceKind): DeviceEntry {
   // A kind from untyped input (a CLI flag, JSON) may name no device at all.
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-conversion -- the type says DeviceKind; at run time it may be anything
   if (!Object.hasOwn(DEVICES, kind)) throw new NoDevice(String(kind), 'unknown device kind');
   return DEVICES[kind];
 }

@@ -37,6 +37,7 @@ export function quote(text: string): string {
 export function shown(v: unknown): string {
   try {
     if (typeof v === 'number' || v === undefined) return String(v);
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- reached only when JSON has no text for v: a symbol, or a toJSON answering undefined
     return typeof v === 'function' ? 'a function' : JSON.stringify(v) ?? String(v);
   } catch {
     return Object.prototype.toString.call(v);

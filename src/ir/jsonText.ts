@@ -7,8 +7,11 @@ import { ResourceLimit } from '../errors/index.js';
 import { escapeControl, quote } from '../io/escape.js';
 import { DEFAULT_LIMITS, LIMIT_NAMES } from './limits.js';
 
-class Stop {
-  constructor(readonly at: number) {}
+/** The scanner's early exit (an Error, so that whatever catches it gets one): the offset where JSON stops. */
+class Stop extends Error {
+  constructor(readonly at: number) {
+    super(`not JSON from offset ${at}`);
+  }
 }
 
 const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;

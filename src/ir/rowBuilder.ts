@@ -39,7 +39,7 @@ export class RowBuilder {
 
   /** This body builder, naming the value of the step called on it: `b.named('sq').mul(x, x)`. */
   named(name: string): RowBuilder {
-    const view: RowBuilder = Object.create(this);
+    const view = Object.create(this) as RowBuilder;
     view.outName = name;
     return view;
   }

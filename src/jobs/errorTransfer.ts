@@ -43,5 +43,5 @@ export function installErrorTransfer(): void {
 
 // An error of a code this build does not know (a newer host) still arrives typed.
 function rebuilt(w: WireError): EngineError {
-  return fromWire(w) ?? new ActorCrashed('engine', `unknown error ${String(w.code)}: ${w.message}`);
+  return fromWire(w) ?? new ActorCrashed('engine', `unknown error ${w.code}: ${w.message}`);
 }

@@ -152,7 +152,7 @@ export async function runQueueFarm(programs: readonly { readonly file: string; r
   const name = opts.queueName ?? FARM_QUEUE;
   const probe = await openRedis(target, opts.connectTimeoutMs);
   // Events are read from the stream's present end, taken before any job exists, so none is missed.
-  let lastEventId = '0-0';
+  let lastEventId: string;
   try {
     const last = await probe.xrevrange(`bull:${name}:events`, '+', '-', 'COUNT', 1);
     lastEventId = last[0]?.[0] ?? '0-0';
@@ -169,7 +169,7 @@ export async function runQueueFarm(programs: readonly { readonly file: string; r
   events.on('error', () => undefined);
 
   const run = randomBytes(6).toString('hex');
-  const outcomes: (FarmOutcome | undefined)[] = new Array(programs.length);
+  const outcomes = new Array<FarmOutcome | undefined>(programs.length);
   const pending = new Map<string, number>(programs.map((_, i) => [`${run}-${i}`, i]));
   const counts = { hits: 0, compiled: 0, refused: 0, workers: -1 };
   // Jobs some worker has taken (active, or finished either way): the farm's only sign a worker exists.

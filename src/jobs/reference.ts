@@ -60,8 +60,9 @@ export class StreamedVerification {
     this.#kept = new LastN(keep);
     this.#size = chunkSteps(ref.checked);
     this.#chunkCount = Math.ceil(inputs.count / this.#size);
-    this.#ensure(0);
-    this.#ensure(1);
+    // Not awaited here: #ensure handles a rejection it starts, and add() awaits each chunk.
+    void this.#ensure(0);
+    void this.#ensure(1);
   }
 
   #ensure(j: number): Promise<StepOutput[]> | undefined {
@@ -89,7 +90,7 @@ export class StreamedVerification {
     if (j !== this.#current) {
       this.#current = j;
       this.#chunks.delete(j - 1);
-      this.#ensure(j + 1);
+      void this.#ensure(j + 1); // started early; add() awaits it at that chunk's end
     }
     this.#pending.push(out);
     const end = Math.min(this.#inputs.count, (j + 1) * this.#size);

@@ -54,7 +54,7 @@ export function snapshot(value: unknown, refuse: Refuse, root = ''): unknown {
   const take = (v: unknown, path: string): unknown => {
     switch (typeof v) {
       case 'bigint': throw refuse(path, `a BigInt (${String(v)}n) is not a JSON number`);
-      case 'symbol': throw refuse(path, `a Symbol (${String(v.description ?? '')}) is not a JSON value`);
+      case 'symbol': throw refuse(path, `a Symbol (${v.description ?? ''}) is not a JSON value`);
       case 'function': throw refuse(path, 'a function is not a JSON value');
       case 'object': break;
       default: return v;

@@ -86,7 +86,7 @@ export class ProgramBuilder {
    * `p.named('y').mul(e, 0.5)`. A view, not a mode, so nested calls keep their own names.
    */
   named(...names: string[]): ProgramBuilder {
-    const view: ProgramBuilder = Object.create(this);
+    const view = Object.create(this) as ProgramBuilder;
     view.outNames = names;
     return view;
   }

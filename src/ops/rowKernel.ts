@@ -52,6 +52,9 @@ function checkOperands(ins: readonly ValueType[]): Rows {
 }
 
 /** A body operand's type, or a refusal at its pointer when the name is not yet defined. */
+/** An operand as a message names it: a quoted name, or the literal's value. */
+const operandText = (o: Operand): string => (isLiteral(o) ? `the literal ${o.lit}` : quote(o));
+
 function operandType(o: Operand, env: ReadonlyMap<string, ValueType>, dtype: DType, at: string): ValueType {
   if (isLiteral(o)) return { dtype: o.dtype ?? dtype, shape: [] };
   const t = env.get(o);
@@ -76,7 +79,7 @@ function checkBody(body: RowBody, rows: Rows, arity: number, lookup: StepLookup)
     }
     const ins = step.in.map((o, j) => operandType(o, env, rows.dtype, `${at}/in/${j}`));
     if (rule.category === 'reduce' && ins.length === 1 && ins[0]!.shape.length === 0) {
-      fail(`${at}/in/0`, `${step.op} in a body reduces a vector to a scalar; ${String(step.in[0])} is already a scalar`);
+      fail(`${at}/in/0`, `${step.op} in a body reduces a vector to a scalar; ${operandText(step.in[0]!)} is already a scalar`);
     }
     let outs: ValueType[];
     try {

@@ -19,7 +19,7 @@ export function onDisk(dir: string, rel: string): string {
 
 /** Throws SealError 'not-a-directory' unless `dir` is a directory. */
 export function requireDirectory(dir: string): void {
-  let ok = false;
+  let ok: boolean;
   try {
     ok = statSync(dir).isDirectory();
   } catch {

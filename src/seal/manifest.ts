@@ -106,6 +106,7 @@ export function parseManifest(bytes: Uint8Array): Manifest {
   }
   if (!isRecord(doc)) throw bad('not a JSON object');
   exactKeys(doc, ['format', 'files'], '(root)');
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-conversion -- JSON.stringify(undefined) is undefined, whatever its type says
   if (doc['format'] !== MANIFEST_FORMAT) throw bad(`format ${escapeControl(String(JSON.stringify(doc['format'])))}, expected ${JSON.stringify(MANIFEST_FORMAT)}`);
   const raw = doc['files'];
   if (!Array.isArray(raw)) throw bad('files is not an array');

@@ -27,7 +27,7 @@ export interface ResolvedModel {
   readonly id: string;
   /** 'built-in', or the model_type of the add-on route that serves it. */
   readonly route: string;
-  open(): Promise<ServedModel>;
+  readonly open: () => Promise<ServedModel>;
 }
 
 function modelTypeOf(dir: string): string | undefined {

@@ -124,7 +124,9 @@ export function importHere(source: string, o: Omit<HereOptions, 'stdin'> = {}): 
  */
 function redirectOutput(out: (t: string) => void, err: (t: string) => void): () => void {
   const saved = {
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- saved to be put back on the same object, never called detached
     exitCode: process.exitCode, emitWarning: process.emitWarning,
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- saved to be put back on the same object, never called detached
     outWrite: process.stdout.write, errWrite: process.stderr.write,
     log: console.log, info: console.info, error: console.error, warn: console.warn,
   };
@@ -165,6 +167,7 @@ async function hereNow(
   const boundMs = o.boundMs ?? 120_000;
   const out = keeper(o.keepBytes ?? Infinity);
   const err = keeper(o.keepBytes ?? Infinity);
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- saved to be put back on the same object, never called detached
   const saved = { cwd: process.cwd(), exit: process.exit, outTty: process.stdout.isTTY, errTty: process.stderr.isTTY };
   const savedEnv = Object.keys(o.env ?? {}).map((k) => [k, process.env[k]] as const);
   const before = resources();
@@ -172,6 +175,7 @@ async function hereNow(
   let status: number | null = null;
   let hung = false;
   if (o.cwd !== undefined) process.chdir(o.cwd);
+  // eslint-disable-next-line @typescript-eslint/no-dynamic-delete -- delete is how an environment variable is unset
   for (const [k, v] of Object.entries(o.env ?? {})) { if (v === undefined) delete process.env[k]; else process.env[k] = v; }
   // As a child's piped streams are: no progress bar draws on the test run's terminal.
   process.stdout.isTTY = false;
@@ -194,6 +198,7 @@ async function hereNow(
     process.stdout.isTTY = saved.outTty;
     process.stderr.isTTY = saved.errTty;
     process.chdir(saved.cwd);
+    // eslint-disable-next-line @typescript-eslint/no-dynamic-delete -- delete is how an environment variable is unset
     for (const [k, v] of savedEnv) { if (v === undefined) delete process.env[k]; else process.env[k] = v; }
   }
   const leftBehind = hung ? [] : await leftBehindAfter(before, boundMs);

@@ -22,7 +22,7 @@ describe('cli: tokenize', function () {
   it('--json encodes one string per line with a tokenizer.json, <think> whole', async () => {
     const r = await run([QWEN3_TOKENIZER, '--json'], lines('Hello world', '<think>x</think>', ''));
     expect(r.status, r.err).to.equal(0);
-    expect(r.out.map((l) => JSON.parse(l))).to.deep.equal([{ ids: [9707, 1879] }, { ids: [151667, 87, 151668] }, { ids: [] }]);
+    expect(r.out.map((l): unknown => JSON.parse(l))).to.deep.equal([{ ids: [9707, 1879] }, { ids: [151667, 87, 151668] }, { ids: [] }]);
   });
 
   it('--chat --json renders the model directory\'s template, enable_thinking=false with --no-thinking', async () => {
@@ -40,7 +40,7 @@ describe('cli: tokenize', function () {
     writeFileSync(gguf, qwen3Gguf());
     const r = await run([gguf, '--decode', '--json'], lines([9707, 1879], [151644, 872, 151645], [151644, 872, 151645]));
     expect(r.status, r.err).to.equal(0);
-    expect(r.out.map((l) => JSON.parse(l))).to.deep.equal([{ text: 'Hello world' }, { text: '<|im_start|>user<|im_end|>' }, { text: '<|im_start|>user<|im_end|>' }]);
+    expect(r.out.map((l): unknown => JSON.parse(l))).to.deep.equal([{ text: 'Hello world' }, { text: '<|im_start|>user<|im_end|>' }, { text: '<|im_start|>user<|im_end|>' }]);
     const skip = await run([gguf, '--decode', '--skip-special', '--json'], lines([151644, 872, 151645]));
     expect(JSON.parse(skip.out[0]!)).to.deep.equal({ text: 'user' });
   });

@@ -59,7 +59,7 @@ describe('errors: one table from code to class', () => {
   }
 
   it('numbers JSON cannot write cross as strings and come back as numbers', () => {
-    const back = fromWire(JSON.parse(JSON.stringify(SAMPLES.NarrowingRangeInput.toWire())))! as errors.NarrowingRangeInput;
+    const back = fromWire(JSON.parse(JSON.stringify(SAMPLES.NarrowingRangeInput.toWire())) as errors.WireError)! as errors.NarrowingRangeInput;
     expect(back.value).to.be.NaN;
     expect(SAMPLES.NarrowingRangeUpload.toWire()['value']).to.equal('inf');
   });

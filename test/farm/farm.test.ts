@@ -47,7 +47,9 @@ describe('distributed farm (BullMQ on Redis)', function () {
     client = new Redis(redis.url(0));
   });
   after(async () => {
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- unset when before() skipped
     await client?.quit();
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- unset when before() skipped
     await redis?.stop();
   });
   beforeEach(() => { root = mkdtempSync(join(tmpdir(), 'npu-farm-')); });

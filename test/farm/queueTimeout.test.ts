@@ -31,7 +31,9 @@ describe('farm --queue with no worker: a notice, and --timeout', function () {
     client = new Redis(redis.url(0));
   });
   after(async () => {
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- unset when before() skipped
     await client?.quit();
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- unset when before() skipped
     await redis?.stop();
   });
   beforeEach(() => { root = mkdtempSync(join(tmpdir(), 'npu-farmto-')); });

@@ -62,7 +62,7 @@ export async function startRedis(): Promise<RedisServer> {
     '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--loglevel', 'warning',
   ], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
-  child.stderr?.on('data', (d: Buffer) => { stderr += d.toString(); });
+  child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
     await exited(child);

@@ -30,7 +30,9 @@ describe('remote cache tier (Redis)', function () {
     client = new Redis(redis.url(1));
   });
   after(async () => {
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- unset when before() skipped
     await client?.quit();
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- unset when before() skipped
     await redis?.stop();
   });
   beforeEach(() => { root = mkdtempSync(join(tmpdir(), 'npu-remote-')); });

@@ -31,13 +31,13 @@ const DEPTH = 100_000;
 const deepAttr = JSON.stringify(neg([2])).replace('"out":"y"', `"out":"y","junk":${'['.repeat(DEPTH)}${']'.repeat(DEPTH)}`);
 
 // A hundred thousand and one equations: past the limit, but a file small enough to read (3.5 MB).
-const manyEqns = () => prog([['x', 'f32', [1]]], Array(100_001).fill({ op: 'neg', in: ['x'], out: 'y' }), ['y']);
+const manyEqns = () => prog([['x', 'f32', [1]]], new Array<Json>(100_001).fill({ op: 'neg', in: ['x'], out: 'y' }), ['y']);
 
 const cache = ['--cache-dir', '{dir}/cache'];
 
 export const cases: readonly HostileCase[] = [
   { name: 'validate: a shape of [1e9, 1e9] elements', setup: put('p.json', neg([1e9, 1e9])), cli: ['validate', '{dir}/p.json'], exit: 1, code: 'ResourceLimit' },
-  { name: 'validate: a shape of 64 twos (2^64 elements)', setup: put('p.json', neg(Array(64).fill(2))), cli: ['validate', '{dir}/p.json', '--json'], exit: 1, code: 'ResourceLimit' },
+  { name: 'validate: a shape of 64 twos (2^64 elements)', setup: put('p.json', neg(new Array<number>(64).fill(2))), cli: ['validate', '{dir}/p.json', '--json'], exit: 1, code: 'ResourceLimit' },
   {
     name: 'plan xdna2: a program whose host arena would be 7e19 bytes', setup: put('p.json', neg([2 ** 32, 2 ** 32])),
     cli: ['plan', '{dir}/p.json', '--target', 'xdna2', '--json'], exit: 1, code: 'ResourceLimit',

@@ -1,4 +1,5 @@
 /** Assertions shared by the ir tests. */
+import { inspect } from 'node:util';
 import { expect } from 'chai';
 import { EngineError } from '../../src/errors/index.js';
 
@@ -10,7 +11,7 @@ export function refusal(f: () => unknown, code: string, path: string): string {
   } catch (e) {
     caught = e;
   }
-  if (!(caught instanceof EngineError)) throw new Error(`expected ${code} at ${path}, got ${caught === undefined ? 'no error' : String(caught)}`);
+  if (!(caught instanceof EngineError)) throw new Error(`expected ${code} at ${path}, got ${caught === undefined ? 'no error' : inspect(caught)}`);
   const wire = caught.toWire();
   expect({ code: wire.code, path: wire['path'] }, wire.message).to.deep.equal({ code, path });
   expect(wire['reason']).to.be.a('string').and.not.equal('');

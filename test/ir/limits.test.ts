@@ -33,7 +33,7 @@ const neg = (shape: number[]) => prog([['x', 'f32', shape]], [{ op: 'neg', in: [
 describe('ir/limits', () => {
   it('refuses an arg of more elements than a tensor may hold, counted exactly', () => {
     expect(limit(() => check(neg([1e9, 1e9])))).to.deep.equal({ code: 'ResourceLimit', what: 'elements-per-tensor', needed: 1e18, max: 2 ** 28, place: '/args/0/shape' });
-    expect(limit(() => check(neg(Array(64).fill(2))))).to.deep.include({ what: 'elements-per-tensor', needed: 2 ** 64, place: '/args/0/shape' });
+    expect(limit(() => check(neg(new Array<number>(64).fill(2))))).to.deep.include({ what: 'elements-per-tensor', needed: 2 ** 64, place: '/args/0/shape' });
     // One element past the limit, and the limit itself.
     expect(limit(() => check(neg([2 ** 14, 2 ** 14 + 1])))).to.deep.include({ needed: 2 ** 28 + 2 ** 14 });
     expect(check(neg([2 ** 14, 2 ** 14])).types.get('y')).to.deep.equal({ dtype: 'f32', shape: [2 ** 14, 2 ** 14] });
@@ -86,7 +86,7 @@ describe('ir/limits', () => {
 
   it('refuses three million equations before decoding one', () => {
     const e = { op: 'neg', in: ['x'], out: 'y' };
-    const json = prog([['x', 'f32', [1]]], Array(3_000_000).fill(e), ['y']);
+    const json = prog([['x', 'f32', [1]]], new Array<Json>(3_000_000).fill(e), ['y']);
     expect(limit(() => parseProgram(json))).to.deep.equal({ code: 'ResourceLimit', what: 'equations', needed: 3_000_000, max: 100_000, place: '/eqns' });
     const decoded = { format: 'program@1' as const, name: 'p', args: [], eqns: Array(100_001).fill({ ...e, attrs: {} }), results: [], state: {} };
     expect(limit(() => checkProgram(decoded))).to.deep.include({ what: 'equations', needed: 100_001 });

@@ -51,6 +51,7 @@ describe('engine: a listener that throws never changes its job', function () {
     const job = engine.submit({ program: STEP_PROGRAM, target: 'cpu', inputs: stepInputs(3) });
     let once = 0;
     job.once('step', () => { once++; throw new Error('once'); });
+    // eslint-disable-next-line @typescript-eslint/no-misused-promises -- an async listener that rejects is the case under test
     job.on('done', async () => { await Promise.resolve(); throw new Error('async done'); });
     const r = await job.result;
     expect(r.stepCount).to.equal(3);
@@ -62,6 +63,7 @@ describe('engine: a listener that throws never changes its job', function () {
   it('with no error listener, the engine reports a listener error as a process warning', async () => {
     const quiet = createEngine({ cacheDir: tmp.dir });
     const warned: unknown[] = [];
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- saved to be put back on the same object, never called detached
     const original = process.emitWarning;
     process.emitWarning = ((w: unknown) => { warned.push(w); });
     try {

@@ -6,7 +6,7 @@ interface RefPoint { readonly x: string; readonly erf: string; readonly erfc: st
 interface RefFile { readonly digits: number; readonly points: readonly RefPoint[] }
 
 // Compiled tests live at <outDir>/test/numerics/, and outDir is a direct child of the repository root.
-const REF: RefFile = JSON.parse(readFileSync(new URL('../../../test/fixtures/erf_reference.json', import.meta.url), 'utf8'));
+const REF = JSON.parse(readFileSync(new URL('../../../test/fixtures/erf_reference.json', import.meta.url), 'utf8')) as RefFile;
 
 /**
  * The bounds asserted over the table. Measured: erf 0.4995 ulp (every table point correctly rounded;
@@ -35,7 +35,7 @@ function parseDecimal(s: string): { n: bigint; q: number } {
   const match = /^(-?)(\d+)(?:\.(\d*))?(?:e([+-]?\d+))?$/i.exec(s.trim());
   if (!match) throw new Error(`not a decimal: ${s}`);
   const frac = match[3] ?? '';
-  const n = BigInt((match[1] ?? '') + match[2] + frac);
+  const n = BigInt((match[1] ?? '') + (match[2] ?? '') + frac);
   return { n, q: Number(match[4] ?? 0) - frac.length };
 }
 

@@ -128,6 +128,9 @@ describe('ops/row_kernel', () => {
     refuses('row_kernel', [x], b(['x'], [step('add', ['x'], 'y')], ['y']), '/body/steps/0/in');
     refuses('row_kernel', [x], b(['x'], [step('reduce_sum', ['x'], 's'), step('reduce_max', ['s'], 'm')], ['m']), '/body/steps/1/in/0');
     refuses('row_kernel', [ty('i32', [2, 4])], b(['x'], [step('exp', ['x'], 'y')], ['y']), '/body/steps/0/in/0');
+    // A reduce of a scalar names what it reduces: a step's name quoted, a literal by its value (not [object Object]).
+    expect(refuses('row_kernel', [x], b(['x'], [step('reduce_sum', ['x'], 's'), step('reduce_max', ['s'], 'm')], ['m']), '/body/steps/1/in/0').reason).to.contain('"s" is already a scalar');
+    expect(refuses('row_kernel', [x], b(['x'], [step('reduce_sum', [{ lit: 2 }], 's')], ['s']), '/body/steps/0/in/0').reason).to.contain('the literal 2 is already a scalar');
   });
 
   it('refuses operands that are not rows of one shape and dtype', () => {

@@ -49,6 +49,6 @@ describe('running the suite', function () {
     const file = join(dir, 'printed.test.mjs');
     writeFileSync(file, `it('c', function () { console.log('      skipped: no gadget here'); this.skip(); });`);
     const r = mocha(file);
-    expect(() => JSON.parse(r.stdout)).to.throw(SyntaxError);
+    expect(() => { JSON.parse(r.stdout); }).to.throw(SyntaxError);
   });
 });

@@ -72,11 +72,11 @@ describe('seal/cli', () => {
 
     const wrongPub = capture();
     expect(sealVerifyCommand(out, { pub: `${pre}.key`, json: true }, wrongPub)).to.equal(1);
-    expect(JSON.parse(wrongPub.outs[0]!).error.reason).to.equal('bad-key');
+    expect((JSON.parse(wrongPub.outs[0]!) as { error: { reason: string } }).error.reason).to.equal('bad-key');
 
     const usage = capture();
     expect(sealVerifyCommand(out, { pub: join(tmp.dir, 'nope.pub'), json: true }, usage)).to.equal(2);
-    expect(JSON.parse(usage.outs[0]!).error.code).to.equal('UsageError');
+    expect((JSON.parse(usage.outs[0]!) as { error: { code: string } }).error.code).to.equal('UsageError');
     expect(sealCheckCommand(join(tmp.dir, 'no-such-set'), {}, capture())).to.equal(2);
     expect(sealWriteCommand(src, { key: `${pre}.key`, kernelKey: '' }, capture())).to.equal(2);
   });

@@ -117,6 +117,7 @@ describe('serve: a misbehaving add-on is an AddonError naming it and the hook', 
 describe('add-ons: the load bound from NPU_OFFLOAD_ADDON_LOAD_MS', () => {
   const KEY = 'NPU_OFFLOAD_ADDON_LOAD_MS';
   const was = process.env[KEY];
+  // eslint-disable-next-line @typescript-eslint/no-dynamic-delete -- delete is how an environment variable is unset
   afterEach(() => { if (was === undefined) delete process.env[KEY]; else process.env[KEY] = was; });
   const refused = (v: string): unknown => { process.env[KEY] = v; try { addonLoadMs(); return undefined; } catch (e) { return e; } };
 

@@ -28,7 +28,7 @@ describe('serve: chat completions with llama, qwen2, phi3, minicpm, gemma3 and q
       const path = join(dir, `${arch}.gguf`);
       writeFileSync(path, tinyQwen3Gguf({ ...TINY, arch, seed: 11 }));
       const s = await startServer(path, { chatTemplate: TEMPLATE });
-      let content = '';
+      let content: string;
       try {
         const r = await s.client.chat.completions.create({ model: 'tiny', max_tokens: 6, temperature: 0, messages: [{ role: 'user', content: 'hello there' }] });
         expect(r.choices).to.have.length(1);

@@ -111,7 +111,7 @@ describe('serve: messages and prompts as real clients send them (issue 26, item 
     expect(nested.choices.map((c) => c.text)).to.deep.equal([one.choices[0]!.text, one.choices[0]!.text]);
     // Streamed, the choices come in order, each with its index.
     const texts = ['', ''];
-    for await (const ch of await s.client.completions.create({ ...GREEDY, prompt: ['abc', 'xyz'], stream: true })) for (const c of ch.choices) texts[c.index] += c.text;
+    for await (const ch of await s.client.completions.create({ ...GREEDY, prompt: ['abc', 'xyz'], stream: true })) for (const c of ch.choices) texts[c.index] = (texts[c.index] ?? '') + c.text;
     expect(texts).to.deep.equal([one.choices[0]!.text, two.choices[0]!.text]);
     const bad = await post(s.url, 'completions', { prompt: [1, 2, 100000] });
     expect(bad.status).to.equal(400);
@@ -424,7 +424,7 @@ describe('serve: sampling on the wire (logprobs, n, logit_bias, penalties, top_k
     const chat = await s.client.chat.completions.create({ model: 'tiny', messages, max_tokens: 4, temperature: 1, seed: 5, n: 2 });
     expect(chat.choices.map((c) => c.index)).to.deep.equal([0, 1]);
     const streamed = ['', ''];
-    for await (const ch of await s.client.chat.completions.create({ model: 'tiny', messages, max_tokens: 4, temperature: 1, seed: 5, n: 2, stream: true })) for (const c of ch.choices) streamed[c.index] += c.delta.content ?? '';
+    for await (const ch of await s.client.chat.completions.create({ model: 'tiny', messages, max_tokens: 4, temperature: 1, seed: 5, n: 2, stream: true })) for (const c of ch.choices) streamed[c.index] = (streamed[c.index] ?? '') + (c.delta.content ?? '');
     expect(streamed).to.deep.equal(chat.choices.map((c) => c.message.content));
   });
 

@@ -230,6 +230,7 @@ describe('host conformance: programs of the oracle\'s kind run on host with the 
     tmp = tempDir();
     engine = createEngine({ cacheDir: tmp.dir });
   });
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- both are unset when before() skipped
   after(async () => { await engine?.close(); tmp?.remove(); });
 
   it(`holds at least 40 programs covering every op of the op table but the collective`, () => {

@@ -213,7 +213,8 @@ function ropeAt(e: CheckedEqn, producer: Map<string, CheckedEqn>, readers: Map<s
   if (muls.some((m) => m === null)) return null;
   // Each mul's operands: one slice of x (lo or hi half) and one broadcast table (cos or sin).
   type Term = { half: 'lo' | 'hi'; table: string; tableKind?: string; slice: CheckedEqn; bcast: CheckedEqn };
-  let x: string | null = null;
+  // Set inside termOf(): a `let x: string | null = null` would read as always null after the calls.
+  let x = null as string | null;
   const termOf = (m: CheckedEqn): Term | null => {
     for (const [a, b] of [[0, 1], [1, 0]] as const) {
       const sl = by(m.eqn.in[a], 'slice');
@@ -232,7 +233,7 @@ function ropeAt(e: CheckedEqn, producer: Map<string, CheckedEqn>, readers: Map<s
     }
     return null;
   };
-  const [a, b, c, d] = muls.map((m) => termOf(m!)) as (Term | null)[];
+  const [a, b, c, d] = muls.map<Term | null>((m) => termOf(m!));
   if (a == null || b == null || c == null || d == null || x === null) return null;
   // y1 = x1*cos - x2*sin; y2 = {x2*cos, x1*sin} in either order.
   if (a.half !== 'lo' || b.half !== 'hi') return null;

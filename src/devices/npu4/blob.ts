@@ -72,7 +72,7 @@ function checkGraph(json: unknown, constBytes: number, fail: (d: string) => neve
     }
     const node = checked[(a as unknown as GraphArg).node];
     // Which kind of layer it binds is checked after the argument check, which names a wrong direction.
-    if (!node || (node.op !== 'Parameter' && node.op !== 'Result')) fail(`argument ${String(a.name)} binds no Parameter or Result layer`);
+    if (!node || (node.op !== 'Parameter' && node.op !== 'Result')) fail(`argument ${a.name} binds no Parameter or Result layer`);
   });
   const expected = json.expected as unknown[];
   expected.forEach((e, i) => {
@@ -81,7 +81,8 @@ function checkGraph(json: unknown, constBytes: number, fail: (d: string) => neve
       fail(`expected argument ${i} is malformed`);
     }
   });
-  return { compiler: { name: String(c.name), version: String(c.version) }, name: String(json.name ?? ''), nodes: checked, args: args as GraphArg[], expected: expected as ExpectedArg[] };
+  if (json.name !== undefined && typeof json.name !== 'string') fail('the graph\'s name is not a string');
+  return { compiler: { name: c.name, version: c.version }, name: json.name ?? '', nodes: checked, args: args as GraphArg[], expected: expected as ExpectedArg[] };
 }
 
 function checkNode(n: unknown, i: number, constBytes: number, fail: (d: string) => never): void {

@@ -18,7 +18,7 @@ function num(a: GraphAttrs, k: string, fallback?: number): number {
 
 function ints(a: GraphAttrs, k: string): readonly number[] {
   const v = a[k];
-  if (Array.isArray(v)) return v;
+  if (Array.isArray(v)) return v as readonly number[];
   throw new Error(`attribute ${k} is missing`);
 }
 

@@ -16,22 +16,22 @@ import { bitsOf, fromBits, pow2 } from './f32.js';
 /** The operations every other core routine is built from; swap one to model a different (or broken) core. */
 export interface CorePrims {
   /** The core's adder on two f32 values. */
-  add(a: number, b: number): number;
+  readonly add: (a: number, b: number) => number;
   /** The core's multiplier on two f32 values. */
-  mul(a: number, b: number): number;
+  readonly mul: (a: number, b: number) => number;
   /** The core's divider on two f32 values. */
-  div(a: number, b: number): number;
+  readonly div: (a: number, b: number) => number;
 }
 
 const f = Math.fround;
 
 /** The routines built from the primitives. */
 export interface CoreFunctions {
-  exp(x: number): number;
-  log(x: number): number;
-  tanh(x: number): number;
-  erf(x: number): number;
-  sqrt(x: number): number;
+  readonly exp: (x: number) => number;
+  readonly log: (x: number) => number;
+  readonly tanh: (x: number) => number;
+  readonly erf: (x: number) => number;
+  readonly sqrt: (x: number) => number;
 }
 
 /** The core clamps exp's argument to +-EXP_CLAMP, so larger arguments saturate. */
@@ -54,7 +54,7 @@ const LOG_P = [
   7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1, 1.4249322787e-1,
   -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1,
 ].map(f);
-const SQRT_HALF = f(0.70710678118654752440);
+const SQRT_HALF = f(Math.SQRT1_2);
 const TANH_P = [-5.70498872745e-3, 2.06390887954e-2, -5.37397155531e-2, 1.33314422036e-1, -3.33332819422e-1].map(f);
 // Abramowitz and Stegun 7.1.26: erf x = 1 - t (a1 + t (a2 + ...)) e^(-x^2), t = 1 / (1 + p x); |error| <= 1.5e-7.
 const AS_P = f(0.3275911);

@@ -29,16 +29,16 @@ import { makeFunctions } from './coreFunctions.js';
 
 /** The whole core: its primitives and the routines built from them. */
 export interface CoreMath extends CorePrims, CoreFunctions {
-  sub(a: number, b: number): number;
-  neg(a: number): number;
-  recip(a: number): number;
+  readonly sub: (a: number, b: number) => number;
+  readonly neg: (a: number) => number;
+  readonly recip: (a: number) => number;
   /** a >= b as the comparator answers (false when either is NaN). */
-  ge(a: number, b: number): boolean;
+  readonly ge: (a: number, b: number) => boolean;
   /**
    * Compare and select on the integer comparator (f32.ts orderKey): the larger operand, +0 over -0;
    * a NaN with its sign clear wins over everything, one with its sign set loses (outside the domain).
    */
-  max(a: number, b: number): number;
+  readonly max: (a: number, b: number) => number;
 }
 
 /** The core's adder: the exact sum of two f32, truncated toward zero to f32 (see the file's doc). */

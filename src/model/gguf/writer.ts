@@ -101,7 +101,7 @@ function array(o: Out, a: GgufArray, path: string): void {
 
 function value(o: Out, v: GgufValue, path: string): void {
   const t = GGUF_VALUE_TYPES.indexOf(v.type);
-  if (t < 0) throw new InvalidInput(path, `unknown GGUF value type ${String(v.type)}`);
+  if (t < 0) throw new InvalidInput(path, `unknown GGUF value type ${v.type}`);
   o.u32(t);
   if (v.type === 'array') array(o, v, path);
   else scalar(o, v.type, v.value, path);
@@ -110,8 +110,11 @@ function value(o: Out, v: GgufValue, path: string): void {
 /** Writes a GGUF file; `general.alignment` in the metadata (a u32 power of two) sets the alignment. */
 export function writeGguf(input: WriteGgufInput): Uint8Array {
   const version = input.version ?? 3;
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- the type says 2 | 3; a JavaScript caller may pass anything
   if (version !== 2 && version !== 3) throw new InvalidInput('/version', `GGUF version ${String(version)} cannot be written: use 2 or 3`);
-  const meta = input.metadata === undefined ? [] : input.metadata instanceof Map ? [...input.metadata] : Object.entries(input.metadata);
+  // `instanceof Map` does not narrow a ReadonlyMap away (an interface), so the record is named.
+  const meta: [string, GgufValue][] = input.metadata === undefined ? [] : input.metadata instanceof Map ? [...(input.metadata as ReadonlyMap<string, GgufValue>)]
+    : Object.entries(input.metadata as Readonly<Record<string, GgufValue>>);
   const tensors = input.tensors ?? [];
   const align = meta.find(([k]) => k === 'general.alignment')?.[1];
   let alignment = DEFAULT_ALIGNMENT;

@@ -145,7 +145,6 @@ class Compiler {
       if (own.length > 0) throw new InvalidOptions(keyPath(path, own[0]!), 'a schema with anyOf takes no other keywords here (put them in each branch)');
       return alt(...s.anyOf.map((x, i) => this.schema(x, `${p}[${i}]`, depth + 1)));
     }
-    let types: JsonType[];
     if (s.type === undefined) {
       const used = Object.keys(s).filter((k) => KNOWN.has(k));
       if (used.length > 0) throw new InvalidOptions(keyPath(path, used[0]!), `${used[0]} needs a "type"`);
@@ -154,7 +153,7 @@ class Compiler {
     const tp = keyPath(path, 'type');
     const list = Array.isArray(s.type) ? s.type : [s.type];
     if (list.length === 0) throw new InvalidOptions(tp, 'type lists at least one type');
-    types = list.map((t, i) => {
+    const types: JsonType[] = list.map((t, i) => {
       if (!TYPES.includes(t as JsonType)) throw new InvalidOptions(Array.isArray(s.type) ? `${tp}[${i}]` : tp, `type is one of ${TYPES.join(', ')}, not ${JSON.stringify(t)}`);
       return t as JsonType;
     });

@@ -22,7 +22,7 @@ export function converterIdentity(): ConverterIdentity {
   if (identity === undefined) {
     // dist/src/model/pack/identity.js -> the package root, whatever the out dir is called.
     const pkg = JSON.parse(readFileSync(new URL('../../../../package.json', import.meta.url), 'utf8')) as { name?: unknown; version?: unknown };
-    identity = { name: String(pkg.name ?? 'npu-offload'), version: String(pkg.version ?? '0.0.0'), packer: PACKER_VERSION };
+    identity = { name: typeof pkg.name === 'string' ? pkg.name : 'npu-offload', version: typeof pkg.version === 'string' ? pkg.version : '0.0.0', packer: PACKER_VERSION };
   }
   return identity;
 }

@@ -77,7 +77,7 @@ export function planPack(f: GgufFile, ggufPath: string): PackPlan {
 
 /** The tokenizer.json a --tokenizer argument names (a directory holding it, or the file). */
 export function tokenizerFile(arg: string): string {
-  let isDir = false;
+  let isDir: boolean;
   try { isDir = statSync(arg).isDirectory(); } catch { throw new UsageError(`--tokenizer ${arg}: no such file or directory`); }
   const file = isDir ? join(arg, 'tokenizer.json') : arg;
   if (!existsSync(file)) throw new UsageError(`--tokenizer ${arg}: there is no tokenizer.json in it`);

@@ -79,7 +79,7 @@ function compareQ41(g: FileReader, q: FileReader, at: number, t: PlannedTensor, 
         const tile = tiles[G >> 3]!;
         const base = r * TILE_COLS + (G & 7) * 32;
         const x = r * t.cols + G * 32;
-        let groupBound = 0;
+        let groupBound: number;
         let dScale = 0;
         if (t.method === 'repack') [dScale, groupBound] = repackDeltas(scales[G]!, zeros[G]!);
         else {

@@ -123,6 +123,7 @@ function parseMetadata(v: unknown): Record<string, string> {
 function parseEntry(name: string, v: unknown): Q4nxTensorInfo {
   if (!isRecord(v)) throw new Q4nxError(name, 'entry is not an object');
   const { dtype, shape, data_offsets: offs } = v;
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-conversion -- JSON.stringify(undefined) is undefined, whatever its type says
   if (typeof dtype !== 'string' || !isDtype(dtype)) throw new Q4nxError(name, `unknown dtype ${escapeControl(String(JSON.stringify(dtype)))}`);
   if (!Array.isArray(shape) || !shape.every(isCount)) throw new Q4nxError(name, 'shape is not a list of non-negative integers');
   if (!Array.isArray(offs) || offs.length !== 2 || !isCount(offs[0]) || !isCount(offs[1])) {

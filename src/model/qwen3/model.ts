@@ -357,7 +357,7 @@ export class Qwen3Model {
     if (given !== 1) throw new InvalidOptions('prompt', `give exactly one of prompt, promptIds and messages (${given} given)`);
     if (r.promptIds !== undefined) {
       if (!Array.isArray(r.promptIds)) throw new InvalidOptions('promptIds', 'an array of token ids');
-      return [...r.promptIds];
+      return [...(r.promptIds as readonly number[])]; // Array.isArray narrowed it to any[]
     }
     if (r.prompt !== undefined) {
       if (typeof r.prompt !== 'string') throw new InvalidOptions('prompt', `a string, not ${typeof r.prompt}`);

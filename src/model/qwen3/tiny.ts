@@ -103,13 +103,13 @@ export function tinyQwen3Config(o: TinyQwen3Options = {}): TinyQwen3Config {
 function check(c: TinyQwen3Config): void {
   architecture(c.arch, '/arch');
   if (c.ropeDims !== 0 && (c.ropeDims % 2 !== 0 || c.ropeDims > c.headDim)) throw new InvalidInput('/ropeDims', `an even count up to the head dim, not ${c.ropeDims}`);
-  if (!QUANT_TYPES.includes(c.type)) throw new InvalidInput('/type', `unknown type ${String(c.type)}`);
+  if (!QUANT_TYPES.includes(c.type)) throw new InvalidInput('/type', `unknown type ${c.type}`);
   const block = quantTypeInfo(c.type).blockSize;
   for (const [k, v] of Object.entries(c)) {
     if (k !== 'seed' && k !== 'ropeDims' && k !== 'longRope' && k !== 'yarn' && k !== 'yarnContext' && typeof v === 'number' && !(v > 0)) throw new InvalidInput(`/${k}`, `${k} must be positive, got ${v}`);
   }
   for (const [name, t] of Object.entries(c.types)) {
-    if (!QUANT_TYPES.includes(t)) throw new InvalidInput(`/types/${name}`, `unknown type ${String(t)}`);
+    if (!QUANT_TYPES.includes(t)) throw new InvalidInput(`/types/${name}`, `unknown type ${t}`);
     const k = name.includes('ffn_down') ? c.intermediate : name.includes('attn_output') ? c.heads * c.headDim : c.hidden;
     if (k % quantTypeInfo(t).blockSize !== 0) {
       throw new InvalidInput(`/types/${name}`, `${name} cannot be ${t}: its rows do not hold whole ${t} blocks`);

@@ -30,6 +30,7 @@ const esc = (c: string): string => (SYNTAX.includes(c) || c === '-' ? `\\${c}` :
 export function folded(c: string, inClass: boolean): string {
   const lo = c.toLowerCase();
   const up = c.toUpperCase();
+  // eslint-disable-next-line @typescript-eslint/no-misused-spread -- code points are what is counted here
   if (lo === up || [...lo].length !== 1 || [...up].length !== 1) return inClass ? esc(c) : escOutside(c);
   const set = lo === c || up === c ? `${esc(lo)}${esc(up)}` : `${esc(c)}${esc(lo)}${esc(up)}`;
   return inClass ? set : `[${set}]`;

@@ -20,7 +20,7 @@ function readLine(): string {
   const buf = Buffer.alloc(64);
   let text = '';
   while (!text.includes('\n')) {
-    let n = 0;
+    let n: number;
     try {
       n = readSync(0, buf, 0, buf.length, null);
     } catch (e) {

@@ -1,4 +1,5 @@
 /** Programs for the AIE region compiler tests, built with the builder API and checked. */
+import { inspect } from 'node:util';
 import { expect } from 'chai';
 import { EngineError } from '../../../src/errors/index.js';
 import { program } from '../../../src/ops/builder.js';
@@ -98,7 +99,7 @@ export function expectRefusal(f: () => unknown, code: string, fields: Record<str
   } catch (e) {
     caught = e;
   }
-  if (!(caught instanceof EngineError)) throw new Error(`expected ${code}, got ${caught === undefined ? 'no error' : String(caught)}`);
+  if (!(caught instanceof EngineError)) throw new Error(`expected ${code}, got ${caught === undefined ? 'no error' : inspect(caught)}`);
   const wire = caught.toWire();
   expect(wire.code, wire.message).to.equal(code);
   for (const [k, v] of Object.entries(fields)) expect(wire[k], `${code}.${k}`).to.deep.equal(v);

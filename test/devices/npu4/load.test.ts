@@ -70,6 +70,17 @@ describe('devices/npu4: loading a blob', () => {
     expect((e as LoadFailed).detail).to.match(/1\.37\.2/);
   });
 
+  it('refuses a blob whose graph name is not a string (LoadFailed naming it), and loads one with no name', async () => {
+    const blob = decodeBlob(npu4Artifact(prog()).bytes, 'test');
+    const odd = encodeBlob({ ...blob.graph, name: { not: 'a string' } as unknown as string }, blob.constants);
+    const e = await rejection(new Npu4SimDevice().load({ target: 'npu4', bytes: odd }));
+    expect(e).to.be.instanceOf(LoadFailed);
+    expect((e as LoadFailed).detail).to.match(/graph's name is not a string/);
+    const { name: _name, ...unnamed } = blob.graph;
+    const plain = encodeBlob(unnamed as typeof blob.graph, blob.constants);
+    expect(decodeBlob(plain, 'test').graph.name).to.equal('');
+  });
+
   for (const field of ['name', 'order', 'direction', 'extent', 'precision'] as const satisfies readonly ArgumentField[]) {
     it(`a compiler that got an argument's ${field} wrong is ArgumentMismatch(arg, '${field}') before anything runs`, async () => {
       for (const arg of ['w', 'result:y']) {

@@ -138,11 +138,11 @@ describe('xdna2 simulated device', () => {
   it('refuses at load what the array cannot run: past a bound, or a core no kernel implements', async () => {
     const dev = new Xdna2SimDevice();
     const big = damaged((m) => ({ ...m, cores: m.cores.map((c, i) => (i === 0 ? { ...c, localBytes: 64513 } : c)) }));
-    expect(String((await rejection(dev.load(big)) as Error).message)).to.match(/64513 tile-local bytes/);
+    expect((await rejection(dev.load(big)) as Error).message).to.match(/64513 tile-local bytes/);
     const min = damaged((m) => ({ ...m, cores: m.cores.map((c, i) => (i === 0 ? { ...c, op: 'min' } : c)) }));
     expect(await rejection(dev.load(min))).to.be.instanceOf(LoadFailed);
     const early = damaged((m) => ({ ...m, cores: [...m.cores].reverse() }));
-    expect(String((await rejection(dev.load(early)) as Error).message)).to.match(/before any earlier core writes it/);
+    expect((await rejection(dev.load(early)) as Error).message).to.match(/before any earlier core writes it/);
     expect(dev.live().contexts).to.equal(0);
   });
 });

@@ -118,7 +118,7 @@ describe('gguf fuzz', function () {
         }
       } catch (e) {
         if (!(e instanceof GgufError)) {
-          throw new Error(`iteration ${i}: ${e instanceof Error ? `${e.constructor.name}: ${e.message}` : String(e)}`);
+          throw new Error(`iteration ${i}: ${e instanceof Error ? `${e.constructor.name}: ${e.message}` : String(e)}`, { cause: e });
         }
         refused++;
       }

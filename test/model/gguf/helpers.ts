@@ -70,7 +70,7 @@ export const EVERY_TYPE: ReadonlyMap<string, GgufValue> = new Map<string, GgufVa
   ['t.u8', gv.u8(255)], ['t.i8', gv.i8(-128)], ['t.u16', gv.u16(65535)], ['t.i16', gv.i16(-32768)],
   ['t.u32', gv.u32(0xffffffff)], ['t.i32', gv.i32(-0x80000000)], ['t.f32', gv.f32(Math.fround(3.14159))],
   ['t.bool', gv.bool(true)], ['t.bool0', gv.bool(false)], ['t.string', gv.str('héllo, 世界 🎉')], ['t.empty', gv.str('')],
-  ['t.u64', gv.u64(2n ** 64n - 1n)], ['t.i64', gv.i64(-(2n ** 63n))], ['t.f64', gv.f64(-1.2345678901234567e-300)],
+  ['t.u64', gv.u64(2n ** 64n - 1n)], ['t.i64', gv.i64(-(2n ** 63n))], ['t.f64', gv.f64(-1.2345678901234568e-300)],
   ['t.f32neg0', gv.f32(-0)],
   ['a.u8', gv.numbers('u8', [0, 1, 255])], ['a.i16', gv.numbers('i16', [-1, 2])], ['a.f32', gv.numbers('f32', [0.5, -2])],
   ['a.f64', gv.numbers('f64', [Math.PI])], ['a.i32', gv.numbers('i32', [])], ['a.u64', gv.bigints('u64', [0n, 2n ** 63n])],

@@ -87,6 +87,7 @@ describe('grammar: JSON Schema compiler', () => {
       for (let depth = 0; depth < 6 && live.length > 0; depth++) {
         const next: string[] = [];
         for (const p of live) {
+          // eslint-disable-next-line @typescript-eslint/no-misused-spread -- one character at a time, all ASCII
           const kids = [...'-0123456789.'].map((c) => p + c).filter((q) => numberFeasible(r, q));
           expect(kids.length > 0 || numberComplete(r, p), `${JSON.stringify(r)} dead at ${JSON.stringify(p)}`).to.equal(true);
           if (numberComplete(r, p)) seen++;
@@ -152,6 +153,7 @@ describe('grammar: constrained decoding over a vocabulary', function () {
     const rand = mulberry32(seed);
     const ids: number[] = [];
     for (let i = 0; i < max; i++) {
+      // eslint-disable-next-line @typescript-eslint/no-misused-spread -- the decoded text's code points are what is tested
       const logits = Array.from({ length: tok.vocabSize }, (_, id) => rand() + ([...(tok.decode([id]))].some((c) => favour.includes(c)) ? 3 : 0));
       const id = argmax(d.mask(logits));
       if (tok.eosIds.includes(id)) return { text: tok.decode(ids), ended: true };
@@ -198,7 +200,7 @@ describe('grammar: constrained decoding over a vocabulary', function () {
   });
 
   it('negative control: a grammar that drops a bound lets an invalid value through', () => {
-    const loose = structuredClone(SCHEMA) as typeof SCHEMA;
+    const loose = structuredClone(SCHEMA);
     (loose.properties.age as { maximum?: number }).maximum = undefined;
     delete (loose.properties.age as { maximum?: number }).maximum;
     const g = compileJsonSchema(loose);

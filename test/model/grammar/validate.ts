@@ -38,6 +38,7 @@ function validate(schema: Schema, value: unknown, root: Schema = schema, path = 
     if (typeof s.exclusiveMaximum === 'number' && value >= s.exclusiveMaximum) return `${path}: ${value} >= exclusiveMaximum`;
   }
   if (typeof value === 'string') {
+    // eslint-disable-next-line @typescript-eslint/no-misused-spread -- a JSON Schema length counts code points
     const n = [...value].length;
     if (typeof s.minLength === 'number' && n < s.minLength) return `${path}: length ${n} < minLength`;
     if (typeof s.maxLength === 'number' && n > s.maxLength) return `${path}: length ${n} > maxLength`;

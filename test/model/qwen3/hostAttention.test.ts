@@ -29,6 +29,7 @@ describe('model/qwen3: run --verify on host with the fused attention', function 
     try { h = loadHostKernels(); } catch { this.skip(); }
   });
   beforeEach(() => { tmp = tempDir(); engine = createEngine({ cacheDir: tmp.dir }); });
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- unset when beforeEach() failed before setting them
   afterEach(async () => { await engine?.close(); tmp?.remove(); });
 
   const { cfg, weights, values } = tinyF32Model(OPTS);

@@ -31,6 +31,7 @@ function learnMerges(count: number): { tokens: string[]; merges: string[] } {
   const split = splitPattern(compilePattern(GPT2_SPLIT_PATTERN), 'Isolated');
   const words = new Map<string, number>();
   for (const t of TEXTS) for (const p of preTokenizeAll(split, [t])) { const w = toByteLevel(p); words.set(w, (words.get(w) ?? 0) + 1); }
+  // eslint-disable-next-line @typescript-eslint/no-misused-spread -- a word's symbols are its code points
   const seqs = [...words].map(([w, n]) => ({ sym: [...w], n }));
   const tokens: string[] = [];
   const merges: string[] = [];
@@ -96,6 +97,7 @@ export function spmVocabulary(o: { spacePrefix?: boolean; bytes?: boolean } = {}
     for (const c of s) chars.add(c);
     for (let i = 0; i < s.length; i++) for (let n = 2; n <= 6 && i + n <= s.length; n++) {
       const p = s.slice(i, i + n);
+      // eslint-disable-next-line @typescript-eslint/no-misused-spread -- comparing code points with UTF-16 units finds astral text
       if ([...p].length === p.length && !/[\n\r\t]/.test(p)) counts.set(p, (counts.get(p) ?? 0) + 1);
     }
   }

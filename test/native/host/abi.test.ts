@@ -26,6 +26,7 @@ function sample(op: KernelOp): KernelCall {
   if (op === 'iota') fields.i32 = true;
   if (op === 'attention' || op === 'attention_f16') fields.kRows = true;
   // The rank and the padded extents and strides are written from the arrays, not given.
+  // eslint-disable-next-line @typescript-eslint/no-dynamic-delete -- dropping the fields the pattern names
   for (const f of Object.keys(fields)) if (/^(rank|[du]\d|[xy]s\d)$/.test(f)) delete fields[f];
   if (op === 'update') Object.assign(fields, { dims: [5, 6, 7], update: [1, 2, 3] });
   if (op === 'copy_strided') Object.assign(fields, { dims: [5, 6, 7], xStrides: [42, 7, 1], yStrides: [1, 5, 30] });
