@@ -7,7 +7,7 @@ import { centered } from '../../llamaCpp.js';
 import { cosine } from '../qwen3/helpers.js';
 
 /** The least top-two margin (in logits) at which llama.cpp's argmax must be ours (llama.test.ts's). */
-export const MARGIN = 0.2;
+const MARGIN = 0.2;
 
 /** llama.cpp's centered logits at each position of `ids`, its top-two margin there and its argmax. */
 export interface TheirLogits { readonly logits: number[][]; readonly margins: number[]; readonly top: number[] }
