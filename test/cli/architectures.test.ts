@@ -17,8 +17,8 @@ describe('cli: generate and gate with GGUFs of each architecture', function () {
   before(() => { dir = mkdtempSync(join(tmpdir(), 'arch-cli-')); });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('generate: a llama GGUF (separate output, rope_freqs) by token ids, host giving the cpu reference\'s greedy ids', async () => {
-    const path = gguf('llama.gguf', { ...TINY, arch: 'llama', tiedEmbeddings: false, ropeFreqs: true, ropeTheta: 500_000 });
+  /** `generate --prompt-ids` of 6 greedy tokens on host gives the cpu reference's ids. */
+  const hostGivesCpusIds = async (path: string): Promise<void> => {
     const ids = async (target: string) => {
       const r = await run('generate', path, '--prompt-ids', '104,101,108,108,111', '--max-tokens', '6', '--ctx', '32', '--repetition-penalty', '1', '--target', target, '--json');
       expect(r.status, r.err).to.equal(0);
@@ -27,6 +27,11 @@ describe('cli: generate and gate with GGUFs of each architecture', function () {
     const host = await ids('host');
     expect(host).to.have.length(6);
     expect(host).to.deep.equal(await ids('cpu'));
+  };
+
+  it('generate: a llama GGUF (separate output, rope_freqs) by token ids, host giving the cpu reference\'s greedy ids', async () => {
+    const path = gguf('llama.gguf', { ...TINY, arch: 'llama', tiedEmbeddings: false, ropeFreqs: true, ropeTheta: 500_000 });
+    await hostGivesCpusIds(path);
   });
 
   it('generate: a qwen2 GGUF from text (its own qwen2 tokenizer)', async () => {
@@ -46,14 +51,7 @@ describe('cli: generate and gate with GGUFs of each architecture', function () {
     expect(doc.prompt_tokens).to.equal(loadTokenizer(path).encode('the cat').length);
     // Up to 4 tokens: the random model may give its eos first.
     expect(doc.ids.length).to.be.within(1, 4);
-    const ids = async (target: string) => {
-      const r = await run('generate', path, '--prompt-ids', '104,101,108,108,111', '--max-tokens', '6', '--ctx', '32', '--repetition-penalty', '1', '--target', target, '--json');
-      expect(r.status, r.err).to.equal(0);
-      return (JSON.parse(r.out) as { ids: number[] }).ids;
-    };
-    const host = await ids('host');
-    expect(host).to.have.length(6);
-    expect(host).to.deep.equal(await ids('cpu'));
+    await hostGivesCpusIds(path);
     const g = await run('gate', path, '--ctx', '64');
     expect(g.status, g.out + g.err).to.equal(0);
     expect(g.out).to.match(/^gate: PASS$/m);
