@@ -276,6 +276,30 @@ struct V512 {
   // words then sums 8 products, and the 4 words are added into one, in the lane order of words16x4
   // (lane i is row (i/4) + 4*(i%4)). Integer sums are exact in any order, so I1 is q8Row1's and the
   // float steps are q8acc's lane by lane: the same bits as the general tile's.
+  // A block's 16 output sums from its four dpbusd words g[0..3] (each lane a word of 4 products).
+  template <int TYPE>
+  static inline __m512i tileSum(const __m512i* g, __m512i ones) {
+    if constexpr (TYPE == W_Q4_0) {
+      // A word's 8 products are at most 15 * 127 * 8 = 15240 in magnitude, so the words fit 16 bits
+      // and two rounds of pack (never saturating) and pairwise add (vpmaddwd by 1) sum them.
+      const __m512i ab = _mm512_madd_epi16(_mm512_packs_epi32(g[0], g[1]), ones);
+      const __m512i cd = _mm512_madd_epi16(_mm512_packs_epi32(g[2], g[3]), ones);
+      return _mm512_madd_epi16(_mm512_packs_epi32(ab, cd), ones);
+    } else {
+      // Up to 255 * 127 * 8 a word: 32 bits, added by two rounds of interleave and add.
+      const __m512i t0 = _mm512_add_epi32(_mm512_unpacklo_epi32(g[0], g[1]), _mm512_unpackhi_epi32(g[0], g[1]));
+      const __m512i t1 = _mm512_add_epi32(_mm512_unpacklo_epi32(g[2], g[3]), _mm512_unpackhi_epi32(g[2], g[3]));
+      return _mm512_add_epi32(_mm512_unpacklo_epi64(t0, t1), _mm512_unpackhi_epi64(t0, t1));
+    }
+  }
+  // acc + (sum - offset * x01) * (a1 * xd): a block's integer sums, less the codes' offset times the
+  // activations' sum x01, scaled by the weight scales a1 and the activation scale xd. One form for the
+  // one-row and the few-row kernels, so a row's bits are the same in either.
+  template <int TYPE>
+  static inline __m512 tileAcc(__m512 acc, __m512i sum, int32_t x01, __m512 a1, float xd) {
+    const __m512i i1 = _mm512_sub_epi32(sum, _mm512_set1_epi32((TYPE == W_Q8_0 ? 128 : 8) * x01));
+    return _mm512_add_ps(acc, _mm512_mul_ps(_mm512_cvtepi32_ps(i1), _mm512_mul_ps(a1, _mm512_set1_ps(xd))));
+  }
   template <int TYPE>
   static void q8Row1Full(const WeightView& w, int64_t n0, const int8_t* xq, const float* xd, const int32_t* xs, int64_t kb,
                          const uint8_t* next, size_t perBlock, float* y) {
@@ -320,22 +344,7 @@ struct V512 {
           g[k] = _mm512_dpbusd_epi32(g[k], _mm512_xor_si512(four(p + 16), flip), xhi);
         }
       }
-      __m512i sum;
-      if constexpr (TYPE == W_Q4_0) {
-        // A word's 8 products are at most 15 * 127 * 8 = 15240 in magnitude, so the words fit 16 bits
-        // and two rounds of pack (never saturating) and pairwise add (vpmaddwd by 1) sum them.
-        const __m512i ab = _mm512_madd_epi16(_mm512_packs_epi32(g[0], g[1]), ones);
-        const __m512i cd = _mm512_madd_epi16(_mm512_packs_epi32(g[2], g[3]), ones);
-        sum = _mm512_madd_epi16(_mm512_packs_epi32(ab, cd), ones);
-      } else {
-        // Up to 255 * 127 * 8 a word: 32 bits, added by two rounds of interleave and add.
-        const __m512i t0 = _mm512_add_epi32(_mm512_unpacklo_epi32(g[0], g[1]), _mm512_unpackhi_epi32(g[0], g[1]));
-        const __m512i t1 = _mm512_add_epi32(_mm512_unpacklo_epi32(g[2], g[3]), _mm512_unpackhi_epi32(g[2], g[3]));
-        sum = _mm512_add_epi32(_mm512_unpacklo_epi64(t0, t1), _mm512_unpackhi_epi64(t0, t1));
-      }
-      const int32_t x01 = xs[b * 2] + xs[b * 2 + 1];
-      const __m512i i1 = _mm512_sub_epi32(sum, _mm512_set1_epi32((TYPE == W_Q8_0 ? 128 : 8) * x01));
-      acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_cvtepi32_ps(i1), _mm512_mul_ps(a1, _mm512_set1_ps(xd[b]))));
+      acc = tileAcc<TYPE>(acc, tileSum<TYPE>(g, ones), xs[b * 2] + xs[b * 2 + 1], a1, xd[b]);
     }
     alignas(64) float o[16];
     _mm512_store_ps(o, acc);
@@ -394,19 +403,7 @@ struct V512 {
         const __m512i xhi = _mm512_broadcast_i32x4(ld(xq + at * 32 + 16));
         __m512i g[4];
         for (int k = 0; k < 4; k++) g[k] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), wl[k], xlo), wh[k], xhi);
-        __m512i sum;
-        if constexpr (TYPE == W_Q4_0) {
-          const __m512i ab = _mm512_madd_epi16(_mm512_packs_epi32(g[0], g[1]), ones);
-          const __m512i cd = _mm512_madd_epi16(_mm512_packs_epi32(g[2], g[3]), ones);
-          sum = _mm512_madd_epi16(_mm512_packs_epi32(ab, cd), ones);
-        } else {
-          const __m512i t0 = _mm512_add_epi32(_mm512_unpacklo_epi32(g[0], g[1]), _mm512_unpackhi_epi32(g[0], g[1]));
-          const __m512i t1 = _mm512_add_epi32(_mm512_unpacklo_epi32(g[2], g[3]), _mm512_unpackhi_epi32(g[2], g[3]));
-          sum = _mm512_add_epi32(_mm512_unpacklo_epi64(t0, t1), _mm512_unpackhi_epi64(t0, t1));
-        }
-        const int32_t x01 = xs[at * 2] + xs[at * 2 + 1];
-        const __m512i i1 = _mm512_sub_epi32(sum, _mm512_set1_epi32((TYPE == W_Q8_0 ? 128 : 8) * x01));
-        acc[r] = _mm512_add_ps(acc[r], _mm512_mul_ps(_mm512_cvtepi32_ps(i1), _mm512_mul_ps(a1, _mm512_set1_ps(xd[at]))));
+        acc[r] = tileAcc<TYPE>(acc[r], tileSum<TYPE>(g, ones), xs[at * 2] + xs[at * 2 + 1], a1, xd[at]);
       }
     }
     for (int r = 0; r < R; r++) {
