@@ -188,9 +188,8 @@ export function slotStateName(name: string, slot: number): string {
 /**
  * Where the KV cache of `ctx` positions holds the key (`which` 'k') or value ('v') of kv head `head`
  * at position `pos` in layer `layer`: the state tensor's name and the element offset of the row's
- * `length` (headDim) contiguous elements in it. The one place that knows the cache's layout
- * (cacheShapes' shapes, the programs' updates and attention read it so); InvalidOptions names an
- * index outside the model or the context.
+ * `length` (headDim) contiguous elements in it, found from cacheLayout's shape and position axis (the
+ * kv head on axis 0, the row the last axis); InvalidOptions names an index outside the model or the context.
  */
 export function cacheRow(c: Qwen3Config, ctx: number, which: 'k' | 'v', layer: number, head: number, pos: number): { readonly name: string; readonly offset: number; readonly length: number } {
   const within = (what: string, v: number, n: number): void => {
@@ -200,7 +199,12 @@ export function cacheRow(c: Qwen3Config, ctx: number, which: 'k' | 'v', layer: n
   within('layer', layer, c.layers);
   within('head', head, c.kvHeads);
   within('pos', pos, ctx);
-  return { name: `cache.${which}.${layer}`, offset: (head * ctx + pos) * c.headDim, length: c.headDim };
+  const name = `cache.${which}.${layer}`;
+  const { shape, positionAxis } = cacheLayout(c, ctx).get(name)!;
+  const index = shape.map((_, axis) => (axis === 0 ? head : axis === positionAxis ? pos : 0));
+  let offset = 0;
+  for (let axis = 0; axis < shape.length; axis++) offset = offset * shape[axis]! + index[axis]!;
+  return { name, offset, length: shape[shape.length - 1]! };
 }
 
 /** Attention of `q [T, H, D]` over the cache after this step's keys and values are written. */
