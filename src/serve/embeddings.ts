@@ -6,10 +6,12 @@
  * for and decode). Each input runs alone from an empty cache, so a vector is the same bits alone and in
  * a batch. The requests wait in the server's one queue behind generations.
  */
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply } from 'fastify';
 import { EngineError, InvalidOptions, ResourceLimit } from '../errors/index.js';
 import type { Pooling } from '../model/qwen3/embed.js';
 import type { GenerateRequest } from '../model/qwen3/model.js';
+import { SchemaRefusal } from './hooks.js';
+import { SHUTTING_DOWN } from './state.js';
 import { failure, failureOf, type WireFailure } from './wire.js';
 
 /** What the route needs of the served model (Qwen3Model has it; an add-on route's session need not). */
@@ -58,8 +60,8 @@ function inputFailure(e: unknown, field: string): WireFailure {
   return f;
 }
 
-/** How the server lets the route in: its admission checks and queue (server.ts). */
-export interface EmbeddingsHost {
+/** How the server lets the route in: its admission checks and queue (state.ts). */
+interface EmbeddingsHost {
   readonly modelId: string;
   readonly pooling: Pooling;
   /** The ready model, or the failure to answer (loading, failed, shutting down, queue full). */
@@ -75,12 +77,29 @@ interface Body {
   readonly dimensions?: unknown;
 }
 
+/** A body that is not a JSON object (the route's schema refuses it). */
+const NOT_AN_OBJECT = failure(400, 'invalid_request_error', 'InvalidOptions', 'the body is a JSON object', 'body');
+
+/** `POST /v1/embeddings`, a plugin: the route over the server's admission checks and queue. */
+export const embeddingsRoute: FastifyPluginAsync = async (app) => {
+  const s = app.served;
+  registerEmbeddings(app, {
+    modelId: s.modelId, pooling: s.options.pooling ?? 'mean',
+    admit: () => s.refusal() ?? { model: s.holder.model },
+    queued: async (work) => {
+      s.inFlight++;
+      return s.enqueue(async () => {
+        try { return s.closing ? undefined : { value: await work() }; } finally { s.inFlight--; }
+      });
+    },
+  });
+};
+
 /** Registers `POST /v1/embeddings` on `app`. */
-export function registerEmbeddings(app: FastifyInstance, host: EmbeddingsHost): void {
+function registerEmbeddings(app: FastifyInstance, host: EmbeddingsHost): void {
   const send = (reply: FastifyReply, f: WireFailure) => reply.code(f.status).send(f.body);
-  app.post('/v1/embeddings', async (req, reply) => {
-    const body = req.body as Body | null | undefined;
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) return send(reply, failure(400, 'invalid_request_error', 'InvalidOptions', 'the body is a JSON object', 'body'));
+  app.post('/v1/embeddings', { schema: { body: { type: 'object' } }, schemaErrorFormatter: () => new SchemaRefusal(NOT_AN_OBJECT) }, async (req, reply) => {
+    const body = req.body as Body;
     if (body.model !== host.modelId) return send(reply, failure(404, 'invalid_request_error', 'model_not_found', `no model ${JSON.stringify(body.model ?? null)} here (this server serves ${JSON.stringify(host.modelId)})`, 'model'));
     const format = body.encoding_format ?? 'float';
     if (format !== 'float' && format !== 'base64') return send(reply, failure(400, 'invalid_request_error', 'InvalidOptions', `encoding_format is float or base64, not ${JSON.stringify(format)}`, 'encoding_format'));
@@ -111,7 +130,7 @@ export function registerEmbeddings(app: FastifyInstance, host: EmbeddingsHost): 
       }
       return { data, tokens };
     });
-    if (done === undefined) return send(reply, failure(503, 'server_error', 'ShuttingDown', 'the server is shutting down'));
+    if (done === undefined) return send(reply, SHUTTING_DOWN);
     const r = done.value;
     if ('status' in r) return send(reply, r);
     return { object: 'list', data: r.data, model: host.modelId, usage: { prompt_tokens: r.tokens, total_tokens: r.tokens } };

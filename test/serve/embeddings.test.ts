@@ -134,6 +134,18 @@ describe('serve: /v1/embeddings (issue 26, item 6)', function () {
     expect(metrics).to.match(/npu_offload_requests_total\{route="\/v1\/embeddings",status="400"\} 9/);
   });
 
+  it('a body that is not a JSON object is the route\'s own 400 (its schema), a JSON object past it is checked as before', async () => {
+    for (const body of ['[1]', '"x"', 'null', '7']) {
+      const r = await fetch(`${s.url}/v1/embeddings`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      expect(r.status, body).to.equal(400);
+      expect(await r.json(), body).to.deep.equal({ error: { message: 'the body is a JSON object', type: 'invalid_request_error', code: 'InvalidOptions', param: 'body' } });
+    }
+    // Negative control: an object without input gets past the schema to the route's own check of input.
+    const r = await post(s.url, {});
+    expect(r.status).to.equal(400);
+    expect(r.json.error!.param).to.equal('input');
+  });
+
   it('the hidden-state program is a variant: the logits programs keep their names and results', () => {
     const src = openModelSource(model.path);
     const shape = { tokens: 4, ctx: 64, allLogits: true };

@@ -24,6 +24,29 @@ describe('serve: keys, the queue, loading and a missed deadline', function () {
     } finally { await s.server.close(); }
   });
 
+  it('the key guards every route but the pages and health, unknown paths included; without --api-key none is guarded', async () => {
+    const s = await startServer(model.path, { apiKey: 'sesame' });
+    const plain = await startServer(model.path);
+    try {
+      const status = async (url: string, path: string, key?: string, body?: unknown) => (await fetch(`${url}${path}`, {
+        ...(body !== undefined ? { method: 'POST', body: JSON.stringify(body) } : {}),
+        headers: { ...(key !== undefined ? { authorization: `Bearer ${key}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      })).status;
+      for (const open of ['/', '/status', '/favicon.ico', '/v1/health', '/status?x=1']) expect(await status(s.url, open), open).to.be.oneOf([200, 204]);
+      const guarded: [string, unknown?][] = [['/v1/models'], ['/v1/status'], ['/metrics'], ['/v1/nothing'], ['/nothing'], ['/v1/chat/completions', {}], ['/v1/embeddings', {}]];
+      for (const [path, body] of guarded) {
+        expect(await status(s.url, path, undefined, body), `${path} without the key`).to.equal(401);
+        expect(await status(s.url, path, 'guess', body), `${path} with a wrong key`).to.equal(401);
+      }
+      // With the key (and on a server without one) the same paths get their own answers.
+      for (const url of [s.url, plain.url]) {
+        expect(await status(url, '/metrics', 'sesame')).to.equal(200);
+        expect(await status(url, '/v1/nothing', 'sesame')).to.equal(404);
+        expect(await status(url, '/v1/chat/completions', 'sesame', {})).to.equal(400);
+      }
+    } finally { await s.server.close(); await plain.server.close(); }
+  });
+
   it('past --max-queue waiting requests a request gets 429; the running and waiting ones are served', async () => {
     // Each token of the running generation waits for the test's go, so the queue's state is known.
     let go!: () => void;
