@@ -6,7 +6,7 @@ import type { Llama } from '../../llamaCpp.js';
 import { centered } from '../../llamaCpp.js';
 import { cosine } from '../qwen3/helpers.js';
 
-/** The least top-two margin (in logits) at which llama.cpp's argmax must be ours (llama.test.ts's). */
+/** The least top-two margin (in logits) at which llama.cpp's argmax must be ours (test/model/qwen3/llamacpp.test.ts's). */
 const MARGIN = 0.2;
 
 /** llama.cpp's centered logits at each position of `ids`, its top-two margin there and its argmax. */

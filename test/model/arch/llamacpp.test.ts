@@ -56,7 +56,7 @@ const CASES: readonly { arch: string; name?: string; file: TinyQwen3Options; typ
       { what: 'the logit scale dropped', flip: { logitScale: 1 } },
     ],
   },
-  // Qwen3 itself, in the types its own llama.cpp test (test/model/qwen3/llama.test.ts) does not take, and
+  // Qwen3 itself, in the types its own llama.cpp test (test/model/qwen3/llamacpp.test.ts) does not take, and
   // the negative controls of its thresholds: a rope bug, a norm dropped, a mask bug (layer 0 sees only
   // the last 2 positions; the rope base unchanged, so the mask alone differs).
   {

@@ -1,7 +1,7 @@
 /**
  * model.score against llama.cpp (node-llama-cpp 3.21.1) on the same tiny Qwen3 GGUFs: every position's
  * logits, teacher-forced, against llama.cpp's distribution after the same prefix (its probabilities'
- * logs, compared centered, as llama.test.ts does), and the perplexity each implies.
+ * logs, compared centered, as llamacpp.test.ts does), and the perplexity each implies.
  */
 import { expect } from 'chai';
 import { join } from 'node:path';
