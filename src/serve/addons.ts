@@ -1,11 +1,11 @@
 /**
  * Add-on routes: an ESM package (or file) exporting `register(registry)`, which adds routes by a model
  * directory's config.json `model_type`. A route answers `canServe(dir)` with true or
- * `{ unavailable: reason }`, and `open(dir, options)` gives a session that generates token ids from
+ * `{ unavailable: reason }`, and `open(dir, options)` gives a route model that generates token ids from
  * token ids; the server tokenizes, samples nothing itself, and cuts the text at stop strings.
  *
  * An add-on is someone else's code: its load (import and register) is bounded in time, and every hook
- * it gives (register, canServe, open, its session's generate and close, a command's run) is wrapped so
+ * it gives (register, canServe, open, its route model's generate and close, a command's run) is wrapped so
  * that a throw, or an answer out of the hook's contract, is an AddonError naming the add-on and the
  * hook (exit 1), never an internal error. A typed error of the engine a hook throws passes as it is.
  */
@@ -15,7 +15,7 @@ import { existsSync } from 'node:fs';
 import { AddonError, EngineError, InvalidOptions, messageOf, type AddonHook } from '../errors/index.js';
 import { shown } from '../io/escape.js';
 
-/** What a route's session is asked to generate. */
+/** What a route model is asked to generate. */
 interface RouteDecode {
   readonly promptIds: readonly number[];
   readonly maxTokens: number;
@@ -25,8 +25,8 @@ interface RouteDecode {
   readonly repetitionPenalty?: number;
 }
 
-/** A route's open model: ids in, ids out (its `return()` is called when the client leaves). */
-export interface RouteSession {
+/** A route's open model (what `open` gives): ids in, ids out (its `return()` is called when the client leaves). */
+export interface RouteModel {
   generate(r: RouteDecode): AsyncIterable<number>;
   close?(): Promise<void>;
 }
@@ -48,7 +48,7 @@ export interface ServeRoute {
   /** An optional route that declines leaves the directory to the built-in path. */
   readonly optional?: boolean;
   canServe(dir: string): CanServe | Promise<CanServe>;
-  open(dir: string, options: RouteOptions): Promise<RouteSession>;
+  open(dir: string, options: RouteOptions): Promise<RouteModel>;
 }
 
 /** A CLI subcommand an add-on adds (`npu-offload addon PKG NAME ARGS...`): arguments and output lines in, exit code out. */
@@ -178,26 +178,26 @@ function guardedRoute(addon: string, route: ServeRoute): ServeRoute {
       throw new AddonError(addon, 'canServe', `${at('canServe')} answered ${shown(answer)}, not true or { unavailable: reason }`);
     },
     open: async (dir, options) => {
-      const session = await guard(addon, 'open', at('open'), () => route.open(dir, options));
-      if (typeof session?.generate !== 'function') throw new AddonError(addon, 'open', `${at('open')} answered ${shown(session)}, not a session with a generate function`);
-      return guardedSession(addon, at, session);
+      const model = await guard(addon, 'open', at('open'), () => route.open(dir, options));
+      if (typeof model?.generate !== 'function') throw new AddonError(addon, 'open', `${at('open')} answered ${shown(model)}, not a model with a generate function`);
+      return guardedModel(addon, at, model);
     },
   };
 }
 
-function guardedSession(addon: string, at: At, session: RouteSession): RouteSession {
+function guardedModel(addon: string, at: At, model: RouteModel): RouteModel {
   return {
     generate: (r) => ({
       [Symbol.asyncIterator]: () => {
         let it: AsyncIterator<number>;
         const call = async <T>(f: () => Promise<T> | T): Promise<T> => guard(addon, 'generate', at('generate'), f);
         return {
-          next: () => call(() => (it ??= session.generate(r)[Symbol.asyncIterator]()).next()),
+          next: () => call(() => (it ??= model.generate(r)[Symbol.asyncIterator]()).next()),
           return: async (v?: unknown) => (it?.return !== undefined ? call(() => it.return!(v)) : { done: true as const, value: v as number }),
         };
       },
     }),
-    ...(session.close !== undefined ? { close: () => guard(addon, 'close', at('close'), () => session.close!()) } : {}),
+    ...(model.close !== undefined ? { close: () => guard(addon, 'close', at('close'), () => model.close!()) } : {}),
   };
 }
 

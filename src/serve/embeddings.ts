@@ -14,7 +14,7 @@ import { SchemaRefusal } from './hooks.js';
 import { SHUTTING_DOWN } from './state.js';
 import { failure, failureOf, type WireFailure } from './wire.js';
 
-/** What the route needs of the served model (Qwen3Model has it; an add-on route's session need not). */
+/** What the route needs of the served model (Qwen3Model has it; an add-on's route model need not). */
 interface EmbeddingModel {
   readonly config: { readonly hidden: number };
   embed(ids: readonly number[], pooling: Pooling, field: string): Promise<Float32Array>;

@@ -8,7 +8,7 @@ import type { GenerateRequest } from '../model/qwen3/model.js';
 import type { GeneratedToken, GenerationResult } from '../model/qwen3/generate.js';
 import type { PrefixCacheStats } from '../model/qwen3/prefix.js';
 
-/** What the server needs of a model: the built-in Qwen3Model, or an add-on route's session. */
+/** What the server needs of a model: the built-in Qwen3Model, or an add-on's route model. */
 export interface ServedModel {
   generate(r: GenerateRequest): AsyncGenerator<GeneratedToken, GenerationResult, void>;
   close(): Promise<void>;

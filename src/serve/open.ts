@@ -15,7 +15,7 @@ import { compileChatTemplate } from '../model/tokenizer/chat.js';
 import { vocabularyTrie } from '../model/grammar/decoder.js';
 import { loadTokenizer } from '../model/tokenizer/load.js';
 import { TextWorker } from '../model/tokenizer/textWorker.js';
-import type { Registry, RouteOptions, RouteSession } from './addons.js';
+import type { Registry, RouteModel, RouteOptions } from './addons.js';
 import type { ServedModel } from './model.js';
 import { repacked, REPACK_TARGETS } from './repack.js';
 
@@ -52,7 +52,7 @@ export async function resolveModel(path: string, load: LoadModelOptions & { read
       const answer = await route.canServe(path);
       if (answer === true) {
         const options: RouteOptions = { target: load.target ?? 'host', npuOpts: load.npuOpts ?? {}, ...(load.ctx !== undefined ? { ctx: load.ctx } : {}), ...(load.threads !== undefined ? { threads: load.threads } : {}) };
-        return { id, route: type, open: async () => routeModel(path, await route.open(path, options), type) };
+        return { id, route: type, open: async () => servedRouteModel(path, await route.open(path, options), type) };
       }
       if (route.optional !== true) throw new InvalidInput(join(path, 'config.json'), `the ${type} route cannot serve this directory: ${answer.unavailable}`);
       log(`the optional ${type} route declined ${path}: ${answer.unavailable}; the built-in path serves it`);
@@ -102,13 +102,13 @@ async function promptOf(t: TextWorker, r: GenerateRequest): Promise<number[]> {
   return t.encode(r.prompt ?? '');
 }
 
-/** A route's session as a served model: the directory's tokenizer, its end ids, stop strings and counts. */
-function routeModel(dir: string, session: RouteSession, route = 'add-on'): ServedModel {
+/** A route model as a served model: the directory's tokenizer, its end ids, stop strings and counts. */
+function servedRouteModel(dir: string, model: RouteModel, route = 'add-on'): ServedModel {
   const tokenizer = loadTokenizer(dir);
   const worker = new TextWorker(dir);
   return {
     async *generate(r: GenerateRequest): AsyncGenerator<GeneratedToken, GenerationResult, void> {
-      // A route's session takes temperature, top_p, seed and the repetition penalty only: the rest is refused, not ignored.
+      // A route model takes temperature, top_p, seed and the repetition penalty only: the rest is refused, not ignored.
       for (const f of ['logprobs', 'logitBias', 'topK', 'minP', 'presencePenalty', 'frequencyPenalty'] as const) {
         if (r[f] !== undefined) throw new InvalidOptions(f, `the ${route} add-on route does not take ${f} (only temperature, top_p, seed and repetition_penalty)`);
       }
@@ -120,7 +120,7 @@ function routeModel(dir: string, session: RouteSession, route = 'add-on'): Serve
       let finish: FinishReason = 'length';
       const t0 = performance.now();
       if (max > 0) {
-        for await (const id of session.generate({ promptIds, maxTokens: max, ...pick(r) })) {
+        for await (const id of model.generate({ promptIds, maxTokens: max, ...pick(r) })) {
           if (tokenizer.eosIds.includes(id)) { finish = 'eos'; break; }
           ids.push(id);
           const piece = stream.push(id);
@@ -134,11 +134,11 @@ function routeModel(dir: string, session: RouteSession, route = 'add-on'): Serve
       const ms = performance.now() - t0;
       return { ids, text, promptTokens: promptIds.length, finishReason: finish, timings: { prefillMs: 0, decodeMs: ms, prefillTokS: 0, decodeTokS: ms > 0 ? (ids.length * 1000) / ms : 0, decodeSteps: ids.length }, ranOn: [] };
     },
-    close: async () => { await worker.close(); await session.close?.(); },
+    close: async () => { await worker.close(); await model.close?.(); },
   };
 }
 
-function pick(r: GenerateRequest): Omit<Parameters<RouteSession['generate']>[0], 'promptIds' | 'maxTokens'> {
+function pick(r: GenerateRequest): Omit<Parameters<RouteModel['generate']>[0], 'promptIds' | 'maxTokens'> {
   return {
     ...(r.temperature !== undefined ? { temperature: r.temperature } : {}),
     ...(r.topP !== undefined ? { topP: r.topP } : {}),

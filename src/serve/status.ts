@@ -27,7 +27,7 @@ export interface ServeStatus {
   /** Generations running (each holding one of `slots`, the most that run at once), waiting, the most that may wait, refusals. */
   readonly queue: { readonly running: number; readonly waiting: number; readonly slots: number; readonly maxQueue: number; readonly refused429: number };
   readonly failures: { readonly total: number; readonly byCode: Readonly<Record<string, number>>; readonly last: readonly RequestFailure[] };
-  /** null when the model does not run on an engine the server was given (an add-on route's session). */
+  /** null when the model does not run on an engine the server was given (an add-on's route model). */
   readonly engine: EngineStatus | null;
   /**
    * The model's prefix cache (src/model/qwen3/prefix.ts): lookups and hits, prompt tokens looked up and

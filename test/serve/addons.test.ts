@@ -49,7 +49,7 @@ describe('serve: add-on routes by model_type', function () {
     expect(a.usage!.completion_tokens).to.equal(4);
   });
 
-  it('a route that accepts serves its session\'s tokens, and gets the --npu-opt options', async () => {
+  it('a route that accepts serves its route model\'s tokens, and gets the --npu-opt options', async () => {
     const dir = join(model.dir, 'echo');
     mkdirSync(dir);
     writeFileSync(join(dir, 'config.json'), JSON.stringify({ model_type: 'echo' }));
@@ -89,7 +89,7 @@ describe('serve: a misbehaving add-on is an AddonError naming it and the hook', 
     expect((e as AddonError).reason).to.include('did not settle within 200 ms');
   });
 
-  it('a session whose generate throws mid-stream, and whose close throws, fail with hooks generate and close', async () => {
+  it('a route model whose generate throws mid-stream, and whose close throws, fail with hooks generate and close', async () => {
     const spec = addonFile('bad.mjs', `export function register(r) {
   r.addRoute({ modelType: 'bad', canServe: () => true, async open() {
     return { async *generate() { yield 5; throw new Error('lost the device'); }, async close() { throw new Error('stuck'); } };

@@ -465,7 +465,7 @@ describe('serve: sampling on the wire (logprobs, n, logit_bias, penalties, top_k
   });
 });
 
-describe('serve: an add-on route refuses the sampling options its session cannot take', function () {
+describe('serve: an add-on route refuses the sampling options its route model cannot take', function () {
   this.timeout(120_000);
   it('logit_bias, logprobs, top_k, min_p and the OpenAI penalties are a 400 naming them; the plain request is served', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'npu-openai-route-'));
