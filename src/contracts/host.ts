@@ -15,7 +15,7 @@ import type { StepOutput, TensorMap } from '../oracle/types.js';
 import { HOST_CONTRACTS, HOST_Q8_CONTRACT, HOST_TYPED_CONTRACTS, describeHostContract } from '../targets/host/contracts.js';
 import type { HostContract } from '../targets/host/contracts.js';
 import { checkBulk } from './bulk.js';
-import { CONTRACT_DEADLINE_MS, openSession } from './deviceSession.js';
+import { CONTRACT_DEADLINE_MS, openSession } from './openSession.js';
 import { f32Source } from './hostCases.js';
 import type { F32Source } from './hostCases.js';
 import { convert, gather, iota, movement, rowKernels } from './hostMoves.js';

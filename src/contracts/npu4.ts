@@ -23,7 +23,7 @@ import type { StepOutput } from '../oracle/types.js';
 import type { NarrowingContract } from '../targets/npu4/index.js';
 import { NPU4_CONTRACT } from '../targets/npu4/index.js';
 import type { Device } from '../devices/device.js';
-import { CONTRACT_DEADLINE_MS, openSession } from './deviceSession.js';
+import { CONTRACT_DEADLINE_MS, openSession } from './openSession.js';
 import { rng } from './npu4Cases.js';
 import type { ContractCase } from './npu4Ops.js';
 import { NPU4_CONTRACT_CASES, NPU4_CONTRACT_OPS } from './npu4Ops.js';

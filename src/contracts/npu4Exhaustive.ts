@@ -23,7 +23,7 @@ import { checkProgram } from '../ops/validate.js';
 import { runProgram } from '../oracle/index.js';
 import type { TensorMap } from '../oracle/types.js';
 import { NPU4_CONTRACT } from '../targets/npu4/index.js';
-import { CONTRACT_DEADLINE_MS, openSession } from './deviceSession.js';
+import { CONTRACT_DEADLINE_MS, openSession } from './openSession.js';
 import type { ExhaustiveReport, TallyElement } from './exhaustiveReport.js';
 import { ExhaustiveTally, MAX_LISTED } from './exhaustiveReport.js';
 import { DOMAIN_SHARE } from './npu4Tally.js';

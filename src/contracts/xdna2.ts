@@ -25,7 +25,7 @@ import { describeContract } from '../targets/contract.js';
 import { numel } from '../ir/types.js';
 import type { StepOutput } from '../oracle/types.js';
 import { bulkRounds, checkBulk } from './bulk.js';
-import { CONTRACT_DEADLINE_MS, openSession } from './deviceSession.js';
+import { CONTRACT_DEADLINE_MS, openSession } from './openSession.js';
 import type { RawIo } from './rawIo.js';
 import { withRawIo } from './rawIo.js';
 import type { SweepOptions } from './reference.js';

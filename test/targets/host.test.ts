@@ -6,7 +6,7 @@ import { CPU_TARGET, admissionOf } from '../../src/targets/index.js';
 import type { Admission, Target } from '../../src/targets/target.js';
 import { programNumerics } from '../../src/targets/numerics.js';
 import { HOST_BACKEND } from '../../src/compiler/host/backend.js';
-import { openSession, CONTRACT_DEADLINE_MS } from '../../src/contracts/deviceSession.js';
+import { openSession, CONTRACT_DEADLINE_MS } from '../../src/contracts/openSession.js';
 import { withKernelFault } from '../../src/contracts/faultyDevice.js';
 import { HostDevice } from '../../src/devices/host/device.js';
 import { loadHostKernels } from '../../src/devices/host/native.js';

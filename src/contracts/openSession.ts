@@ -1,7 +1,8 @@
 /**
  * The device side of contract verification: a contract program compiled by its target's backend
  * exactly as a user's would be (planned, every unit compiled), loaded on the device and opened as a
- * Session, which then replays it once per case with the engine's own writes, runs and read-backs.
+ * Session (src/session, in this thread: no device actor, unlike the engine's DeviceSession), which
+ * then replays it once per case with the engine's own writes, runs and read-backs.
  */
 import type { Backend } from '../compiler/backend.js';
 import type { Device } from '../devices/device.js';
