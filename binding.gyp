@@ -26,7 +26,7 @@
       'sources': [
         'src/native/host/addon.cc', 'src/native/host/state.cc', 'src/native/host/weight.cc',
         'src/native/host/list.cc', 'src/native/host/listCheck.cc', 'src/native/host/matmul.cc', 'src/native/host/ops.cc',
-        'src/native/host/dequant.cc', 'src/native/host/pool.cc', 'src/native/host/cpu.cc',
+        'src/native/host/dequant.cc', 'src/native/host/team.cc', 'src/native/host/cpu.cc',
         'src/native/host/wtypes.cc', 'src/native/host/isaScalar.cc', 'src/native/host/isaAvx2.cc',
         'src/native/host/isaAvx512.cc', 'src/native/host/typed.cc', 'src/native/host/attention.cc',
       ],

@@ -8,7 +8,7 @@
  * to build it), and nothing else in the engine needs it.
  *
  * Environment: NPU_OFFLOAD_HOST_ISA forces a SIMD path (scalar, avx2, avx512) and
- * NPU_OFFLOAD_HOST_THREADS the pool's size; both apply when the addon is first loaded.
+ * NPU_OFFLOAD_HOST_THREADS the thread team's size; both apply when the addon is first loaded.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -22,7 +22,7 @@ import { UNARY_OPS, type UnaryOp } from '../../ops/elementwise.js';
 export const HOST_ISAS = ['scalar', 'avx2', 'avx512'] as const;
 export type HostIsa = (typeof HOST_ISAS)[number];
 
-/** What the addon reports: the path in use, the paths this CPU has, the pool, and the call counters. */
+/** What the addon reports: the path in use, the paths this CPU has, the thread team, and the call counters. */
 export interface HostInfo {
   readonly isa: HostIsa;
   readonly available: readonly HostIsa[];
@@ -84,7 +84,7 @@ const REBUILD = `rebuild it with ${TOOLS}`;
 const require = createRequire(import.meta.url);
 const loaded = new Map<string, HostKernels>();
 
-/** The host kernels: weights, one-call step replay, and the SIMD path and pool in use. */
+/** The host kernels: weights, one-call step replay, and the SIMD path and thread team in use. */
 export class HostKernels {
   /** @internal */
   constructor(private readonly addon: HostAddon) {}
@@ -145,7 +145,7 @@ export class HostKernels {
     this.addon.setQ8RoundFault(on);
   }
 
-  /** Resizes the pool (1 to 1024 lanes, the calling thread being one). */
+  /** Resizes the thread team (1 to 1024 lanes, the calling thread being one). */
   setThreads(n: number): number {
     return this.addon.setThreads(n);
   }

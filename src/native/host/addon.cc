@@ -4,10 +4,10 @@
 //
 //   setErrorClasses(classes)        the JS classes native failures are thrown as
 //   info()                          { isa, available, threads, calls, kernels }
-//   setIsa(name) / setThreads(n)    force a SIMD path ("scalar", "avx2", "avx512"); resize the pool
+//   setIsa(name) / setThreads(n)    force a SIMD path ("scalar", "avx2", "avx512"); resize the team
 //   HostWeight                      a weight read in place (weight.h)
 //   runList(arena, list, weights)   one step: every kernel of the list, in one call (list.h)
-//   streamRead(bytes, passes)       seconds to read `bytes` `passes` times on the pool (the bench's
+//   streamRead(bytes, passes)       seconds to read `bytes` `passes` times on the team (the bench's
 //                                   bandwidth figure)
 //   abi()                           { kernels: [{ name, fields }], unary, binary, dtypes, weights }: the
 //                                   numbering this build reads records in, each list in id order
@@ -44,7 +44,7 @@ Napi::Value info(const Napi::CallbackInfo& info) {
     if (kernelsFor(a) != nullptr) avail.Set(i++, isaName(a));
   }
   o.Set("available", avail);
-  o.Set("threads", s.pool->size());
+  o.Set("threads", s.team->size());
   o.Set("calls", double(s.calls));
   o.Set("kernels", double(s.kernelsRun));
   return o;
@@ -69,7 +69,7 @@ Napi::Value setThreads(const Napi::CallbackInfo& info) {
   const double n = info.Length() > 0 && info[0].IsNumber() ? info[0].As<Napi::Number>().DoubleValue() : NAN;
   if (!(n == std::floor(n)) || n < 1 || n > 1024) throw invalidOptions(env, "threads", "an integer from 1 to 1024");
   HostState& s = state(env);
-  if (s.pool->size() != int(n)) s.pool = std::make_unique<Pool>(int(n));
+  if (s.team->size() != int(n)) s.team = std::make_unique<Team>(int(n));
   return Napi::Number::New(env, n);
 }
 
@@ -156,7 +156,7 @@ Napi::Value runListJs(const Napi::CallbackInfo& info) {
       throw fromFailure(env, f);
     }
   }
-  const Ctx c{s.kernels, s.pool.get(), -1};
+  const Ctx c{s.kernels, s.team.get(), -1};
   try {
     s.kernelsRun += runList(c, Arena{arenaData, arenaBytes}, list.Data(), list.ElementLength(), views);
   } catch (const Failure& f) {
@@ -206,11 +206,11 @@ Napi::Value streamRead(const Napi::CallbackInfo& info) {
   const double passes = info.Length() > 1 && info[1].IsNumber() ? info[1].As<Napi::Number>().DoubleValue() : 1;
   const uint64_t* words = reinterpret_cast<const uint64_t*>(buf.Data());
   const int64_t n = int64_t(buf.ByteLength() / 64 * 8);  // whole cache lines
-  std::vector<uint64_t> sink(size_t(s.pool->size()) * 8, 0);
+  std::vector<uint64_t> sink(size_t(s.team->size()) * 8, 0);
   const auto t0 = std::chrono::steady_clock::now();
   for (int p = 0; p < int(passes); p++) {
     // Pieces of 1 MiB: each lane streams long runs, as the hardware prefetchers like.
-    s.pool->run(n, 1 << 17, [&](int lane, int64_t b, int64_t e) {
+    s.team->run(n, 1 << 17, [&](int lane, int64_t b, int64_t e) {
       // Eight independent sums of 64-bit words: the loads, not the adds, set the pace.
       uint64_t a[8] = {};
       for (int64_t i = b; i < e; i += 8) {

@@ -220,11 +220,11 @@ void attentionT(const Ctx& c, const float* q, const KV* k, const KV* v, const fl
     }
   };
   const int64_t pieces = B * blocks;
-  if (c.pool->size() == 1 || pieces <= 1 || B * M * N * (D + Dv) < (1 << 16)) {
+  if (c.team->size() == 1 || pieces <= 1 || B * M * N * (D + Dv) < (1 << 16)) {
     body(0, pieces);
     return;
   }
-  c.pool->run(pieces, 1, [&](int, int64_t b, int64_t e) { body(b, e); });
+  c.team->run(pieces, 1, [&](int, int64_t b, int64_t e) { body(b, e); });
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// What a kernel or a check throws, in plain C++ (kernels run on pool threads, away from N-API); the
+// What a kernel or a check throws, in plain C++ (kernels run on the team's threads, away from N-API); the
 // addon turns each into the engine's typed JS error (jsErrors.h).
 #pragma once
 

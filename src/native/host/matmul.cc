@@ -61,7 +61,7 @@ void matmulQ8Of(const Ctx& c, const float* x, int64_t T, const WeightView& w, fl
   const bool fault = q8Round.load(std::memory_order_relaxed);
   // Pieces of 16 rows: in the block-major layout neighbouring rows share cache lines (32 code bytes,
   // 4-byte scales), so rows spread one by one over the lanes would have them write the same lines.
-  c.pool->run(T, T * w.k >= (1 << 14) ? 16 : T, [&](int, int64_t t0, int64_t t1) {
+  c.team->run(T, T * w.k >= (1 << 14) ? 16 : T, [&](int, int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; t++) {
       k.q8quant(x + t * w.k, w.k, kb, q + t * 32, d + t, s + t * 2, T, fault);
       for (int64_t b = 0; b < kb; b++) oc[b * T + t] = -off * (s[(b * T + t) * 2] + s[(b * T + t) * 2 + 1]);
@@ -73,7 +73,7 @@ void matmulQ8Of(const Ctx& c, const float* x, int64_t T, const WeightView& w, fl
   const uint64_t rowBytes = w.type == W_Q4NX_Q41 ? uint64_t(w.kTiles) * Q4NX_TILE_BYTES / Q4NX_TILE_ROWS : w.rowBytes;
   const int64_t tiles = (w.n + 15) / 16;
   const int64_t grain = int64_t(MIN_SHARE_BYTES / (16 * (rowBytes ? rowBytes : 1))) / std::max<int64_t>(1, T) + 1;
-  c.pool->run(tiles, grain, [&](int, int64_t p0, int64_t p1) {
+  c.team->run(tiles, grain, [&](int, int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; p++) {
       const int64_t n0 = p * 16;
       const int nt = int(std::min<int64_t>(16, w.n - n0));
@@ -133,13 +133,13 @@ void matmulWeightOf(const Ctx& c, const float* x, int64_t T, const WeightView& w
     for (int64_t t = 0; t < T; t++) {
       const float* xt = x + t * w.k;
       float* yt = y + t * w.n;
-      c.pool->run(w.n, grain, [&](int, int64_t n0, int64_t n1) { f(xt, w, n0, n1, yt); });
+      c.team->run(w.n, grain, [&](int, int64_t n0, int64_t n1) { f(xt, w, n0, n1, yt); });
     }
     return;
   }
   const int64_t nr = k.nr;
   const int64_t panels = (w.n + nr - 1) / nr;
-  c.pool->run(panels, 1, [&](int, int64_t p0, int64_t p1) {
+  c.team->run(panels, 1, [&](int, int64_t p0, int64_t p1) {
     std::vector<float> wp(size_t(w.k * nr));
     std::vector<float> row(size_t(w.k * nr));
     for (int64_t p = p0; p < p1; p++) {
@@ -202,11 +202,11 @@ void matmulF32(const Ctx& c, const float* a, const float* b, float* out, int64_t
     for (int64_t i = 0; i < batch * M * N; i++) out[i] = 0.f;
     return;
   }
-  // One piece is one panel of one batch: the pool spreads a batch of small products (attention's
+  // One piece is one panel of one batch: the team spreads a batch of small products (attention's
   // heads) as well as one large one; small work stays in one piece.
   const int64_t pieces = batch * panels;
   const int64_t grain = M * K * nr * batch >= (1 << 15) ? 1 : pieces;
-  c.pool->run(pieces, grain, [&](int, int64_t q0, int64_t q1) {
+  c.team->run(pieces, grain, [&](int, int64_t q0, int64_t q1) {
     std::vector<float> pack;
     for (int64_t q = q0; q < q1; q++) {
       const int64_t p = q / panels;

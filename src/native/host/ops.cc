@@ -10,20 +10,20 @@
 namespace host {
 namespace {
 
-// Below this many elements a kernel runs on the calling lane: waking the pool costs more.
+// Below this many elements a kernel runs on the calling lane: waking the team costs more.
 constexpr int64_t PARALLEL_ELEMS = 1 << 16;
 
-// Runs body over [0, rows) on the pool when rows * cols is large enough, else inline.
+// Runs body over [0, rows) on the team when rows * cols is large enough, else inline.
 template <class Body>
 void overRows(const Ctx& c, int64_t rows, int64_t cols, Body body) {
-  if (rows * (cols < 1 ? 1 : cols) < PARALLEL_ELEMS || c.pool->size() == 1) {
+  if (rows * (cols < 1 ? 1 : cols) < PARALLEL_ELEMS || c.team->size() == 1) {
     body(int64_t(0), rows);
     return;
   }
   // A few pieces per lane: one piece per row would pay a claim per element of an elementwise op.
-  const int64_t lanes = c.pool->size();
+  const int64_t lanes = c.team->size();
   const int64_t grain = (rows + 4 * lanes - 1) / (4 * lanes);
-  c.pool->run(rows, grain, [&](int, int64_t b, int64_t e) { body(b, e); });
+  c.team->run(rows, grain, [&](int, int64_t b, int64_t e) { body(b, e); });
 }
 
 // Each unary op is the oracle's formula evaluated in f64 from the f32 operand and rounded once, so

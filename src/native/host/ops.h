@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "kernels.h"
-#include "pool.h"
+#include "team.h"
 #include "wtypes.h"
 
 namespace host {
@@ -36,7 +36,7 @@ int dtypeBytes(int d);
 
 struct Ctx {
   const IsaKernels* k;
-  Pool* pool;
+  Team* team;
   int64_t eqn;  // named by data-dependent errors
 };
 

@@ -11,7 +11,7 @@ HostState& state(Napi::Env env) {
     s->isa = bestIsa();
     s->kernels = kernelsFor(s->isa);
     const unsigned cores = std::thread::hardware_concurrency();
-    s->pool = std::make_unique<Pool>(cores == 0 ? 1 : int(cores));
+    s->team = std::make_unique<Team>(cores == 0 ? 1 : int(cores));
     env.SetInstanceData(s);  // deleted with the environment
   }
   return *s;

@@ -1,5 +1,5 @@
 // The addon's state for one Node environment (the main thread or one worker): the chosen SIMD path,
-// the thread pool, the call counters and the JS classes it throws and wraps.
+// the thread team, the call counters and the JS classes it throws and wraps.
 #pragma once
 
 #include <napi.h>
@@ -11,14 +11,14 @@
 #include "cpu.h"
 #include "failure.h"
 #include "kernels.h"
-#include "pool.h"
+#include "team.h"
 
 namespace host {
 
 struct HostState {
   Isa isa = Isa::Scalar;
   const IsaKernels* kernels = nullptr;
-  std::unique_ptr<Pool> pool;
+  std::unique_ptr<Team> team;
   uint64_t calls = 0;    // runList calls: one per replayed step
   uint64_t kernelsRun = 0;
   Napi::FunctionReference noDevice, invalidInput, invalidOptions, indexOutOfRange, divideByZero;

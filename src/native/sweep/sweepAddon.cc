@@ -1,5 +1,5 @@
 // The exhaustive sweep's addon (binding.gyp target xdna2_sweep): chunks of a sweep run on libuv's
-// thread pool and resolve a promise with their tally; evaluate and laneCheck answer synchronously, for
+// worker threads and resolve a promise with their tally; evaluate and laneCheck answer synchronously, for
 // the TypeScript's per-chunk cross-check and the tests. src/contracts/nativeSweep.ts loads it.
 #include <napi.h>
 

@@ -1,5 +1,5 @@
-// The addon's thread pool: `threads` lanes, the calling thread being lane 0, so a pool of 1 starts no
-// thread. A job is cut into pieces that lanes claim one at a time from a shared counter, so a lane
+// The addon's thread team (a fork-join team, as OpenMP calls it; "pool" is piscina's word here):
+// `threads` lanes, the calling thread being lane 0, so a team of 1 starts no thread. A job is cut into pieces that lanes claim one at a time from a shared counter, so a lane
 // the OS has descheduled (the cores are shared) costs only the piece it holds: the others take the
 // rest, and the caller never waits for a lane that has not started. Idle lanes spin briefly (a
 // transformer step runs hundreds of kernels back to back) and then sleep on a condition variable.
@@ -16,18 +16,18 @@
 
 namespace host {
 
-class Pool {
+class Team {
  public:
-  explicit Pool(int threads);
-  ~Pool();
-  Pool(const Pool&) = delete;
-  Pool& operator=(const Pool&) = delete;
+  explicit Team(int threads);
+  ~Team();
+  Team(const Team&) = delete;
+  Team& operator=(const Team&) = delete;
 
   int size() const { return lanes_; }
 
   // Calls body(lane, begin, end) over [0, count) in pieces of `grain` (the last may be short; more
   // pieces than 2^20 are merged into larger ones), and returns when every piece is done. A single
-  // piece, or a pool of one lane, runs on the caller alone. An exception from a piece is rethrown here.
+  // piece, or a team of one lane, runs on the caller alone. An exception from a piece is rethrown here.
   void run(int64_t count, int64_t grain, const std::function<void(int lane, int64_t begin, int64_t end)>& body);
 
  private:

@@ -1,4 +1,4 @@
-#include "pool.h"
+#include "team.h"
 
 #include <chrono>
 
@@ -25,11 +25,11 @@ uint64_t nextOf(uint64_t c) { return c & PIECE_MASK; }
 
 }  // namespace
 
-Pool::Pool(int threads) : lanes_(threads < 1 ? 1 : threads) {
+Team::Team(int threads) : lanes_(threads < 1 ? 1 : threads) {
   for (int i = 1; i < lanes_; i++) threads_.emplace_back([this, i] { worker(i); });
 }
 
-Pool::~Pool() {
+Team::~Team() {
   {
     std::lock_guard<std::mutex> g(mu_);
     stop_.store(true);
@@ -39,7 +39,7 @@ Pool::~Pool() {
   for (auto& t : threads_) t.join();
 }
 
-void Pool::drain(uint64_t gen, int lane) {
+void Team::drain(uint64_t gen, int lane) {
   uint64_t c = claim_.load(std::memory_order_acquire);
   for (;;) {
     if ((genOf(c) & 0xffffff) != (gen & 0xffffff) || nextOf(c) >= piecesOf(c)) return;
@@ -58,7 +58,7 @@ void Pool::drain(uint64_t gen, int lane) {
   }
 }
 
-void Pool::worker(int lane) {
+void Team::worker(int lane) {
   uint64_t seen = 0;
   for (;;) {
     uint64_t gen = generation_.load(std::memory_order_acquire);
@@ -83,7 +83,7 @@ void Pool::worker(int lane) {
   }
 }
 
-void Pool::run(int64_t count, int64_t grain, const std::function<void(int, int64_t, int64_t)>& body) {
+void Team::run(int64_t count, int64_t grain, const std::function<void(int, int64_t, int64_t)>& body) {
   if (count <= 0) return;
   if (grain < 1) grain = 1;
   if ((count + grain - 1) / grain > MAX_PIECES) grain = (count + MAX_PIECES - 1) / MAX_PIECES;
