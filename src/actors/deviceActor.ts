@@ -160,7 +160,8 @@ export function deviceApi(opts: DeviceActorOptions) {
     for (const k of s.keys) opened?.loadedArtifacts.release(k);
   }
 
-  function openSession(session: number): Session {
+  /** The open session with id `session`; LoadFailed when it is not (closed, or the device restarted). */
+  function sessionOf(session: number): Session {
     const s = sessions.get(session)?.session;
     if (!s) throw new LoadFailed(open().device.name, `session ${session} is not open on this device (it was restarted)`);
     return s;
@@ -199,7 +200,7 @@ export function deviceApi(opts: DeviceActorOptions) {
      * `readState: false` the state stays here for the next step and is not sent back.
      */
     async replay(session: number, activations: TensorMap, resultOrder: readonly string[], deadlineMs: number, last = false, readState = true): Promise<StepOutput> {
-      const s = openSession(session);
+      const s = sessionOf(session);
       if (chaos?.hang && roll() < chaos.hang) Atomics.wait(never, 0, 0);
       if (chaos?.crash && roll() < chaos.crash) process.exit(70);
       if (plan) {
@@ -224,30 +225,30 @@ export function deviceApi(opts: DeviceActorOptions) {
     },
     /** The state a session carries now. */
     state(session: number): TensorMap {
-      return openSession(session).readState();
+      return sessionOf(session).readState();
     },
     /**
      * Zeroes a session's state, sets it to another open session's (a KV cache handed over in place; with
      * `move` that session's is zeroed, on the host with no copy), or to tensors.
      */
     setState(session: number, from: number | 'zero' | TensorMap, move = false, names?: Readonly<Record<string, string>>): void {
-      openSession(session).setState(typeof from === 'number' ? openSession(from) : from, move, names);
+      sessionOf(session).setState(typeof from === 'number' ? sessionOf(from) : from, move, names);
     },
     /** A session's state as device bytes in shared memory, for a session on another device (DeviceSession.takeStateFrom). */
     exportState(session: number): SharedState {
-      return openSession(session).exportState();
+      return sessionOf(session).exportState();
     },
     /** Positions of a session's state along each named arg's axis, in shared memory (Session.readPositions). */
     readPositions(session: number, axes: Readonly<Record<string, number>>, ranges: readonly (readonly [number, number])[]): SharedState[] {
-      return openSession(session).readPositions(axes, ranges);
+      return sessionOf(session).readPositions(axes, ranges);
     },
     /** Writes positions readPositions gave into a session's state (Session.writePositions). */
     writePositions(session: number, axes: Readonly<Record<string, number>>, pieces: readonly { readonly from: number; readonly state: SharedState }[]): void {
-      openSession(session).writePositions(axes, pieces);
+      sessionOf(session).writePositions(axes, pieces);
     },
     /** Sets a session's state to bytes another device's session exported. */
     setSharedState(session: number, from: SharedState, names?: Readonly<Record<string, string>>): void {
-      openSession(session).setSharedState(from, names);
+      sessionOf(session).setSharedState(from, names);
     },
     close,
     live() {
