@@ -138,6 +138,44 @@ describe('compiler/host: fused attention', function () {
     }
   });
 
+  it('scores in the dot16 order (lane d mod 16, then a halving tree) on every ISA path, decode and prefill, keys as rows or columns (negative control: the order of one chain over d gives another answer)', () => {
+    // q all ones; key 0 holds 2^24 at d = 0, fifteen ones at d = 1..15 and -2^24 at d = 16; key 1 is zero.
+    // In one chain over d the ones vanish into 2^24 and the score is 0 (weights 1/2, 1/2); in the dot16
+    // order 2^24 and -2^24 share lane 0, the ones keep their lanes and the score is 15.
+    const D = 32;
+    const ones = (k: number[]) => {
+      let seq = Math.fround(-0);
+      for (const t of k) seq = Math.fround(seq + t);
+      const lane = new Array<number>(16).fill(-0);
+      k.forEach((t, d) => { lane[d % 16] = Math.fround(lane[d % 16]! + t); });
+      for (let h = 8; h >= 1; h /= 2) for (let l = 0; l < h; l++) lane[l] = Math.fround(lane[l]! + lane[l + h]!);
+      return { seq, dot16: lane[0]! };
+    };
+    const key0 = Array.from({ length: D }, (_, d) => (d === 0 ? 2 ** 24 : d === 16 ? -(2 ** 24) : d < 16 ? 1 : 0));
+    const { seq, dot16 } = ones(key0);
+    expect([seq, dot16]).to.deep.equal([0, 15]);
+    const p0 = (s: number) => 1 / (1 + Math.exp(-s));
+    for (const T of [1, 12]) for (const kRows of [false, true]) {
+      const c: Case = { B: 1, T, G: 2, D, N: 2, Dv: 16, bias: 'mask', kRows };
+      const l = lowerHost(attentionProgram('attn', c, 1));
+      const M = T * c.G;
+      const k = new Float32Array(D * 2);
+      for (let d = 0; d < D; d++) k[kRows ? d : d * 2] = key0[d]!;
+      const v = new Float32Array(2 * c.Dv);
+      v.fill(1, 0, c.Dv);
+      const x = { q: new Float32Array(M * D).fill(1), k, v, mask: new Float32Array(T * 2) };
+      for (const isa of h.info().available) {
+        h.setIsa(isa);
+        const got = run(h, l, x, M * c.Dv);
+        for (const e of got) {
+          expect(Math.abs(e - p0(dot16)), `${isa} T=${T} kRows=${kRows}`).to.be.below(1e-6);
+          expect(Math.abs(e - p0(seq)), `${isa} control`).to.be.above(0.4);
+        }
+      }
+      h.setIsa(h.info().available[h.info().available.length - 1]!);
+    }
+  });
+
   it('attention_f16 (k and v f16 through their converts) gives attention\'s bits of the converted values on every ISA path', () => {
     for (const c of [cases[1]![1], cases[3]![1], cases[4]![1], { ...cases[3]![1], kRows: true }]) {
       const scale = 1 / Math.sqrt(c.D);

@@ -4,23 +4,19 @@
 // where L is 1 + the last position whose bias is not masked (bias <= -1e30 or -inf, the mask of
 // src/model/qwen3/layers.ts): positions from L on have weight exactly 0 in the unfused math (where
 // the scaled scores are below 2^98 in magnitude: docs/HOST.md), so they are never read. A row whose
-// every position is masked takes all N, as the unfused softmax would. Keys are read as the record says
-// they lie: [N, D] per head (kRows, a KV cache's rows, program.ts), each NR-key panel turned into a
-// small [D, NR] tile first (a decode: one block of rows per head), or the head's keys turned into
-// [D, N] columns once per thread and call (a prefill: many blocks), or [D, N] (the matmul operand as it
-// is), read in place. Either way the
-// scores accumulate over d with contiguous runs of j and the same bits come out; grouped
-// query rows of one kv head share its K and V rows in place (no broadcast). Both products run on the
-// ISA table's prefill panels where a whole panel of NR columns fits (one FMA chain per output over its
-// terms in order, so the dot bound holds), and on axpy rows for the tail. The softmax is the unfused
-// body's: the ISA table's row_max, exp (f64, rounded once), row_sum and a division.
+// every position is masked takes all N, as the unfused softmax would. The scores are dot products in
+// the dot16 order (simd.inc: term d on lane d % 16, one chain per lane, a halving tree), whatever the
+// keys' layout: [N, D] per head (kRows, a KV cache's rows, program.ts) read row by row in place, up
+// to four query rows of a block against each pair of key rows (a decode's grouped rows of one head
+// are one block), or [D, N] (the matmul operand as it is) read in place by columns; the same bits
+// come out. Grouped query rows of one kv head share its K and V
+// rows in place (no broadcast). The weighted sum is one FMA chain per output over the positions in
+// order: a decode streams the value rows once (ISA table weightRows), a prefill runs the prefill
+// panels (product below); the same bits. The softmax is the unfused body's: the ISA table's row_max,
+// exp (f64, rounded once), row_sum and a division.
 #include <algorithm>
 #include <atomic>
 #include <vector>
-
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include "ops.h"
 
@@ -61,59 +57,6 @@ void product(const IsaKernels& K, const float* a, int64_t lda, int64_t rn, const
   }
 }
 
-// dst[t*ldd + j] = src[j*lds + t] for j < rows and t < terms: a move of the same values.
-void transposeRows(const float* src, int64_t lds, int64_t rows, int64_t terms, float* dst, int64_t ldd) {
-  int64_t j = 0;
-#if defined(__SSE2__)
-  // 4 x 4 blocks by SSE shuffles (x86-64's baseline).
-  for (; j + 4 <= rows; j += 4) {
-    int64_t t = 0;
-    for (; t + 4 <= terms; t += 4) {
-      __m128 r0 = _mm_loadu_ps(src + (j + 0) * lds + t), r1 = _mm_loadu_ps(src + (j + 1) * lds + t);
-      __m128 r2 = _mm_loadu_ps(src + (j + 2) * lds + t), r3 = _mm_loadu_ps(src + (j + 3) * lds + t);
-      _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
-      _mm_storeu_ps(dst + (t + 0) * ldd + j, r0);
-      _mm_storeu_ps(dst + (t + 1) * ldd + j, r1);
-      _mm_storeu_ps(dst + (t + 2) * ldd + j, r2);
-      _mm_storeu_ps(dst + (t + 3) * ldd + j, r3);
-    }
-    for (; t < terms; t++)
-      for (int64_t i = 0; i < 4; i++) dst[t * ldd + j + i] = src[(j + i) * lds + t];
-  }
-#endif
-  for (; j < rows; j++) {
-    for (int64_t t = 0; t < terms; t++) dst[t * ldd + j] = src[j * lds + t];
-  }
-}
-
-// product() with b given as rows: y[r, c] = sum over t < terms of a[r*lda + t] * bt[c*ldbt + t]. Each
-// panel of NR columns (and the tail) is turned into a [terms, NR] tile first, so the panel and axpy
-// kernels see the same values in the same order as product() on the transposed matrix: the same bits.
-void productRows(const IsaKernels& K, const float* a, int64_t lda, int64_t rn, const float* bt, int64_t ldbt,
-                 int64_t terms, float* y, int64_t ldy, int64_t cols) {
-  const int64_t NR = K.nr;
-  thread_local std::vector<float> tile;
-  if (tile.size() < size_t(terms * NR)) tile.resize(size_t(terms * NR));
-  float* const T = tile.data();
-  for (int64_t c0 = 0; c0 < cols; c0 += NR) {
-    const int64_t w = std::min(NR, cols - c0);
-    transposeRows(bt + c0 * ldbt, ldbt, w, terms, T, w);
-    product(K, a, lda, rn, T, w, terms, y + c0, ldy, w);
-  }
-}
-
-// Calls of attention, numbered: a thread's turned keys (below) belong to one call.
-std::atomic<uint64_t> attentionCalls{0};
-
-// One thread's keys of one head turned into columns [D, N] (kRows with several blocks of query rows
-// per head, a prefill): positions [0, have) done; a later block of the same head appends the rest.
-struct TurnedKeys {
-  uint64_t call = 0;
-  int64_t head = -1;
-  int64_t have = 0;
-  std::vector<float> cols;
-};
-
 // KV is float (the cache read in place) or uint16_t (f16 bits, converted per block).
 template <class KV>
 void attentionT(const Ctx& c, const float* q, const KV* k, const KV* v, const float* bias, float* y,
@@ -124,7 +67,6 @@ void attentionT(const Ctx& c, const float* q, const KV* k, const KV* v, const fl
   const float sc = fault == 2 ? scale * 1.0625f : scale;
   const IsaKernels& K = *c.k;
   const int64_t blocks = (M + RB - 1) / RB;
-  const uint64_t call = attentionCalls.fetch_add(1, std::memory_order_relaxed) + 1;
   auto body = [&](int64_t p0, int64_t p1) {
     thread_local std::vector<float> scratch;
     if (scratch.size() < size_t(RB * N)) scratch.resize(size_t(RB * N));
@@ -159,8 +101,7 @@ void attentionT(const Ctx& c, const float* q, const KV* k, const KV* v, const fl
         float* kf = kvScratch.data();
         float* vf = kf + Lmax * D;
         if (kRows) {
-          // A prefill converts only the keys its thread has not turned yet (below).
-          if (blocks == 1) cvt(k + b * N * D, kf, Lmax * D);
+          cvt(k + b * N * D, kf, Lmax * D);
         } else {
           for (int64_t d = 0; d < D; d++) cvt(k + (b * D + d) * N, kf + d * Lmax, Lmax);
           ldk = Lmax;
@@ -172,34 +113,9 @@ void attentionT(const Ctx& c, const float* q, const KV* k, const KV* v, const fl
         kb = k + b * D * N;
         vb = v + b * N * Dv;
       }
-      bool rows = kRows;
-      if (kRows && blocks > 1) {
-        // A prefill: the head's keys turned once per thread (not per block), then read as columns.
-        thread_local TurnedKeys tk;
-        if (tk.call != call || tk.head != b) {
-          tk.call = call;
-          tk.head = b;
-          tk.have = 0;
-        }
-        if (tk.cols.size() < size_t(D * N)) tk.cols.resize(size_t(D * N));
-        if (tk.have < Lmax) {
-          const float* src = kb + tk.have * D;
-          if constexpr (HALF) {
-            // The new keys' rows converted into the key part of the scratch (Lmax * D floats), then turned.
-            const auto cvt = fault == 3 ? &bf16Row : K.halfRow;
-            cvt(k + (b * N + tk.have) * D, kvScratch.data(), (Lmax - tk.have) * D);
-            src = kvScratch.data();
-          }
-          transposeRows(src, D, Lmax - tk.have, D, tk.cols.data() + tk.have, N);
-        }
-        tk.have = std::max(tk.have, Lmax);
-        kb = tk.cols.data();
-        ldk = N;
-        rows = false;
-      }
-      // Scores of positions [0, Lmax) for the block's rows.
-      if (rows) productRows(K, qb, D, rn, kb, ldk, D, S, N, Lmax);
-      else product(K, qb, D, rn, kb, ldk, D, S, N, Lmax);
+      // Scores of positions [0, Lmax) for the block's rows, in the dot16 order either way.
+      if (kRows) K.scoreRows(qb, D, rn, kb, ldk, D, Lmax, S, N);
+      else K.scoreCols(qb, D, rn, kb, ldk, D, Lmax, S, N);
       for (int64_t r = 0; r < rn; r++) {
         float* sr = S + r * N;
         const float* bz = br[r];
@@ -213,8 +129,10 @@ void attentionT(const Ctx& c, const float* q, const KV* k, const KV* v, const fl
         // Past the row's own L (read by the block's longer rows) its weights are exactly 0.
         std::fill(sr + l, sr + Lmax, 0.f);
       }
-      // y = weights [rn, Lmax] x v [Lmax, Dv].
-      product(K, S, N, rn, vb, Dv, Lmax, yb, Dv, Dv);
+      // y = weights [rn, Lmax] x v [Lmax, Dv]: a decode's few rows stream the value rows once (two
+      // rows per pass), a prefill's block runs on the panels; the same chain per output either way.
+      if (blocks == 1) K.weightRows(S, N, rn, vb, Dv, Lmax, yb, Dv, Dv);
+      else product(K, S, N, rn, vb, Dv, Lmax, yb, Dv, Dv);
       // No key at all (N = 0): the sum of no terms, +0, as the unfused matmul gives.
       if (Lmax == 0) std::fill(yb, yb + rn * Dv, 0.f);
     }

@@ -45,6 +45,29 @@ struct V512 {
     s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 1));
     return _mm_cvtss_f32(s);
   }
+  // sum() of each of 8 vectors at once, the same halving tree per vector (lanes l and l + 8, then
+  // l + 4, l + 2, l + 1): out[i] = sum(a[i]) bit for bit, with the shuffles shared.
+  static void sum8(const F* a, float* out) {
+    F t[4], u[2];
+    for (int i = 0; i < 4; i++) {
+      // [a2i lanes 0-7 + 8-15 | a2i+1 the same]
+      t[i] = _mm512_add_ps(_mm512_shuffle_f32x4(a[2 * i], a[2 * i + 1], 0x44), _mm512_shuffle_f32x4(a[2 * i], a[2 * i + 1], 0xEE));
+    }
+    for (int i = 0; i < 2; i++) {
+      // four sources' lanes 0-3 + 4-7, one 128-bit block each
+      u[i] = _mm512_add_ps(_mm512_shuffle_f32x4(t[2 * i], t[2 * i + 1], 0x88), _mm512_shuffle_f32x4(t[2 * i], t[2 * i + 1], 0xDD));
+    }
+    // block k: [a_k 0+2, a_k 1+3, a_k+4 0+2, a_k+4 1+3]
+    const F v = _mm512_add_ps(_mm512_shuffle_ps(u[0], u[1], _MM_SHUFFLE(1, 0, 1, 0)), _mm512_shuffle_ps(u[0], u[1], _MM_SHUFFLE(3, 2, 3, 2)));
+    // block k: [sum a_k, sum a_k+4, ...]
+    const F w = _mm512_add_ps(_mm512_shuffle_ps(v, v, _MM_SHUFFLE(2, 0, 2, 0)), _mm512_shuffle_ps(v, v, _MM_SHUFFLE(3, 1, 3, 1)));
+    alignas(64) float l[16];
+    _mm512_store_ps(l, w);
+    for (int k = 0; k < 4; k++) {
+      out[k] = l[4 * k];
+      out[k + 4] = l[4 * k + 1];
+    }
+  }
   static float half(uint16_t h) { return _cvtsh_ss(h); }
   static F bhalf(const uint8_t* p) {
     short h;

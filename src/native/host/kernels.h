@@ -76,6 +76,13 @@ struct IsaKernels {
   void (*axpy)(float a, const float* x, float* y, int64_t n);
   // y[i] = f16 bits x[i] as f32, exactly.
   void (*halfRow)(const uint16_t* x, float* y, int64_t n);
+  // attention's scores s[r*lds + j] = q row r . key j in the dot16 order (simd.inc) for r < rn, j < n:
+  // keys as rows (k + j*ldk) or as columns (k[d*ldk + j]), the same bits.
+  void (*scoreRows)(const float* q, int64_t ldq, int64_t rn, const float* k, int64_t ldk, int64_t D, int64_t n, float* s, int64_t lds);
+  void (*scoreCols)(const float* q, int64_t ldq, int64_t rn, const float* k, int64_t ldk, int64_t D, int64_t n, float* s, int64_t lds);
+  // y[r*ldy + c] = sum over j < n of p[r*ldp + j] * v[j*ldv + c] for r < rn, c < cols: one multiply-add
+  // chain per output over j in order from -0 (the panel kernel's bits), value rows read once per pair of rows.
+  void (*weightRows)(const float* p, int64_t ldp, int64_t rn, const float* v, int64_t ldv, int64_t n, float* y, int64_t ldy, int64_t cols);
 };
 
 // Null when this build has no such path (a non-x86 build has only Scalar).
