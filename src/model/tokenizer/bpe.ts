@@ -22,7 +22,7 @@ class PairTable {
   private readonly mask: number;
   constructor(expected: number) {
     let cap = 16;
-    while (cap < expected * 2) cap *= 2;
+    while (cap < expected * 1.5) cap *= 2;
     this.mask = cap - 1;
     this.left = new Int32Array(cap).fill(-1);
     this.right = new Int32Array(cap);

@@ -117,7 +117,7 @@ export class TokenIndex implements TokenLookup {
 
   constructor(private readonly table: StringTable, ids: Iterable<number>, expected: number) {
     let cap = 16;
-    while (cap < expected * 2) cap *= 2;
+    while (cap < expected * 1.5) cap *= 2;
     this.mask = cap - 1;
     this.slots = new Int32Array(cap).fill(-1);
     for (const id of ids) {
