@@ -26,6 +26,7 @@ import { DEVICES } from '../devices/registry.js';
 import type { FaultOptions } from '../devices/faults.js';
 import { DEFAULT_MAX_STEPS, decodeStepInputs } from '../ir/inputsCodec.js';
 import { checkJsonDepth, resolveLimits, type Limits } from '../ir/limits.js';
+import { programToJson } from '../ir/codec.js';
 import type { Tensor } from '../ir/tensor.js';
 import { encodeTensor } from '../ir/tensorCodec.js';
 import type { ProgramInputs, StepOutput, TensorMap } from '../oracle/types.js';
@@ -139,6 +140,16 @@ const here = (p: string) => new URL(p, import.meta.url);
 
 /** How many planned programs the engine remembers (a warm job skips the planner's round trip). */
 const PLAN_MEMO = 256;
+
+/**
+ * A planned program as the engine remembers it: the program's JSON form (a second copy of its
+ * checked form, megabytes of objects for a model's prefill) is made again from the checked form
+ * when a compile or a verification asks for it, as the planner made it, rather than kept.
+ */
+function remembered(p: PlanReply): PlanReply {
+  const { checked, plan, units } = p;
+  return { checked, plan, units, get programJson(): object { return programToJson(checked.program); } };
+}
 
 export class Engine extends EventEmitter<EngineEvents> {
   readonly cacheDir: string;
@@ -314,9 +325,10 @@ export class Engine extends EventEmitter<EngineEvents> {
     } finally {
       this.#plansRunning--;
     }
-    this.#plans.set(memoKey, planned);
+    const kept = remembered(planned);
+    this.#plans.set(memoKey, kept);
     if (this.#plans.size > PLAN_MEMO) this.#plans.delete(this.#plans.keys().next().value!);
-    return planned;
+    return kept;
   }
 
   /**

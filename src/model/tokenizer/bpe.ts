@@ -6,6 +6,8 @@
  * @internal
  */
 
+import type { TokenLookup } from './table.js';
+
 /** Ids are below this (2^21). */
 export const ID_LIMIT = 1 << 21;
 
@@ -20,7 +22,7 @@ class PairTable {
   private readonly mask: number;
   constructor(expected: number) {
     let cap = 16;
-    while (cap < expected * 2) cap *= 2;
+    while (cap < expected * 1.5) cap *= 2;
     this.mask = cap - 1;
     this.left = new Int32Array(cap).fill(-1);
     this.right = new Int32Array(cap);
@@ -52,14 +54,14 @@ export interface Merges {
 
 /** A BPE model: the vocabulary the merges work in, and how a piece is looked up. */
 export interface BpeModel {
-  readonly vocab: ReadonlyMap<string, number>;
+  readonly vocab: TokenLookup;
   readonly merges: Merges;
   /** Llama 3's rule: a piece that is itself a token is that token, merges or not. */
   readonly ignoreMerges: boolean;
 }
 
 /** Builds the merge table from [left, right] string pairs in rank order; the failing index if one does not fit. */
-export function buildMerges(pairs: readonly (readonly [string, string])[], vocab: ReadonlyMap<string, number>):
+export function buildMerges(pairs: readonly (readonly [string, string])[], vocab: TokenLookup):
   Merges | { bad: number; why: string } {
   const rank = new PairTable(pairs.length);
   const result = new Int32Array(pairs.length);

@@ -11,6 +11,7 @@ import { renderChat, type ChatSpec } from './chat.js';
 import { spmIds, type SpmModel } from './spm.js';
 import type { PreTokenizer } from './pretokenize.js';
 import { checkIds, checkText } from './text.js';
+import type { TokenBytes, TokenTexts } from './table.js';
 import type { ChatMessage, ChatOptions, DecodeOptions, EncodeOptions, Tokenizer, TokenizerKind } from './types.js';
 
 /** Everything a tokenizer is made of. */
@@ -27,10 +28,10 @@ export interface TokenizerSpec {
   readonly added: readonly AddedToken[];
   readonly normalize: ((s: string) => string) | null;
   readonly preTokenize: PreTokenizer;
-  /** Per id: the token's text as stored, or null for an id with no token. */
-  readonly tokens: readonly (string | null)[];
-  /** The bytes an id decodes to (empty for none); computed when first asked for, so loading stays cheap. */
-  readonly bytes: (id: number) => Uint8Array;
+  /** Per id: the token's text as stored, or null for an id with no token (a StringTable, table.ts). */
+  readonly tokens: TokenTexts;
+  /** The bytes an id decodes to (none for an id with no token). */
+  readonly bytes: TokenBytes;
   readonly special: ReadonlySet<number>;
   /** Ids encode adds before and after a text when addSpecial is on. */
   readonly prefix: readonly number[];
@@ -119,17 +120,16 @@ class SpecTokenizer implements Tokenizer {
     if (!Array.isArray(ids)) throw new InvalidInput('', 'ids must be an array of token ids');
     checkIds(ids, this.vocabSize, '');
     const skip = options.skipSpecial ?? false;
-    const parts: Uint8Array[] = [];
+    const bytes = this.spec.bytes;
     let n = 0;
-    for (const id of ids) {
-      if (skip && this.spec.special.has(id)) continue;
-      const b = this.spec.bytes(id);
-      parts.push(b);
-      n += b.length;
-    }
+    for (const id of ids) if (!(skip && this.spec.special.has(id))) n += bytes.size(id);
     const out = new Uint8Array(n);
     let at = 0;
-    for (const b of parts) { out.set(b, at); at += b.length; }
+    for (const id of ids) {
+      if (skip && this.spec.special.has(id)) continue;
+      bytes.copy(id, out, at);
+      at += bytes.size(id);
+    }
     return out;
   }
 
@@ -138,7 +138,7 @@ class SpecTokenizer implements Tokenizer {
   }
 
   tokenText(id: number): string | undefined {
-    return this.spec.tokens[id] ?? undefined;
+    return this.spec.tokens.get(id) ?? undefined;
   }
 
   isSpecial(id: number): boolean {

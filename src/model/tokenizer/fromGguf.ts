@@ -19,6 +19,7 @@ import { DEFAULT_PATTERNS, GPT2_SPLIT_PATTERN, GPT4O_PATTERN, LLAMA3_PATTERN, QW
 import { SPACE_MARK, type SpmModel } from './spm.js';
 import { compilePattern } from './regex.js';
 import { byteLevel, sequence, splitPattern, type PreTokenizer } from './pretokenize.js';
+import { ByteTable, StringTable, TokenIndex } from './table.js';
 
 /** llama.cpp's token types (gguf-py's TokenType). */
 export const TOKEN_TYPE = { normal: 1, unknown: 2, control: 3, userDefined: 4, unused: 5, byte: 6 } as const;
@@ -63,6 +64,9 @@ function textToToken(tokens: readonly string[]): Map<string, number> {
   tokens.forEach((t, i) => m.set(t === '' ? `[EMPTY_${i}]` : t, i));
   return m;
 }
+
+// Made outside specFromGguf: a closure made in it would keep its scope (the metadata, every token's string) alive.
+const spacesMarked: PreTokenizer = (piece, emit) => emit(piece.replaceAll(' ', SPACE_MARK));
 
 /** Reads the tokenizer of a GGUF's metadata; `source` names the file in errors. */
 export function specFromGguf(meta: GgufMetadata, source: string): TokenizerSpec {
@@ -117,14 +121,17 @@ export function specFromGguf(meta: GgufMetadata, source: string): TokenizerSpec 
     return fail('tokenizer.ggml.token_type', `must be an integer array of one type per token (${size})`);
   } else types = (tt.value as readonly (number | bigint)[]).map((x) => Number(x));
 
-  const vocab = new Map<string, number>();
+  // The texts, bytes and lookup are packed in typed arrays (table.ts): per-token strings and arrays
+  // kept on the JS heap cost about 45 MB for a 151,936-token vocabulary.
+  const texts = StringTable.from(tokens.map((t, i) => (types[i] === TOKEN_TYPE.unused ? null : t)));
+  const vocabIds: number[] = [];
   const added: AddedToken[] = [];
   const special = new Set<number>();
-  const bytes: Uint8Array[] = [];
+  const bytes = new ByteTable();
   tokens.forEach((t, i) => {
     const type = types[i]!;
     if (type === TOKEN_TYPE.normal || type === TOKEN_TYPE.byte) {
-      if (!vocab.has(t)) vocab.set(t, i);
+      vocabIds.push(i);
       if (!spm) bytes.push(tokenBytes(t));
       else if (type === TOKEN_TYPE.byte && /^<0x[0-9A-Fa-f]{2}>$/.test(t)) bytes.push(Uint8Array.of(parseInt(t.slice(3, 5), 16)));
       else bytes.push(utf8.encode(t.replaceAll(SPACE_MARK, ' ')));
@@ -160,6 +167,8 @@ export function specFromGguf(meta: GgufMetadata, source: string): TokenizerSpec 
     }
     model = { type: 'spm', lookup, scores, maxLength, byteIds } satisfies SpmModel;
   } else {
+    // The NORMAL and BYTE tokens, a repeated text naming its first id.
+    const vocab = new TokenIndex(texts, vocabIds, vocabIds.length);
     for (let b = 0; b < 256; b++) {
       if (!vocab.has(BYTE_TO_CHAR[b]!)) fail('tokenizer.ggml.tokens', `byte 0x${b.toString(16).padStart(2, '0')} has no NORMAL token: not a byte-level vocabulary`);
     }
@@ -203,9 +212,9 @@ export function specFromGguf(meta: GgufMetadata, source: string): TokenizerSpec 
   return {
     source, kind: 'gguf', model, added,
     normalize: spm ? null : pre!.normalize,
-    preTokenize: spm ? (piece, emit) => emit(piece.replaceAll(' ', SPACE_MARK)) : pre!.pre,
+    preTokenize: spm ? spacesMarked : pre!.pre,
     spacePrefix,
-    tokens: tokens.map((t, i) => (types[i] === TOKEN_TYPE.unused ? null : t)), bytes: (i) => bytes[i]!, special,
+    tokens: texts, bytes: bytes.seal(), special,
     prefix: addBos && bosId !== null ? [bosId] : [],
     suffix: addEos && eosId !== null ? [eosId] : [],
     bosId, eosIds: [...eos].sort((a, b) => a - b), padId,

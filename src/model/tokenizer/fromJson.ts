@@ -13,6 +13,7 @@ import { END_OF_TURN, type TokenizerSpec } from './core.js';
 import { PatternError } from './pattern.js';
 import { compilePattern } from './regex.js';
 import { byteLevel, sequence, splitPattern, type Matcher, type PreTokenizer, type SplitBehavior } from './pretokenize.js';
+import { StringTable, type TokenBytes } from './table.js';
 
 /** The files of a Hugging Face model directory, parsed; only tokenizer.json is required. */
 export interface HfTokenizerFiles {
@@ -212,6 +213,13 @@ function chatTemplate(r: Reader, cfg: Obj): string | null {
   return r.fail('tokenizer_config.json/chat_template', 'must be a string or a list of { name, template }');
 }
 
+/** Each token's bytes, computed when first asked for, so loading stays cheap. */
+function lazyBytes(texts: StringTable): TokenBytes {
+  const decoded: (Uint8Array | undefined)[] = [];
+  const of = (id: number): Uint8Array => (decoded[id] ??= tokenBytes(texts.get(id) ?? ''));
+  return { size: (id) => of(id).length, copy: (id, out, at) => out.set(of(id), at) };
+}
+
 /** Reads the files of a Hugging Face tokenizer; `source` names them in errors. */
 export function specFromHf(files: HfTokenizerFiles, source: string): TokenizerSpec {
   const r: Reader = new Reader(source);
@@ -247,7 +255,6 @@ export function specFromHf(files: HfTokenizerFiles, source: string): TokenizerSp
   const tokens: (string | null)[] = new Array<string | null>(size).fill(null);
   for (const [tok, id] of vocab) tokens[id] = tok;
   for (const t of added) tokens[t.id] = t.content;
-  const decoded: (Uint8Array | undefined)[] = [];
   // The lowest id whose token is `name`: its vocabulary entry (unless an added token took the id) or an added token.
   const addedByContent = new Map<string, number>();
   for (const t of added) { const had = addedByContent.get(t.content); if (had === undefined || t.id < had) addedByContent.set(t.content, t.id); }
@@ -268,10 +275,11 @@ export function specFromHf(files: HfTokenizerFiles, source: string): TokenizerSp
   const eosId = idOf(names.eos_token);
   if (eosId !== null) eos.add(eosId);
   for (const t of END_OF_TURN) { const id = byContent.get(t); if (id !== undefined && special.has(id)) eos.add(id); }
+  const texts = StringTable.from(tokens);
   return {
     source, kind: 'tokenizer.json', model: { vocab, merges, ignoreMerges: model['ignore_merges'] === true }, added,
-    normalize: normalizer(r, root['normalizer'], '/normalizer'), preTokenize, tokens,
-    bytes: (id) => (decoded[id] ??= tokens[id] === null || tokens[id] === undefined ? new Uint8Array(0) : tokenBytes(tokens[id])), special, prefix, suffix,
+    normalize: normalizer(r, root['normalizer'], '/normalizer'), preTokenize, tokens: texts,
+    bytes: lazyBytes(texts), special, prefix, suffix,
     bosId: idOf(names.bos_token), eosIds: [...eos].sort((a, b) => a - b), padId: idOf(names.pad_token),
     chat: {
       template: chatTemplate(r, cfg),

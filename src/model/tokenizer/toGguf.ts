@@ -25,11 +25,12 @@ export function ggufTokenizerMetadata(files: HfTokenizerFiles, source: string, o
   const cfg = (typeof files.tokenizerConfig === 'object' && files.tokenizerConfig !== null ? files.tokenizerConfig : {}) as Record<string, unknown>;
   const tokens: string[] = [];
   const types: number[] = [];
-  spec.tokens.forEach((t, i) => {
-    if (t === null) { tokens.push(`[PAD${i}]`); types.push(TOKEN_TYPE.unused); return; }
+  for (let i = 0; i < spec.tokens.length; i++) {
+    const t = spec.tokens.get(i);
+    if (t === null) { tokens.push(`[PAD${i}]`); types.push(TOKEN_TYPE.unused); continue; }
     tokens.push(t);
     types.push(!addedIds.has(i) ? TOKEN_TYPE.normal : spec.special.has(i) || looksSpecial(t) ? TOKEN_TYPE.control : TOKEN_TYPE.userDefined);
-  });
+  }
   const merges = root.model.merges.map((m) => (typeof m === 'string' ? m : (m as string[]).join(' ')));
   if (merges.some((m) => m.indexOf(' ', 1) < 0)) throw new TokenizerError(source, 'a merge is not two tokens');
   const out = new Map<string, GgufValue>([

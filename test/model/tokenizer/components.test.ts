@@ -5,6 +5,7 @@ import { InvalidInput, TokenizerError, UsageError } from '../../../src/errors/in
 import { PatternError, QWEN2_PATTERN } from '../../../src/model/tokenizer/pattern.js';
 import { compilePattern } from '../../../src/model/tokenizer/regex.js';
 import { bpeIds, buildMerges } from '../../../src/model/tokenizer/bpe.js';
+import { ByteTable, StringTable, TokenIndex } from '../../../src/model/tokenizer/table.js';
 import { preTokenizeAll, splitPattern, type SplitBehavior } from '../../../src/model/tokenizer/pretokenize.js';
 import { loadTokenizer, tokenizerFromHf } from '../../../src/model/tokenizer/index.js';
 import { tempDir } from '../../jobs/helpers.js';
@@ -193,5 +194,43 @@ describe('tokenizer: BPE over code points', () => {
     const model = { vocab, merges, ignoreMerges: false };
     expect(bpeIds(model, '\uD800a')).to.deep.equal([0, 1]);
     expect(bpeIds(model, 'a\uD83D\uDE00\uD800')).to.deep.equal([1, 2, 0]);
+  });
+});
+
+describe('tokenizer: the packed vocabulary (table.ts)', () => {
+  // Texts with repeats (the first id keeps the text), an empty one, surrogates, look-alikes and one past a string chunk.
+  const texts = ['a', 'ab', 'ba', '', 'ab', '\uD800', '\uD83D\uDE00', 'Ġworld', 'x'.repeat(20000), 'b', 'a'];
+  const table = StringTable.from([...texts, null]);
+  const index = new TokenIndex(table, texts.map((_, i) => i), texts.length);
+
+  it('gives each id its text back, null for an id with none or out of range', () => {
+    texts.forEach((t, i) => expect(table.get(i)).to.equal(t));
+    expect(table.length).to.equal(texts.length + 1);
+    expect(table.get(texts.length)).to.equal(null);
+    expect(table.get(-1)).to.equal(null);
+    expect(table.get(99)).to.equal(null);
+  });
+
+  it('looks texts up as a Map filled first-id-wins does, and finds no text it lacks', () => {
+    const map = new Map<string, number>();
+    texts.forEach((t, i) => { if (!map.has(t)) map.set(t, i); });
+    for (const [t, id] of map) expect(index.get(t), JSON.stringify(t.slice(0, 20))).to.equal(id);
+    // Negative control: texts of the same length or a shared prefix are not found.
+    for (const t of ['c', 'aa', 'abc', 'Ġworlds', '\uDE00', 'x'.repeat(19999), 'x'.repeat(20001)]) expect(index.get(t)).to.equal(undefined);
+    expect(index.has('ba')).to.equal(true);
+    expect(index.has('bb')).to.equal(false);
+  });
+
+  it('copies each id\'s bytes out whole', () => {
+    const bytes = new ByteTable();
+    const parts = [Uint8Array.of(1, 2), new Uint8Array(0), Uint8Array.from({ length: 40 }, (_, i) => i)];
+    for (const p of parts) bytes.push(p);
+    bytes.seal();
+    parts.forEach((p, i) => {
+      expect(bytes.size(i)).to.equal(p.length);
+      const out = new Uint8Array(p.length + 2).fill(9);
+      bytes.copy(i, out, 1);
+      expect([...out]).to.deep.equal([9, ...p, 9]);
+    });
   });
 });
