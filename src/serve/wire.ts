@@ -168,7 +168,7 @@ function templateKwargsOf(v: unknown): Pick<GenerateRequest, 'enableThinking' | 
   return { ...(t !== undefined ? { enableThinking: t } : {}), chatVariables: { ...v } };
 }
 
-/** The most choices a request may ask for (`n`), one generation after another. */
+/** The most choices a request may ask for (`n`), generations that share their prompt's prefill (server.ts, choicesOf). */
 const MAX_N = 16;
 
 /** `logit_bias`: `{ "token id": bias from -100 to 100 }`. */
