@@ -45,6 +45,7 @@ interface ServeFlags {
   readonly pooling?: 'mean' | 'last';
   /** The prefix cache's budget in MiB (default 1024); `--no-prefix-cache` sets prefixCache false. */
   readonly cacheRam?: number;
+  readonly kvBudget?: number;
   readonly prefixCache?: boolean;
 }
 
@@ -91,6 +92,7 @@ async function serveCommand(path: string | undefined, f: ServeFlags, io: Io, sto
     ...(demo !== undefined ? { tokenizer: demo.tokenizer, ctx: f.ctx ?? 1024 } : {}),
     npuOpts: f.npuOpt ?? {},
     prefixCache: f.prefixCache === false ? false as const : { bytes: f.cacheRam !== undefined ? f.cacheRam * 2 ** 20 : DEFAULT_PREFIX_CACHE_BYTES },
+    kvBudget: f.kvBudget ?? true,
   };
   const resolved = await resolveModel(given ?? demo!.path, load, registry, io.err).catch(async (e: unknown) => { await engine.close(); throw e; });
   const id = demo !== undefined ? 'qwen3-demo' : resolved.id;
@@ -162,6 +164,7 @@ export const serve: CliCommand = {
       .addOption(new Option('--ctx <n>', 'positions the KV cache holds').argParser(intArg('--ctx')))
       .addOption(new Option('--cache-ram <MiB>', 'the prefix cache\'s budget: the KV cache of prompts\' prefixes kept across requests, so a prompt that starts with one prefills only the rest (default 1024; 0 keeps none)').argParser(intArg('--cache-ram')))
       .addOption(new Option('--no-prefix-cache', 'keep no prefix cache: every prompt prefilled whole'))
+      .addOption(new Option('--kv-budget <positions>', 'positions the running generations may fill at once, each reserving its prompt and max_tokens as it starts; past it a request gets 429 KvCacheFull (default --ctx for each of the --parallel slots)').argParser(intArg('--kv-budget')))
       .addOption(new Option('--max-queue <n>', 'requests that may wait behind the running ones; one more gets 429').argParser(intArg('--max-queue')).default(16))
       .addOption(new Option('--parallel <n>', 'generations decoded together, one step over the weights for all (host); each answer the bytes it gets alone').argParser(intArg('--parallel')).default(4))
       .addOption(new Option('--api-key <key>', 'require Authorization: Bearer KEY'))

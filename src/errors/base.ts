@@ -34,6 +34,7 @@ export type ErrorCode =
   | 'CacheError'
   | 'CacheUnavailable'
   | 'ResourceLimit'
+  | 'KvCacheFull'
   | 'InvalidOptions'
   | 'Q4nxError'
   | 'GgufError'

@@ -39,6 +39,21 @@ export class ResourceLimit extends EngineError {
   static readonly wire = { what: 'string', needed: 'number', max: 'number', place: 'string' } as const;
 }
 
+/**
+ * A generation the model's KV budget cannot hold now (src/model/qwen3/kv.ts): it needs `needed` blocks of
+ * `block` positions (its prompt and max tokens, within the context) and `free` of the budget's `total`
+ * are free. `needed` past `total` never fits; otherwise it fits once running generations end.
+ */
+export class KvCacheFull extends EngineError {
+  readonly code = 'KvCacheFull' as const;
+  constructor(readonly needed: number, readonly free: number, readonly total: number, readonly block: number) {
+    super(needed > total
+      ? `the KV budget holds ${total} blocks of ${block} positions; this generation (its prompt and max tokens) needs ${needed}`
+      : `the KV budget is full: this generation (its prompt and max tokens) needs ${needed} blocks of ${block} positions, ${free} of ${total} are free`);
+  }
+  static readonly wire = { needed: 'number', free: 'number', total: 'number', block: 'number' } as const;
+}
+
 export class IndexOutOfRange extends EngineError {
   readonly code = 'IndexOutOfRange' as const;
   constructor(readonly eqn: number, readonly index: number, readonly extent: number) {

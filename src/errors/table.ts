@@ -11,7 +11,7 @@ import {
 import {
   CapabilityMissing, ContextLimit, IntegerToFloat, MissingBound, MissingContract, NarrowingRange, RegionLimit,
 } from './planning.js';
-import { IndexOutOfRange, IntegerDivideByZero, InvalidInput, InvalidOptions, InvalidProgram, ResourceLimit } from './program.js';
+import { IndexOutOfRange, IntegerDivideByZero, InvalidInput, InvalidOptions, InvalidProgram, KvCacheFull, ResourceLimit } from './program.js';
 import { AddonError, CacheError, CacheUnavailable, FarmTimeout, GgufError, Q4nxError, RemoteUnavailable, SealError, TokenizerError, UsageError, WriteFailed } from './tools.js';
 
 /** What the table needs of a class: a constructor over its wire fields, in the order of its WireSpec. */
@@ -22,7 +22,7 @@ export interface ErrorClass {
 }
 
 export const ERROR_CLASSES = {
-  InvalidProgram, InvalidInput, InvalidOptions, ResourceLimit, IndexOutOfRange, IntegerDivideByZero,
+  InvalidProgram, InvalidInput, InvalidOptions, ResourceLimit, KvCacheFull, IndexOutOfRange, IntegerDivideByZero,
   CapabilityMissing, MissingBound, RegionLimit, ContextLimit, MissingContract, NarrowingRange, IntegerToFloat,
   NarrowingRangeUpload, NarrowingRangeInput, NarrowingRangeResult, DispatchRefused, ArgumentMismatch,
   VendorCompilerError, DeadlineExceeded, DevicePoisoned, NoDevice, LoadFailed,

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { GeneratedToken, GenerationResult } from '../model/qwen3/generate.js';
 import type { GenerateRequest } from '../model/qwen3/model.js';
+import { PromptShare } from '../model/qwen3/share.js';
 import { needsReload, type ServedModel } from './model.js';
 import { countStreamFailure } from './pages.js';
 import { ReasoningSplitter, splitReasoning, type Parted } from './reasoning.js';
@@ -143,9 +144,12 @@ function choiceRequest(g: GenerateRequest, j: number): GenerateRequest {
   return j === 0 ? g : { ...g, seed: (g.seed ?? 0) + j };
 }
 
-/** Every choice of a request in order: prompt p's choice j has index p * n + j. */
-function* choicesOf(r: ServeRequest): Generator<{ index: number; first: boolean; request: GenerateRequest }> {
-  for (const [p, g] of r.prompts.entries()) for (let j = 0; j < r.n; j++) yield { index: p * r.n + j, first: j === 0, request: choiceRequest(g, j) };
+/** Every choice of a request in order: prompt p's choice j has index p * n + j; a prompt's n choices share its prefill (model/qwen3/share.ts). */
+function* choicesOf(r: ServeRequest): Generator<{ index: number; first: boolean; request: GenerateRequest; share?: PromptShare }> {
+  for (const [p, g] of r.prompts.entries()) {
+    const share = r.n > 1 ? { share: new PromptShare() } : {};
+    for (let j = 0; j < r.n; j++) yield { index: p * r.n + j, first: j === 0, request: choiceRequest(g, j), ...share };
+  }
 }
 
 /** Usage summed over choices: each prompt's tokens counted once, every choice's generated tokens. */
@@ -167,8 +171,8 @@ class Usage {
 }
 
 /** A generation whose token times (the first, then between tokens) and cache positions are observed. */
-async function* observed(m: ServedModel, g: GenerateRequest, live: Live): AsyncGenerator<GeneratedToken, GenerationResult, void> {
-  const it = m.generate(g);
+async function* observed(m: ServedModel, g: GenerateRequest, live: Live, share?: PromptShare): AsyncGenerator<GeneratedToken, GenerationResult, void> {
+  const it = share === undefined ? m.generate(g) : m.generate(g, { share });
   let last = performance.now();
   let first = true;
   const self = Symbol('generation');
@@ -190,8 +194,8 @@ async function* observed(m: ServedModel, g: GenerateRequest, live: Live): AsyncG
 }
 
 /** Runs a generation to its end, or to the next token after the client left. */
-async function run(m: ServedModel, g: GenerateRequest, live: Live, gone: () => boolean, onToken: (t: GeneratedToken) => void): Promise<GenerationResult | undefined> {
-  const it = observed(m, g, live);
+async function run(m: ServedModel, g: GenerateRequest, live: Live, gone: () => boolean, onToken: (t: GeneratedToken) => void, share?: PromptShare): Promise<GenerationResult | undefined> {
+  const it = observed(m, g, live, share);
   for (;;) {
     const n = await it.next();
     if (n.done === true) return n.value;
@@ -204,9 +208,23 @@ async function whole(kind: Kind, r: ServeRequest, m: ServedModel, live: Live, re
   const usage = new Usage(live.metrics);
   const choices: Record<string, unknown>[] = [];
   const tools = autoToolsOf(kind, r, m);
-  for (const c of choicesOf(r)) {
+  // The choices run at once (sequences of the batch, a prompt's sharing its prefill); one failing ends
+  // the others at their next token, and the answer waits for them to end (what they hold freed).
+  let ended = false;
+  const over = () => ended || gone();
+  const settled = await Promise.allSettled([...choicesOf(r)].map(async (c) => {
     const lps = new Logprobs(kind);
-    const res = await run(m, c.request, live, gone, (t) => lps.add(t));
+    try {
+      return { c, lps, res: await run(m, c.request, live, over, (t) => lps.add(t), c.share) };
+    } catch (e) {
+      ended = true;
+      throw e;
+    }
+  }));
+  for (const x of settled) if (x.status === 'rejected') throw x.reason;
+  for (const x of settled) {
+    if (x.status === 'rejected') continue;
+    const { c, lps, res } = x.value;
     if (res === undefined) return;
     usage.add(res, c.first);
     const finish_reason = finishOf(res.finishReason);
@@ -234,7 +252,7 @@ async function streamed(kind: Kind, r: ServeRequest, m: ServedModel, live: Live,
   for (const c of choicesOf(r)) {
     const chunk = (choice: Record<string, unknown>) =>
       `data: ${JSON.stringify({ id, object, created, model: r.model, choices: [{ index: c.index, ...choice }] })}\n\n`;
-    const it = observed(m, c.request, live);
+    const it = observed(m, c.request, live, c.share);
     // The first step (the prefill) runs before the headers go, so a prompt past the context still gets its 400.
     let n = await it.next();
     if (out === undefined) {

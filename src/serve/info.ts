@@ -62,10 +62,12 @@ export const metricsRoute: FastifyPluginAsync = async (app) => {
     const kvSize = typeof m?.ctx === 'number' ? m.ctx * s.slots() : undefined;
     let kvUsed = 0;
     const prefix = prefixCacheStats(holder.model);
+    const kv = holder.model?.kvUse?.();
     for (const n of live.kv.values()) kvUsed += n;
     return reply.type('text/plain; version=0.0.4; charset=utf-8').send(live.metrics.text({
       waiting: queue.size, running: queue.pending, slots: s.slots(), ready: holder.state === 'ready', kvUsed, ...(kvSize !== undefined ? { kvSize } : {}),
       ...(prefix !== null ? { prefix } : {}),
+      ...(kv !== undefined ? { kv } : {}),
     }));
   });
 };

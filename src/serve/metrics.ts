@@ -6,6 +6,7 @@
  * hits, reused tokens, blocks and bytes when the model has one.
  */
 import type { PrefixCacheStats } from '../model/qwen3/prefix.js';
+import type { KvUse } from '../model/qwen3/kv.js';
 
 /** A histogram's upper bounds, in seconds. */
 const TTFT_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60] as const;
@@ -39,6 +40,8 @@ export interface Gauges {
   readonly kvSize?: number;
   /** The model's prefix cache's counters, when it has one. */
   readonly prefix?: PrefixCacheStats;
+  /** The model's KV budget, when it keeps one. */
+  readonly kv?: KvUse;
 }
 
 /** The server's metrics. */
@@ -83,6 +86,16 @@ export class Metrics {
     if (g.kvSize !== undefined) {
       metric('npu_offload_kv_cache_positions', 'gauge', 'Positions the KV caches hold (--ctx for each slot).');
       lines.push(`npu_offload_kv_cache_positions ${g.kvSize}`);
+    }
+    const kv = g.kv;
+    if (kv !== undefined) {
+      const one = (name: string, type: 'counter' | 'gauge', help: string, v: number) => { metric(name, type, help); lines.push(`${name} ${v}`); };
+      one('npu_offload_kv_block_positions', 'gauge', 'Positions per block of the KV budget.', kv.block);
+      one('npu_offload_kv_blocks', 'gauge', 'Blocks of the KV budget (--kv-budget; --ctx for each slot by default).', kv.total);
+      one('npu_offload_kv_blocks_reserved', 'gauge', 'Blocks the running generations hold (each its prompt and max_tokens).', kv.reserved);
+      one('npu_offload_kv_blocks_used', 'gauge', 'Of the blocks held, those holding filled positions.', kv.used);
+      one('npu_offload_kv_blocks_free', 'gauge', 'Blocks of the budget no running generation holds.', kv.free);
+      one('npu_offload_kv_refused_total', 'counter', 'Generations refused because the budget could not hold them (KvCacheFull).', kv.refused);
     }
     const p = g.prefix;
     if (p !== undefined) {

@@ -5,12 +5,14 @@
  */
 import { EngineError } from '../errors/index.js';
 import type { GenerateRequest } from '../model/qwen3/model.js';
-import type { GeneratedToken, GenerationResult } from '../model/qwen3/generate.js';
+import type { GenerateOptions, GeneratedToken, GenerationResult } from '../model/qwen3/generate.js';
 import type { PrefixCacheStats } from '../model/qwen3/prefix.js';
+import type { KvUse } from '../model/qwen3/kv.js';
 
 /** What the server needs of a model: the built-in Qwen3Model, or an add-on's route model. */
 export interface ServedModel {
-  generate(r: GenerateRequest): AsyncGenerator<GeneratedToken, GenerationResult, void>;
+  /** `options.share`: the choices of one prompt share its prefill (the built-in model; others ignore it). */
+  generate(r: GenerateRequest, options?: GenerateOptions): AsyncGenerator<GeneratedToken, GenerationResult, void>;
   close(): Promise<void>;
   /** The chat template family whose tool-call format its answers are read in (src/serve/toolcalls.ts; default qwen). */
   readonly toolCallFamily?: string;
@@ -18,6 +20,8 @@ export interface ServedModel {
   readonly prefixCache?: { stats(): PrefixCacheStats } | undefined;
   /** Generations it decodes together (the built-in model's batch, model/qwen3/batch.ts); absent: one at a time. */
   readonly slots?: number;
+  /** The KV budget's use now (the built-in model's; src/model/qwen3/kv.ts), for /v1/status and /metrics. */
+  kvUse?(): KvUse | undefined;
 }
 
 /** The codes after which the model's device is not to be trusted: reload it. */

@@ -11,7 +11,7 @@ import { failureOf } from './wire.js';
 import type { ModelHolder } from './model.js';
 import { CHAT_HTML } from './pages/chat.js';
 import { STATUS_HTML } from './pages/status.js';
-import { engineStatus, prefixCacheStats, type ServeCounters, type ServeStatus } from './status.js';
+import { engineStatus, kvStatus, prefixCacheStats, type ServeCounters, type ServeStatus } from './status.js';
 
 /** What the status needs of the server. */
 interface PagesContext {
@@ -37,6 +37,7 @@ async function serveStatus(c: PagesContext): Promise<ServeStatus> {
     failures: { total: c.counters.total, byCode: c.counters.byCode, last: c.counters.last },
     engine: await engineStatus(c.engine),
     prefixCache: prefixCacheStats(c.holder.model),
+    kv: kvStatus(c.holder.model),
   };
 }
 

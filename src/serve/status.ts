@@ -7,6 +7,7 @@
 import type { Engine } from '../jobs/engine.js';
 import type { EngineStatus } from '../jobs/status.js';
 import type { PrefixCacheStats } from '../model/qwen3/prefix.js';
+import type { KvUse } from '../model/qwen3/kv.js';
 import type { ServedModel } from './model.js';
 
 /** One failed request, as the server keeps it. */
@@ -35,6 +36,14 @@ export interface ServeStatus {
    * `--no-prefix-cache`, an add-on route).
    */
   readonly prefixCache: PrefixCacheStats | null;
+  /**
+   * The KV budget (src/model/qwen3/kv.ts), in blocks of `block` positions: in all, held by the running
+   * generations (each its prompt and max_tokens), filled, free; each running generation's blocks held
+   * and positions filled; generations admitted and refused (KvCacheFull); and the prefix cache's reuse,
+   * the share of looked-up prompt tokens taken from it (null before any lookup or without one). null
+   * when the model keeps no budget (not loaded, an add-on route).
+   */
+  readonly kv: (KvUse & { readonly reuseRate: number | null }) | null;
 }
 
 /** How many failed requests the status keeps. */
@@ -73,6 +82,14 @@ export function errorOfPayload(payload: unknown): { code: string; message: strin
 /** The served model's prefix cache's counters, or null when it has none. */
 export function prefixCacheStats(model: ServedModel | undefined): PrefixCacheStats | null {
   return model?.prefixCache?.stats() ?? null;
+}
+
+/** The served model's KV budget's use with the prefix cache's reuse rate, or null when it keeps none. */
+export function kvStatus(model: ServedModel | undefined): ServeStatus['kv'] {
+  const use = model?.kvUse?.();
+  if (use === undefined) return null;
+  const p = prefixCacheStats(model);
+  return { ...use, reuseRate: p === null || p.promptTokens === 0 ? null : p.reusedTokens / p.promptTokens };
 }
 
 /** The engine's status, or null when it cannot answer (closed, or no engine). */

@@ -2,7 +2,7 @@
  * The OpenAI wire shapes the server speaks: request bodies checked into a GenerateRequest (a bad field
  * is InvalidOptions naming it), errors as `{ error: { message, type, code } }` with their status.
  */
-import { EngineError, InvalidInput, InvalidOptions, messageOf, type ResourceLimit } from '../errors/index.js';
+import { EngineError, InvalidInput, InvalidOptions, messageOf, type KvCacheFull, type ResourceLimit } from '../errors/index.js';
 import { shown } from '../io/escape.js';
 import type { GenerateRequest } from '../model/qwen3/model.js';
 import { compileJsonSchema, jsonObjectGrammar, toolCallGrammar, type Grammar } from '../model/grammar/index.js';
@@ -168,7 +168,7 @@ function templateKwargsOf(v: unknown): Pick<GenerateRequest, 'enableThinking' | 
   return { ...(t !== undefined ? { enableThinking: t } : {}), chatVariables: { ...v } };
 }
 
-/** The most choices a request may ask for (`n`), one generation after another. */
+/** The most choices a request may ask for (`n`), generations that share their prompt's prefill (server.ts, choicesOf). */
 const MAX_N = 16;
 
 /** `logit_bias`: `{ "token id": bias from -100 to 100 }`. */
@@ -371,6 +371,11 @@ export function failureOf(e: unknown): WireFailure {
         if (CONTEXT_LIMITS.has(what)) return failure(400, 'invalid_request_error', 'context_length_exceeded', e.message, param);
         // A chat template past its bounds (time, memory, size) refuses this request; the server goes on.
         return failure(400, 'invalid_request_error', e.code, e.message, param);
+      }
+      case 'KvCacheFull': {
+        // Past the whole budget it never fits (400); else it fits once running generations end (429).
+        const { needed, total } = e as KvCacheFull;
+        return needed > total ? failure(400, 'invalid_request_error', e.code, e.message, 'max_tokens') : failure(429, 'rate_limit_error', e.code, e.message);
       }
       default:
         return failure(500, 'server_error', e.code, e.message);

@@ -9,6 +9,7 @@ const SAMPLES = {
   InvalidInput: new errors.InvalidInput('/x/b64', 'short'),
   InvalidOptions: new errors.InvalidOptions('deadlineMs', 'a positive number, not -1'),
   ResourceLimit: new errors.ResourceLimit('elements-per-tensor', 1e12, 2 ** 31, '/args/0'),
+  KvCacheFull: new errors.KvCacheFull(9, 3, 16, 64),
   IndexOutOfRange: new errors.IndexOutOfRange(3, -1, 8),
   IntegerDivideByZero: new errors.IntegerDivideByZero(4),
   CapabilityMissing: new errors.CapabilityMissing(2, 'matmul', 'xdna2.matmul'),

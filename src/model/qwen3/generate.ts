@@ -12,9 +12,11 @@ import { zeros, type Tensor } from '../../ir/tensor.js';
 import type { Program } from '../../ir/types.js';
 import type { TensorMap } from '../../ir/values.js';
 import type { Qwen3Config } from './config.js';
-import { cacheShapes, type CacheType } from './program.js';
+import { cacheLayout, cacheShapes, type CacheType } from './program.js';
 import type { CacheCursor, RanOn, StepRunner } from './runner.js';
 import type { PrefixCache } from './prefix.js';
+import type { KvBudget, KvReservation } from './kv.js';
+import type { PromptShare, SharedPrefill } from './share.js';
 import { Sampler, type SamplingOptions } from './sampler.js';
 import { TextStream } from './stream.js';
 import type { Tokenizer } from '../tokenizer/types.js';
@@ -35,6 +37,8 @@ export interface GenerationContext {
   program(tokens: number): Program;
   /** The KV cache of earlier generations' prefixes that a prompt may start from (prefix.ts); none: every prompt prefilled whole. */
   readonly prefixCache?: PrefixCache;
+  /** The blocks a generation reserves when it starts (kv.ts); none: no budget kept. */
+  readonly kvBudget?: KvBudget;
 }
 
 /** The decoding of one request, once its prompt is ids. */
@@ -85,7 +89,13 @@ export interface GeneratedToken {
  * aborted; else between steps, or during one, whose device work runs to its end and then lets the
  * KV cache's sessions go, so the next generation finds the model free).
  */
-export type GenerateOptions = AbortOptions;
+export type GenerateOptions = AbortOptions & {
+  /**
+   * A prompt's prefill shared with other generations of the same prompt (share.ts): the first prefills,
+   * the others start from a copy of its cache. Their answers are the bytes each gives alone.
+   */
+  readonly share?: PromptShare;
+};
 
 /** Why a generation ended. */
 export type FinishReason = 'eos' | 'stop' | 'length' | 'context';
@@ -103,6 +113,8 @@ export interface GenerationResult {
   readonly ranOn: readonly RanOn[];
   /** The prompt's positions taken from the prefix cache rather than prefilled (0: none). */
   readonly cachedTokens?: number;
+  /** The prompt's positions copied from another generation's prefill of it (GenerateOptions `share`; 0: none). */
+  readonly sharedTokens?: number;
 }
 
 /**
@@ -170,22 +182,62 @@ export async function* generateIds(g: GenerationContext, r: DecodeRequest, optio
   const signal = signalOf(options);
   throwIfAborted(signal);
   const max = checkDecodeRequest(g, r);
-  const t0 = performance.now();
-  // Every generation's own cache; let go however the generation ends (a consumer's return() too).
-  const { cache, from } = await startingCache(g, max > 0 ? r.promptIds : []);
-  const steps = new AbortableSteps(cache, signal);
+  // Its blocks of the KV budget, held from here to its end however it ends (KvCacheFull when they are not free).
+  const hold = g.kvBudget?.reserve(max > 0 ? r.promptIds.length + max : 0);
+  const share = options?.share;
+  let sharing: { readonly shared?: SharedPrefill; readonly first: boolean } = { first: false };
   try {
-    const result = yield* decodeWith(g, r, steps, max, t0, from);
-    await keepPrefix(g, cache, [...r.promptIds, ...result.ids], result.promptTokens + result.timings.decodeSteps, result.promptTokens);
-    return result;
-  } finally {
-    // A step still running on its device (the generation aborted during it) keeps the cache until it ends.
-    const running = steps.running;
-    if (running === undefined) await cache.close();
-    else {
-      cache.cancel?.();
-      void running.then(() => cache.close(), () => cache.close()).catch(() => undefined);
+    if (share !== undefined && max > 0) sharing = await untilAborted(share.take(r.promptIds), signal);
+    const t0 = performance.now();
+    // Every generation's own cache; let go however the generation ends (a consumer's return() too).
+    const { cache, from } = sharing.shared !== undefined ? await sharedCache(g, sharing.shared) : await startingCache(g, max > 0 ? r.promptIds : []);
+    const steps = new AbortableSteps(cache, signal);
+    try {
+      const prefilled = sharing.first ? (logits: Tensor) => giveShare(g, share!, cache, r.promptIds, logits) : undefined;
+      const result = yield* decodeWith(g, r, steps, max, t0, from, hold, sharing.shared?.logits, prefilled);
+      await keepPrefix(g, cache, [...r.promptIds, ...result.ids], result.promptTokens + result.timings.decodeSteps, result.promptTokens);
+      return result;
+    } finally {
+      hold?.release();
+      // A step still running on its device (the generation aborted during it) keeps the cache until it ends.
+      const running = steps.running;
+      if (running === undefined) await cache.close();
+      else {
+        cache.cancel?.();
+        void running.then(() => cache.close(), () => cache.close()).catch(() => undefined);
+      }
     }
+  } finally {
+    hold?.release();
+    // A first generation that ended before its prefill was read: the others prefill for themselves.
+    if (sharing.first) share!.give(undefined);
+  }
+}
+
+/** Each state arg's position axis (cacheLayout). */
+function positionAxes(g: GenerationContext): Record<string, number> {
+  const axes: Record<string, number> = {};
+  for (const [arg, l] of cacheLayout(g.config, g.ctx)) axes[arg] = l.positionAxis;
+  return axes;
+}
+
+/** The cache of a generation that starts from another's prefill of its prompt (share.ts): a copy of its positions. */
+async function sharedCache(g: GenerationContext, p: SharedPrefill): Promise<{ readonly cache: CacheCursor; readonly from: number }> {
+  const cache = await g.runner.begin(() => zeroCache(g.config, g.ctx, g.cacheType));
+  cache.loadPositions!(p.axes, p.pieces);
+  return { cache, from: p.ids.length };
+}
+
+/** The first generation of a share has prefilled: its prompt's positions and last logits, for the others. */
+async function giveShare(g: GenerationContext, share: PromptShare, cache: CacheCursor, ids: readonly number[], logits: Tensor): Promise<void> {
+  const read = cache.readPositions?.bind(cache);
+  if (read === undefined || cache.loadPositions === undefined) { share.give(undefined); return; }
+  const axes = g.prefixCache?.axes ?? positionAxes(g);
+  try {
+    const [state] = await read(axes, [[0, ids.length]]);
+    share.give({ ids: [...ids], axes, pieces: [{ from: 0, state: state! }], logits });
+  } catch {
+    share.give(undefined);
   }
 }
 
@@ -233,17 +285,29 @@ class AbortableSteps {
   }
 }
 
-async function* decodeWith(g: GenerationContext, r: DecodeRequest, cache: AbortableSteps, max: number, t0: number, from: number): AsyncGenerator<GeneratedToken, GenerationResult, void> {
+/**
+ * Prefills the prompt from `from` (none when `first`, the logits of its last token, are given: a shared
+ * prefill), then decodes. `hold` counts the positions filled; `prefilled` sees the prompt's last logits.
+ */
+async function* decodeWith(
+  g: GenerationContext, r: DecodeRequest, cache: AbortableSteps, max: number, t0: number, from: number,
+  hold?: KvReservation, first?: Tensor, prefilled?: (logits: Tensor) => Promise<void>,
+): AsyncGenerator<GeneratedToken, GenerationResult, void> {
   const sampler = new Sampler(r);
   const constraint = r.constraint === undefined ? undefined : new ConstrainedDecoder(r.constraint, g.tokenizer, g.eosIds, g.config.vocab);
   const stream = new TextStream(g.tokenizer, r.stop ?? []);
   const prompt = [...r.promptIds];
-  let logits: Tensor | undefined;
+  let logits: Tensor | undefined = max > 0 ? first : undefined;
   // The decode program's session opens while the prompt is prefilled, not at the first decode step.
   if (max > 1) cache.cache.prepare?.(g.program(1));
   for (let at = from; at < prompt.length && max > 0; at += g.prefillChunk) {
     const ids = prompt.slice(at, at + g.prefillChunk);
     logits = await cache.step(g.program(prefillTokens(ids.length, g.ctx - at, g.prefillChunk)), ids, ids.map((_, k) => at + k));
+  }
+  if (logits !== undefined) {
+    hold?.fill(prompt.length);
+    // Read before the first decode step (the prompt's positions stay as they are after it, but the cache moves into a slot).
+    await prefilled?.(logits);
   }
   cache.cache.prefilled?.();
   const prefillMs = performance.now() - t0;
@@ -270,6 +334,7 @@ async function* decodeWith(g: GenerationContext, r: DecodeRequest, cache: Aborta
     if (pos >= g.ctx) { finish = 'context'; break; }
     const t1 = performance.now();
     logits = await cache.step(g.program(1), [id], [pos]);
+    hold?.fill(pos + 1);
     decodeMs += performance.now() - t1;
     steps++;
   }
@@ -280,6 +345,7 @@ async function* decodeWith(g: GenerationContext, r: DecodeRequest, cache: Aborta
     timings: { prefillMs, decodeMs, prefillTokS: rate(prompt.length, prefillMs), decodeTokS: rate(steps, decodeMs), decodeSteps: steps },
     ...(r.logits ? { logits: kept } : {}),
     ranOn: cache.cache.ranOn?.() ?? [],
-    cachedTokens: from,
+    cachedTokens: first !== undefined ? 0 : from,
+    ...(first !== undefined ? { sharedTokens: from } : {}),
   };
 }

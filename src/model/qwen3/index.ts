@@ -11,6 +11,8 @@ export { Sampler, argmax, penalize, resolveSampling, DEFAULT_SAMPLING, type Samp
 export { EngineRunner, ReferenceRunner, weightInputs, type StepRunner, type StepInput, type StepResult } from './runner.js';
 export type { DecodeRequest, FinishReason, GeneratedToken, GenerationResult } from './generate.js';
 export { loadModel, Qwen3Model, checkModelTarget, type GenerateRequest, type LoadModelOptions } from './model.js';
+export { PromptShare } from './share.js';
+export type { KvHold, KvUse } from './kv.js';
 export { openModelSource, type ModelSource } from './source.js';
 export { runGate, type GateOptions, type GatePhase, type GateReport } from './gate.js';
 export { scoreIds, scoreText, logProbability, type ScoreResult, type TextScoreResult } from './score.js';

@@ -18,6 +18,7 @@ import { checkPrefixCacheOptions, PrefixCache, type PrefixCacheOptions, type Pre
 import { programFor, type PlacedProgram } from './forms.js';
 import { EngineRunner, ReferenceRunner, type StepRunner } from './runner.js';
 import { BatchRunner, Batcher, type BatchUse } from './batch.js';
+import { KvBudget, type KvUse } from './kv.js';
 import { openModelSource, type ModelSource } from './source.js';
 import { scoreIds, type ScoreResult } from './score.js';
 import { embedIds, type Pooling } from './embed.js';
@@ -85,6 +86,15 @@ export interface LoadModelOptions {
    * past the program limits decode each by itself.
    */
   readonly parallel?: number;
+  /**
+   * The KV budget (kv.ts): positions the generations running at once may fill, in blocks of the prefix
+   * cache's `block` (default 64). Each generation reserves its prompt and `maxTokens` (within `ctx`) when
+   * it starts and is refused with KvCacheFull when they are not free; it gives them back when it ends.
+   * `true`: `ctx` for each slot (`ctx` x `parallel` where generations batch, else `ctx`), as `serve`
+   * gives unless `--kv-budget` says otherwise; a number: that many positions (whole blocks of them).
+   * Unset or `false`: none (concurrent `generate` calls past the slots wait for one).
+   */
+  readonly kvBudget?: number | boolean;
 }
 
 /** Each model source's text worker, shared by the models made from it (reference(), decodeTargetOnly()). */
@@ -147,6 +157,9 @@ export class Qwen3Model {
   #prefixes: PrefixCache | undefined;
   // The batch of the generations running at once (built at the first generation), or null where none runs.
   #batch: BatchRunner | null | undefined;
+  // loadModel's kvBudget, and the budget once made.
+  #kvOption: number | boolean = false;
+  #kv: KvBudget | undefined;
 
   private constructor(readonly source: ModelSource, readonly ctx: number, readonly prefillChunk: number, readonly runner: StepRunner, owned?: Engine, readonly limits: Limits = DEFAULT_LIMITS, readonly cacheType: CacheType = 'f32', readonly parallel = 1) {
     this.#owned = owned;
@@ -170,6 +183,7 @@ export class Qwen3Model {
       throw new InvalidOptions('exactMatmul', 'an engine given to loadModel keeps its own matmul class: createEngine({ devices: { host: { matmul } } })');
     }
     const prefix = checkPrefixCacheOptions(opts.prefixCache) ?? false;
+    if (opts.kvBudget !== undefined && typeof opts.kvBudget !== 'boolean') positiveInt(opts.kvBudget, 'kvBudget');
     const host = { ...(opts.threads === undefined ? {} : { threads: opts.threads }), matmul: opts.exactMatmul === true ? 'exact' as const : 'q8' as const };
     // Made now so that bad limits refuse the load; its thread starts with the first text.
     const text = source.tokenizer instanceof TokenizerError ? undefined : new TextWorker(source.tokenizer.source, opts.textLimits);
@@ -182,6 +196,7 @@ export class Qwen3Model {
     const runner = new EngineRunner(opts.engine ?? owned!, target, source.weights, opts.deadlineMs, prefill);
     const model = new Qwen3Model(source, ctx, opts.prefillChunk ?? 512, runner, owned, limits, opts.cacheType ?? 'f32', opts.parallel ?? 4);
     model.#prefixOptions = prefill?.includes(',') === true ? false : prefix;
+    model.#kvOption = opts.kvBudget ?? false;
     try {
       model.#checkPlanned();
     } catch (e) {
@@ -248,6 +263,24 @@ export class Qwen3Model {
   /** The batch's slots in use now (none where generations decode each by itself). */
   batchUse(): BatchUse | undefined {
     return this.#batch?.batcher.use();
+  }
+
+  /**
+   * The KV budget (kv.ts), made at the first call: undefined when the model keeps none (loadModel's
+   * `kvBudget` unset or false). Its blocks are the prefix cache's (64 positions without one).
+   */
+  get kvBudget(): KvBudget | undefined {
+    const o = this.#kvOption;
+    if (this.#kv !== undefined || o === false) return this.#kv;
+    const block = this.#prefixOptions === false ? 64 : this.#prefixOptions.block ?? 64;
+    const total = o === true ? Math.ceil(this.ctx / block) * this.slots : Math.floor(o / block);
+    this.#kv = new KvBudget(total, block, this.ctx);
+    return this.#kv;
+  }
+
+  /** The KV budget's use now (blocks held, filled, free; each running generation's), undefined without one. */
+  kvUse(): KvUse | undefined {
+    return this.kvBudget?.use();
   }
 
   /** The program of `tokens` tokens (1: decode) at this model's context, in the form its target runs (forms.ts). */
@@ -431,6 +464,7 @@ export class Qwen3Model {
       config: this.config, ctx: this.ctx, cacheType: this.cacheType, prefillChunk: this.fittingChunk(), tokenizer: this.tokenizer,
       eosIds: this.eosIds, runner: this.#batchRunner() ?? this.runner, program: (n) => (n > 1 ? this.prefillProgram(n) : this.program(n)),
       ...(this.prefixCache !== undefined ? { prefixCache: this.prefixCache } : {}),
+      ...(this.kvBudget !== undefined ? { kvBudget: this.kvBudget } : {}),
     };
     return yield* generateIds(g, { ...r, promptIds }, options);
   }

@@ -218,11 +218,29 @@ export class SessionCursor implements CacheCursor {
   /**
    * Moves the cache into `to`, a session on the same engine, each of `to`'s state args `names` keys
    * from this cache's arg it names (a sequence's cache into its slot of a program of several, batch.ts);
-   * this cache is zeroed after. InvalidOptions when no step has run or the cache is held as tensors.
+   * this cache is zeroed after. A cache no step has filled but whose positions were loaded (a shared
+   * prefill, share.ts) is first written into the session `prepare` opened. InvalidOptions when no step
+   * has run and none was loaded, or the cache is held as tensors.
    */
   async moveInto(to: DeviceSession, names: Readonly<Record<string, string>>): Promise<void> {
+    if (this.#holder === null && this.#held === null && this.#pending !== null) await this.#loadedOnly();
     if (this.#holder === null || this.#held !== null) throw new InvalidOptions('cache', 'only a cache a session of this engine holds moves into a slot');
     await to.takeStateFrom(this.#holder, { move: true, names });
+  }
+
+  // Loaded positions (loadPositions) and no step yet: written into the session being opened (prepare), which then holds the cache.
+  async #loadedOnly(): Promise<void> {
+    const first = [...this.#opening][0];
+    if (first === undefined) return;
+    const [key, opening] = first;
+    this.#opening.delete(key);
+    const got = await opening;
+    this.#sessions.set(key, got.session);
+    if (got.reused) await got.session.zeroState();
+    this.#holder = got.session;
+    const { axes, pieces } = this.#pending!;
+    this.#pending = null;
+    await got.session.writePositions(axes, pieces);
   }
 
   prepare(program: Program): void {

@@ -1,7 +1,7 @@
 /**
  * The status page at `/status`: one static HTML document (style and script inline, nothing from the
  * network) that polls /v1/status (every second, or every `?every=MS`) and shows the model, the queue,
- * the devices and actors with their states and restarts, the jobs, the blob cache and the last errors.
+ * the KV budget (blocks held, filled and free, each running generation's), the devices and actors with their states and restarts, the jobs, the blob cache and the last errors.
  * Each device row carries data-kind and data-state, so a script (or a test) can read it. The inline
  * script avoids backticks, as this file holds it in a template string.
  */
@@ -51,6 +51,7 @@ export const STATUS_HTML: string = `<!doctype html>
 <main>
   <section class="wide"><h2>Devices</h2><table id="devices"><thead><tr><th>device</th><th>kind</th><th>state</th><th>restarts</th><th>poisoned since</th><th>running</th><th>waiting</th><th>sessions</th></tr></thead><tbody></tbody></table><p id="no-engine" class="muted" hidden>The model does not run on an engine this server knows (an add-on route): no devices to show.</p></section>
   <section><h2>Queue</h2><table id="queue"><tbody></tbody></table></section>
+  <section><h2>KV cache</h2><table id="kv"><tbody></tbody></table><table id="kv-slots"><thead><tr><th>running generation</th><th>blocks held</th><th>positions filled</th></tr></thead><tbody></tbody></table></section>
   <section><h2>Prefix cache</h2><table id="prefix"><tbody></tbody></table></section>
   <section><h2>Blob cache</h2><table id="cache"><tbody></tbody></table></section>
   <section><h2>Actors</h2><table id="actors"><thead><tr><th>actor</th><th>state</th><th>restarts</th></tr></thead><tbody></tbody></table></section>
@@ -84,6 +85,9 @@ export const STATUS_HTML: string = `<!doctype html>
     var ms = $("model-state"); ms.dataset.state = s.model.state; ms.textContent = s.model.state;
     ms.title = s.model.error ? s.model.error.code + ": " + s.model.error.message : "";
     pairs("queue", { running: s.queue.running, slots: s.queue.slots, waiting: s.queue.waiting, "most waiting": s.queue.maxQueue, "refused (429)": s.queue.refused429 });
+    var k = s.kv;
+    pairs("kv", k ? { "blocks free": k.free + " of " + k.total + " (" + k.block + " positions each)", "blocks held": k.reserved, "blocks filled": k.used, "reuse (prefix cache)": k.reuseRate === null ? "no lookups yet" : (100 * k.reuseRate).toFixed(1) + " %", admitted: k.admitted, "refused (KvCacheFull)": k.refused } : { budget: "none (the model is not loaded, or keeps no budget)" });
+    rows("kv-slots", k ? k.generations : [], function (tr, g) { tr.dataset.blocks = String(g.blocks); cell(tr, k.generations.indexOf(g) + 1, "num"); cell(tr, g.blocks, "num"); cell(tr, g.filled, "num"); });
     var p = s.prefixCache;
     pairs("prefix", p ? { "hit rate": p.lookups === 0 ? "no lookups yet" : (100 * p.hits / p.lookups).toFixed(1) + " %", "prompt tokens reused": p.promptTokens === 0 ? "none yet" : p.reusedTokens + " of " + p.promptTokens + " (" + (100 * p.reusedTokens / p.promptTokens).toFixed(1) + " %)", blocks: p.blocks + " of " + p.block + " positions", bytes: bytes(p.bytes) + " of " + bytes(p.budget), evicted: p.evicted } : { cache: "none (--no-prefix-cache, or the model is not loaded)" });
     var codes = Object.keys(s.failures.byCode);
