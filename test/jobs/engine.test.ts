@@ -30,7 +30,7 @@ describe('engine: jobs on the CPU target through the actors', function () {
     expect(r.verification?.numericsClass).to.equal('Exact');
   });
 
-  it('a job on a fresh device fetches its artifact while the device worker starts, not after; a ready device is asked first', async () => {
+  it('a job on a fresh engine fetches its artifact while the device worker starts, not after, on one compiler thread; a ready device is asked first', async () => {
     // What had started by the time the device worker was ready, for a job of a new program (on main,
     // before the fetch moved: the planner alone; the cache was asked once the device said what it lacked).
     let seen: Promise<string[]> | undefined;
@@ -42,6 +42,8 @@ describe('engine: jobs on the CPU target through the actors', function () {
     await job.result;
     expect(await seen).to.deep.equal(['cache', 'planner']);
     expect(job.stages).to.deep.equal(['planned', 'compiled', 'loaded', 'step', 'done']);
+    // One compile needed one compiler thread of the two the pool may run: planner, cache, device, compiler.
+    expect(engine.liveThreads()).to.equal(4);
     // A device that is ready may hold what a job needs: it is asked first, and what it holds is not fetched.
     const again = engine.submit({ program: STEP_PROGRAM, target: 'cpu', inputs: stepInputs(1) });
     await again.result;
