@@ -1,5 +1,6 @@
 /** The compiler pool's task: one unit of one program (JSON form) for one target, to artifact bytes. */
-import { backendOf, type CompileOptions } from '../compiler/index.js';
+import type { CompileOptions } from '../compiler/index.js';
+import { loadBackend } from '../compiler/load.js';
 import { parseProgram } from '../ir/codec.js';
 import { checkProgram } from '../ops/validate.js';
 import { NO_LIMITS } from '../ir/limits.js';
@@ -16,12 +17,12 @@ export interface CompileTask {
   readonly options?: CompileOptions;
 }
 
-/** Compiles one unit; the result's buffer is transferred, not copied. */
-export function compileTask(task: CompileTask): Uint8Array {
+/** Compiles one unit (importing only its target's backend); the result's buffer is transferred, not copied. */
+export async function compileTask(task: CompileTask): Promise<Uint8Array> {
   const t = resolveTarget(task.target);
   // The planner checked the program under the engine's limits; the defaults must not refuse it here.
   const checked = checkProgram(parseProgram(task.programJson, NO_LIMITS), NO_LIMITS);
-  const bytes = backendOf(t.name, task.options ?? {}).compile(checked, planProgram(checked, t), task.unit);
+  const bytes = (await loadBackend(t.name, task.options ?? {})).compile(checked, planProgram(checked, t), task.unit);
   const out = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : bytes.slice();
   return transfer(out, [out.buffer as ArrayBuffer]);
 }

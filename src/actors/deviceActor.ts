@@ -11,7 +11,7 @@ import { threadId } from 'node:worker_threads';
 import { LoadFailed, NoDevice } from '../errors/index.js';
 import type { Device, DeviceKind } from '../devices/device.js';
 import type { FaultOptions } from '../devices/faults.js';
-import { hasSimulator, openDevice } from '../devices/registry.js';
+import { openEntry, type DeviceEntry } from '../devices/entry.js';
 import type { Wiring } from '../compiler/wiring.js';
 import { ResidentWeights, Session, type SessionInit, type SharedState } from '../session/session.js';
 import { LoadedArtifacts } from './loadedArtifacts.js';
@@ -103,15 +103,15 @@ export interface OpenRequest extends SessionInit {
  * default) takes the hardware when this machine has it and the simulator when it answers NoDevice. The
  * CPU is no simulator: it computes the oracle's results itself, in every mode.
  */
-function openWith(opts: DeviceActorOptions): Device {
-  const d = openKind(opts);
+function openWith(entry: DeviceEntry, opts: DeviceActorOptions): Device {
+  const d = openKind(entry, opts);
   const w = opts.wrongKernel;
   if (w === undefined) return d;
   // f32 spacing: the float outputs the engine's programs compare are f32 (f16 values widen to it exactly).
   return withKernelFault(d, { graph: w.graph, fault: (x, i) => (i === w.index ? x + w.ulps * ulpOf('f32', x) : x) });
 }
 
-function openKind(opts: DeviceActorOptions): Device {
+function openKind(entry: DeviceEntry, opts: DeviceActorOptions): Device {
   const base = {
     ...(opts.name !== undefined ? { name: opts.name } : {}),
     ...(opts.maxContexts !== undefined ? { maxContexts: opts.maxContexts } : {}),
@@ -119,27 +119,31 @@ function openKind(opts: DeviceActorOptions): Device {
     ...(opts.threads !== undefined ? { threads: opts.threads } : {}),
   };
   const mode = opts.mode ?? 'auto';
-  if (!hasSimulator(opts.kind) || mode === 'native') return openDevice(opts.kind, base);
-  if (mode === 'simulated') return openDevice(opts.kind, { ...base, simulate: true });
+  if (entry.simulate === undefined || mode === 'native') return openEntry(entry, base);
+  if (mode === 'simulated') return openEntry(entry, { ...base, simulate: true });
   try {
-    return openDevice(opts.kind, base);
+    return openEntry(entry, base);
   } catch (e) {
     if (!(e instanceof NoDevice)) throw e;
-    return openDevice(opts.kind, { ...base, simulate: true });
+    return openEntry(entry, { ...base, simulate: true });
   }
 }
 
 
 const never = new Int32Array(new SharedArrayBuffer(4));
 
-/** The device API served to the engine. */
-export function deviceApi(opts: DeviceActorOptions) {
+/**
+ * The device API served to the engine, over the entry of its kind (devices/load.ts, loaded by the worker
+ * before it is ready), or the error loading it failed with, which every call that opens the device throws.
+ */
+export function deviceApi(opts: DeviceActorOptions, entry: DeviceEntry | Error) {
   // Opened on first use, not at start: a machine without the device answers its calls NoDevice instead
   // of crashing the worker into a restart loop.
   let opened: { device: Device; loadedArtifacts: LoadedArtifacts; resident: ResidentWeights } | undefined;
   const open = () => {
     if (!opened) {
-      const d = openWith(opts);
+      if (entry instanceof Error) throw entry;
+      const d = openWith(entry, opts);
       opened = { device: d, loadedArtifacts: new LoadedArtifacts(d), resident: new ResidentWeights(d) };
     }
     return opened;

@@ -6,7 +6,8 @@
 import { UsageError } from '../errors/index.js';
 import type { BlobIdentity } from '../cache/identity.js';
 import { identityKey } from '../cache/identity.js';
-import { backendOf, type CompileOptions } from '../compiler/index.js';
+import type { CompileOptions } from '../compiler/index.js';
+import { loadBackend } from '../compiler/load.js';
 import type { Wiring } from '../compiler/wiring.js';
 import type { CheckedProgram } from '../ir/checked.js';
 import { parseProgram, programToJson } from '../ir/codec.js';
@@ -31,10 +32,13 @@ export interface PlanReply {
   readonly units: readonly PlannedUnit[];
 }
 
-/** Validates (under `limits`), plans and splits one program (JSON form) for a target. */
-export function planJob(programJson: unknown, target: string, limits?: Limits, compile: CompileOptions = {}): PlanReply {
+/**
+ * Validates (under `limits`), plans and splits one program (JSON form) for a target; only that target's
+ * backend is imported (the first plan for it in this thread imports it).
+ */
+export async function planJob(programJson: unknown, target: string, limits?: Limits, compile: CompileOptions = {}): Promise<PlanReply> {
   const t = resolveTarget(target);
-  const backend = backendOf(t.name, compile);
+  const backend = await loadBackend(t.name, compile);
   const lim = resolveLimits(limits);
   const checked = checkProgram(parseProgram(programJson, lim), lim);
   const plan = planProgram(checked, t);
@@ -52,7 +56,7 @@ export function planJob(programJson: unknown, target: string, limits?: Limits, c
 }
 
 export const plannerApi = {
-  plan(programJson: unknown, target: string, limits?: Limits, compile?: CompileOptions): PlanReply {
+  plan(programJson: unknown, target: string, limits?: Limits, compile?: CompileOptions): Promise<PlanReply> {
     if (typeof target !== 'string') throw new UsageError('target must be a string');
     return planJob(programJson, target, limits, compile);
   },

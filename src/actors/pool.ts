@@ -24,8 +24,14 @@ export interface PoolOptions {
   readonly name: string;
   /** The worker entry (its default export is servePoolTask(fn)), resolved from the caller's import.meta.url. */
   readonly entry: URL;
-  /** Threads kept running. */
+  /** The most threads the pool runs. */
   readonly workers: number;
+  /**
+   * Threads started with the pool (default: `workers`); the others start when a task finds every
+   * thread busy, and then stay until destroy(). An engine whose jobs compile one artifact at a time
+   * so starts (and loads the entry's modules in) one thread, not `workers`.
+   */
+  readonly startThreads?: number;
   readonly restart: RestartIntensity;
   readonly workerData?: unknown;
 }
@@ -111,13 +117,18 @@ class TaskPool<Task, Result> implements ActorPool<Task, Result> {
 
   constructor(opts: PoolOptions) {
     if (!(opts.workers >= 1)) throw new RangeError('a pool needs at least one worker');
+    const start = opts.startThreads ?? opts.workers;
+    if (!(start >= 1 && start <= opts.workers)) throw new RangeError('a pool starts at least one and at most `workers` threads');
     if (!(opts.restart.max >= 0 && opts.restart.windowMs > 0)) throw new RangeError('restart needs max >= 0 and windowMs > 0');
     this.name = opts.name;
     this.#restarts = new RestartWindow(opts.restart);
     this.#piscina = new Piscina({
       filename: opts.entry.href,
-      minThreads: opts.workers,
+      minThreads: start,
       maxThreads: opts.workers,
+      // A thread started for a burst of tasks stays until destroy(): piscina would otherwise end it as
+      // soon as it is idle, and load it again for the next burst.
+      idleTimeout: Infinity,
       workerData: opts.workerData,
       execArgv: poolExecArgv(),
     });

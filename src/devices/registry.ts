@@ -12,32 +12,10 @@ import { TARGETS } from '../targets/index.js';
 import { CpuDevice } from './cpuDevice.js';
 import { HostDevice } from './host/device.js';
 import type { Device, DeviceKind } from './device.js';
-import type { FaultOptions } from './faults.js';
+import { openEntry, type DeviceEntry, type OpenDeviceOptions } from './entry.js';
 import { openNative } from './native.js';
 import { Npu4SimDevice } from './npu4/simDevice.js';
-import type { DeviceBaseOptions } from './rules.js';
 import { Xdna2SimDevice } from './xdna2/simDevice.js';
-
-export interface OpenDeviceOptions {
-  readonly faults?: FaultOptions;
-  /** Ask for the simulator of an NPU; a kind without one (the CPU) ignores this. */
-  readonly simulate?: boolean;
-  /** Overrides the device's hardware context count (default: its target's). */
-  readonly maxContexts?: number;
-  readonly name?: string;
-  /** Threads of a device that computes on this machine's cores (host). */
-  readonly threads?: number;
-}
-
-/** What the engine needs of a device kind: how to open its hardware and, where it has one, its simulator. */
-export interface DeviceEntry {
-  /** Hardware contexts by default: artifacts loaded at once. */
-  readonly contexts: number;
-  /** The device itself: the hardware, or NoDevice saying why not. */
-  open(opts: DeviceBaseOptions): Device;
-  /** Its simulator; absent for a kind that computes for real everywhere (the CPU). */
-  simulate?(opts: DeviceBaseOptions): Device;
-}
 
 export const DEVICES = {
   cpu: { contexts: TARGETS.cpu.contexts, open: (o) => new CpuDevice(o) },
@@ -54,20 +32,7 @@ function entryOf(kind: DeviceKind): DeviceEntry {
   return DEVICES[kind];
 }
 
-/** True when `kind` has a simulator (the NPUs); the CPU computes for real in every mode. */
-export function hasSimulator(kind: DeviceKind): boolean {
-  return entryOf(kind).simulate !== undefined;
-}
-
 /** Opens a device of `kind`; NoDevice when this machine (or this build) has none. */
 export function openDevice(kind: DeviceKind, opts: OpenDeviceOptions = {}): Device {
-  const e = entryOf(kind);
-  const base: DeviceBaseOptions = {
-    ...(opts.name !== undefined ? { name: opts.name } : {}),
-    maxContexts: opts.maxContexts ?? e.contexts,
-    ...(opts.faults !== undefined ? { faults: opts.faults } : {}),
-    ...(opts.threads !== undefined ? { threads: opts.threads } : {}),
-  };
-  // The hardware unless the simulator is asked for: it is never substituted here ('auto' mode does that).
-  return opts.simulate === true && e.simulate !== undefined ? e.simulate(base) : e.open(base);
+  return openEntry(entryOf(kind), opts);
 }

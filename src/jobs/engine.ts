@@ -68,9 +68,12 @@ export interface DeviceConfig {
 export interface EngineOptions {
   /** The blob cache directory; default `$NPU_OFFLOAD_CACHE_DIR`, else under `$XDG_CACHE_HOME` or `~/.cache`. */
   readonly cacheDir?: string;
-  /** Compiler pool workers (default: 2, or 1 on a one-core machine). */
+  /**
+   * Compiler pool workers at most (default: 2, or 1 on a one-core machine): the pool starts with one on
+   * the first compile, and another when compiles wait for it.
+   */
   readonly workers?: number;
-  /** Oracle pool workers (default: as `workers`). */
+  /** Oracle pool workers at most (default: as `workers`), started as the compiler pool's are. */
   readonly oracleWorkers?: number;
   /** Restart intensity of every actor: at most `max` restarts in `windowMs`. */
   readonly restart?: RestartIntensity;
@@ -218,10 +221,10 @@ export class Engine extends EventEmitter<EngineEvents> {
     return this.#cache;
   }
   #compilerPool() {
-    return this.#compiler ??= createPool<CompileTask, Uint8Array>({ name: 'compiler', entry: here('../workers/compiler.worker.js'), workers: this.#workers, restart: this.#restart });
+    return this.#compiler ??= createPool<CompileTask, Uint8Array>({ name: 'compiler', entry: here('../workers/compiler.worker.js'), workers: this.#workers, startThreads: 1, restart: this.#restart });
   }
   #oraclePool() {
-    return this.#oracle ??= createPool<OracleTask, StepOutput[]>({ name: 'oracle', entry: here('../workers/oracle.worker.js'), workers: this.#opts.oracleWorkers ?? this.#workers, restart: this.#restart });
+    return this.#oracle ??= createPool<OracleTask, StepOutput[]>({ name: 'oracle', entry: here('../workers/oracle.worker.js'), workers: this.#opts.oracleWorkers ?? this.#workers, startThreads: 1, restart: this.#restart });
   }
   #deviceActor(kind: DeviceKind) {
     let d = this.#devices.get(kind);

@@ -75,11 +75,17 @@ export async function openOnDevice(r: OpenOn): Promise<{ readonly opened: OpenRe
   };
   const keys = planned.units.map((u) => u.key).join(',');
   const bare = planned.units.map((u) => ({ key: u.key, wiring: u.wiring }));
+  // A device worker still starting (or restarting after a crash) holds no artifact, so it will ask for
+  // all of them: they are fetched (or compiled) while it starts rather than after. Unawaited when the
+  // open fails.
+  const starting = device.state === 'starting' || device.state === 'restarting';
+  const early = starting ? planned.units.map((_, i) => r.artifact(i, false)) : undefined;
+  for (const p of early ?? []) p.catch(() => undefined);
   let opened = await device.call('open', [{ ...init, units: bare }], { deadlineMs });
   let cacheHit = true;
   if ('needArtifacts' in opened) {
     const need = opened.needArtifacts;
-    const arts = await Promise.all(need.map((i) => r.artifact(i, false)));
+    const arts = await Promise.all(need.map((i) => early?.[i] ?? r.artifact(i, false)));
     const stage = (hit: boolean, ms: number) => {
       if (hit) stageOf('cache-hit', { key: keys });
       else stageOf('compiled', { key: keys, ms });

@@ -32,6 +32,29 @@ describe('actors: createPool', function () {
     expect((plain as ActorCrashed).detail).to.contain('RangeError: plain pool failure');
   });
 
+  it('startThreads: starts that many threads, another only when a task finds them busy, and keeps it (control: by default all start)', async function () {
+    const p = createPool<PoolTask, number | ArrayBuffer>({ name: 'lazy', entry, workers: 2, startThreads: 1, restart: { max: 3, windowMs: 10_000 } });
+    started.push(p);
+    expect(p.threadIds).to.have.length(1);
+    // Tasks one after another fit in the one thread.
+    for (const n of [2, 3, 4]) expect(await p.run({ kind: 'square', n })).to.equal(n * n);
+    expect(p.threadIds).to.have.length(1);
+    // A task that holds the thread: the next one gets a second thread, which answers it and stays.
+    const hung = rejection(p.run({ kind: 'hang' }));
+    expect(await p.run({ kind: 'square', n: 5 })).to.equal(25);
+    expect(p.threadIds).to.have.length(2);
+    expect(await p.run({ kind: 'square', n: 6 })).to.equal(36);
+    expect(p.threadIds).to.have.length(2);
+    await p.destroy();
+    expect(await hung).to.be.instanceOf(EngineClosed);
+    expect(p.threadIds).to.deep.equal([]);
+    // Control: without startThreads every thread starts with the pool.
+    expect(pool('eager').threadIds).to.have.length(2);
+    for (const startThreads of [0, 3]) {
+      expect(() => createPool({ name: 'bad', entry, workers: 2, startThreads, restart: { max: 1, windowMs: 1000 } })).to.throw(RangeError);
+    }
+  });
+
   it('moves a result buffer marked with transfer()', async function () {
     const p = pool('bytes');
     const b = await p.run({ kind: 'bytes', n: 64 });

@@ -63,16 +63,16 @@ describe('host matmul class (compiler option)', () => {
     }
   });
 
-  it('the class is part of the cache identity; the exact class keeps the identity without the option', () => {
+  it('the class is part of the cache identity; the exact class keeps the identity without the option', async () => {
     const json = programToJson(sample().program);
-    const none = planJob(json, 'host').units[0]!;
-    const exact = planJob(json, 'host', undefined, { hostMatmul: 'exact' }).units[0]!;
-    const q8 = planJob(json, 'host', undefined, { hostMatmul: 'q8' }).units[0]!;
+    const none = (await planJob(json, 'host')).units[0]!;
+    const exact = (await planJob(json, 'host', undefined, { hostMatmul: 'exact' })).units[0]!;
+    const q8 = (await planJob(json, 'host', undefined, { hostMatmul: 'q8' })).units[0]!;
     expect(exact.key).to.equal(none.key);
     expect(q8.key).to.not.equal(none.key);
     expect(q8.identity.options).to.deep.equal({ matmul: 'q8' });
     // Another target ignores the host's option.
-    expect(planJob(json, 'cpu', undefined, { hostMatmul: 'q8' }).units[0]!.key).to.equal(planJob(json, 'cpu').units[0]!.key);
+    expect((await planJob(json, 'cpu', undefined, { hostMatmul: 'q8' })).units[0]!.key).to.equal((await planJob(json, 'cpu')).units[0]!.key);
   });
 
   it('devices.host.matmul is checked: exact or q8, on the host device only', () => {

@@ -30,6 +30,27 @@ describe('engine: jobs on the CPU target through the actors', function () {
     expect(r.verification?.numericsClass).to.equal('Exact');
   });
 
+  it('a job on a fresh engine fetches its artifact while the device worker starts, not after, on one compiler thread; a ready device is asked first', async () => {
+    // What had started by the time the device worker was ready, for a job of a new program (on main,
+    // before the fetch moved: the planner alone; the cache was asked once the device said what it lacked).
+    let seen: Promise<string[]> | undefined;
+    const job = engine.submit({ program: STEP_PROGRAM, target: 'cpu', inputs: stepInputs(1) });
+    // 'planned' comes before the engine makes the device actor: this one is the job's, still starting.
+    job.on('planned', () => {
+      engine.device('cpu').on('ready', () => { seen ??= engine.status().then((s) => s.actors.map((a) => a.name).sort()); });
+    });
+    await job.result;
+    expect(await seen).to.deep.equal(['cache', 'planner']);
+    expect(job.stages).to.deep.equal(['planned', 'compiled', 'loaded', 'step', 'done']);
+    // One compile needed one compiler thread of the two the pool may run: planner, cache, device, compiler.
+    expect(engine.liveThreads()).to.equal(4);
+    // A device that is ready may hold what a job needs: it is asked first, and what it holds is not fetched.
+    const again = engine.submit({ program: STEP_PROGRAM, target: 'cpu', inputs: stepInputs(1) });
+    await again.result;
+    expect(again.stages).to.deep.equal(['planned', 'cache-hit', 'loaded', 'step', 'done']);
+    expect((await engine.cacheStats()).localHits).to.equal(0);
+  });
+
   it('a burst of jobs of one new program compiles it once', async () => {
     const jobs = Array.from({ length: 6 }, () => engine.submit({ program: STEP_PROGRAM, target: 'cpu', inputs: stepInputs(1) }).result);
     const results = await Promise.all(jobs);

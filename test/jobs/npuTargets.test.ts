@@ -117,7 +117,7 @@ describe('engine: the NPU targets on their simulators', function () {
   });
 
   it('npu4: a cached blob the driver refuses is recompiled and replaced', () => own(async (engine, dir) => {
-    const planned = planJob(RUNNING_SUM, 'npu4');
+    const planned = await planJob(RUNNING_SUM, 'npu4');
     const cache = BlobCache.open(dir);
     // Intact as a cache entry (its checksum is right), but not a blob this driver builds.
     cache.put(planned.units[0]!.identity, new TextEncoder().encode('not a compiled graph'));
