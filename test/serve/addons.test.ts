@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
@@ -10,10 +10,18 @@ import { Registry, addonLoadMs, loadAddon } from '../../src/serve/addons.js';
 import { qwen3TokenizerDir } from '../../src/serve/demo.js';
 import { resolveModel } from '../../src/serve/open.js';
 import { createServer } from '../../src/serve/server.js';
+import { tinyTokenizerJson } from '../model/tokenizer/helpers.js';
 import { seen } from './fixtures/addon.js';
 import { tinyModel } from './helpers.js';
 
 const ADDON = fileURLToPath(new URL('./fixtures/addon.js', import.meta.url));
+
+/**
+ * A small byte-level tokenizer.json in `dir`, for an add-on's model directory: the routes here are about
+ * what the add-on's session gives back, not about the vocabulary, and Qwen3's takes most of a second
+ * to load.
+ */
+const writeTinyTokenizer = (dir: string): void => { writeFileSync(join(dir, 'tokenizer.json'), JSON.stringify(tinyTokenizerJson())); };
 
 async function served(open: () => Promise<import('../../src/serve/model.js').ServedModel>, prompt: string): Promise<OpenAI.Completion> {
   const server = createServer({ modelId: 'm', open });
@@ -53,7 +61,7 @@ describe('serve: add-on routes by model_type', function () {
     const dir = join(model.dir, 'echo');
     mkdirSync(dir);
     writeFileSync(join(dir, 'config.json'), JSON.stringify({ model_type: 'echo' }));
-    copyFileSync(join(qwen3TokenizerDir(), 'tokenizer.json'), join(dir, 'tokenizer.json'));
+    writeTinyTokenizer(dir);
     const r = await resolveModel(dir, { target: 'host', npuOpts: { tiles: '4' } }, registry, () => undefined);
     expect(r.route).to.equal('echo');
     const c = await served(r.open, ' hello world');
@@ -100,7 +108,7 @@ describe('serve: a misbehaving add-on is an AddonError naming it and the hook', 
     const dir = join(model.dir, 'bad');
     mkdirSync(dir);
     writeFileSync(join(dir, 'config.json'), JSON.stringify({ model_type: 'bad' }));
-    copyFileSync(join(qwen3TokenizerDir(), 'tokenizer.json'), join(dir, 'tokenizer.json'));
+    writeTinyTokenizer(dir);
     const served = await (await resolveModel(dir, { target: 'host' }, registry, () => undefined)).open();
     const ids: number[] = [];
     const e = await (async () => { for await (const t of served.generate({ promptIds: [1, 2], maxTokens: 4 })) ids.push(t.id); })().catch((x: unknown) => x);
