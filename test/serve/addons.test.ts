@@ -7,7 +7,6 @@ import { AddonError, InvalidInput, InvalidOptions } from '../../src/errors/index
 import { packGguf } from '../../src/model/pack/pack.js';
 import { writeTinyQwen3 } from '../../src/model/qwen3/tiny.js';
 import { Registry, addonLoadMs, loadAddon } from '../../src/serve/addons.js';
-import { qwen3TokenizerDir } from '../../src/serve/demo.js';
 import { resolveModel } from '../../src/serve/open.js';
 import { createServer } from '../../src/serve/server.js';
 import { tinyTokenizerJson } from '../model/tokenizer/helpers.js';
@@ -42,11 +41,15 @@ describe('serve: add-on routes by model_type', function () {
   after(() => model.remove());
 
   it('an optional route that declines leaves the directory to the built-in path (its reason logged)', async () => {
-    // Q4NX packs whole 256-column rows: this model is wider than the others.
+    // Q4NX packs whole 256-column rows: this model is wider than the others. Its vocabulary is the small
+    // tokenizer's (268), so every id it gives decodes.
     const gguf = join(model.dir, 'wide.gguf');
-    writeTinyQwen3(gguf, { layers: 1, type: 'Q4_0' });
+    writeTinyQwen3(gguf, { layers: 1, type: 'Q4_0', vocab: 268 });
+    const tok = join(model.dir, 'tok');
+    mkdirSync(tok);
+    writeTinyTokenizer(tok);
     const dir = join(model.dir, 'packed');
-    packGguf(gguf, dir, { tokenizer: qwen3TokenizerDir() });
+    packGguf(gguf, dir, { tokenizer: tok });
     const r = await resolveModel(dir, { target: 'host', ctx: 16 }, registry, (l) => lines.push(l));
     expect(r.route).to.equal('built-in');
     expect(seen.declined).to.equal(1);
