@@ -98,7 +98,7 @@ describe('remote cache tier (Redis)', function () {
     }
 
     const b = engine();
-    for (const [i, [what]] of damages.entries()) expect((await b.compileOnly(chainProgram(2, salts[i]!), 'cpu')).hit, `${what}: a miss`).to.equal(false);
+    for (const [i, [what]] of damages.entries()) expect((await b.compileOnly(chainProgram(2, salts[i]), 'cpu')).hit, `${what}: a miss`).to.equal(false);
     const s = await b.cacheStats();
     expect(s, 'every damaged entry recompiled').to.include({ remoteHits: 0, stored: damages.length });
     expect(s.remote, 'every damaged entry counted and republished').to.include({ damaged: damages.length, published: damages.length });
@@ -106,7 +106,7 @@ describe('remote cache tier (Redis)', function () {
     const c = engine();
     for (const [i, [what]] of damages.entries()) {
       expect(decodeBlob(await remoteBytes(keys[i]!), keys[i]!).ok, `${what}: replaced by a sound entry`).to.equal(true);
-      expect((await c.compileOnly(chainProgram(2, salts[i]!), 'cpu')).hit, `${what}: the replacement is a hit`).to.equal(true);
+      expect((await c.compileOnly(chainProgram(2, salts[i]), 'cpu')).hit, `${what}: the replacement is a hit`).to.equal(true);
     }
     expect(await c.cacheStats()).to.include({ remoteHits: damages.length, stored: 0 });
   });
@@ -131,7 +131,7 @@ describe('remote cache tier (Redis)', function () {
 
     const warnings: string[] = [];
     const b = engine({ onWarning: (m) => warnings.push(m) });
-    for (const [i, [what]] of wrongTypes.entries()) expect((await b.compileOnly(chainProgram(2, salts[i]!), 'cpu')).hit, `${what}: a miss`).to.equal(false);
+    for (const [i, [what]] of wrongTypes.entries()) expect((await b.compileOnly(chainProgram(2, salts[i]), 'cpu')).hit, `${what}: a miss`).to.equal(false);
     // The other entry is still served from the tier in the same run.
     expect((await b.compileOnly(chainProgram(2, 39), 'cpu')).hit, 'the sound entry beside them: a hit').to.equal(true);
     const s = await b.cacheStats();
@@ -145,7 +145,7 @@ describe('remote cache tier (Redis)', function () {
       expect(await client.type(RemoteTier.keyOf(keys[i]!)), `${what}: replaced by a string`).to.equal('string');
       expect(decodeBlob(await remoteBytes(keys[i]!), keys[i]!).ok, `${what}: replaced by a sound entry`).to.equal(true);
       expect(q.keys[0]).to.not.equal(keys[i]);
-      expect((await c.compileOnly(chainProgram(2, salts[i]!), 'cpu')).hit, `${what}: the replacement is a hit`).to.equal(true);
+      expect((await c.compileOnly(chainProgram(2, salts[i]), 'cpu')).hit, `${what}: the replacement is a hit`).to.equal(true);
     }
   });
 
