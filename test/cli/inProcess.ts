@@ -30,6 +30,11 @@ export interface HereOptions {
   readonly boundMs?: number;
   /** Output kept per stream (default: all of it). */
   readonly keepBytes?: number;
+  /**
+   * Called with all of stdout and stderr so far each time either grows, while the call runs: for a
+   * caller that acts on what a long-running command says (a server's URL, its "ready" line).
+   */
+  readonly onOutput?: (stdout: string, stderr: string) => void;
 }
 
 export interface HereResult {
@@ -165,8 +170,13 @@ async function hereNow(
   redirect?: (out: (t: string) => void, err: (t: string) => void) => () => void,
 ): Promise<HereResult> {
   const boundMs = o.boundMs ?? 120_000;
-  const out = keeper(o.keepBytes ?? Infinity);
-  const err = keeper(o.keepBytes ?? Infinity);
+  const kept = { out: keeper(o.keepBytes ?? Infinity), err: keeper(o.keepBytes ?? Infinity) };
+  const watched = (k: ReturnType<typeof keeper>) => (o.onOutput === undefined ? k : {
+    add: (t: string) => { k.add(t); o.onOutput!(kept.out.text(), kept.err.text()); },
+    text: k.text,
+  });
+  const out = watched(kept.out);
+  const err = watched(kept.err);
   // eslint-disable-next-line @typescript-eslint/unbound-method -- saved to be put back on the same object, never called detached
   const saved = { cwd: process.cwd(), exit: process.exit, outTty: process.stdout.isTTY, errTty: process.stderr.isTTY };
   const savedEnv = Object.keys(o.env ?? {}).map((k) => [k, process.env[k]] as const);

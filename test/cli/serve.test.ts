@@ -3,8 +3,9 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
+import { loadTokenizer } from '../../src/model/tokenizer/load.js';
 import { tinyModel } from '../serve/helpers.js';
-import { cliHere } from './inProcess.js';
+import { cliHere, runHere } from './inProcess.js';
 
 const BIN = fileURLToPath(new URL('../../src/cli/bin.js', import.meta.url));
 
@@ -25,6 +26,32 @@ function serveOnce(args: string[], use: (url: string) => Promise<void>): Promise
     p.stdout.on('data', (b: Buffer) => { stdout += b.toString(); ready(); });
     p.on('close', (code) => resolve({ code, stderr, stdout }));
   });
+}
+
+/**
+ * `serve ARGS` in this process (runHere, see inProcess.ts): once it printed its URL and its model's
+ * ready line, gives the URL to `use`, then stops it as a SIGTERM would (its own SIGTERM listener, called
+ * through process.emit: no signal is sent). For the tests of flags reaching the server; a signal, as the
+ * subject, needs serveOnce's process. Fails as a child's hang or leftover would: a serve that does not
+ * stop, calls process.exit, or leaves a socket or timer open.
+ */
+async function serveHere(args: string[], use: (url: string) => Promise<void>): Promise<{ code: number | null; stderr: string; stdout: string }> {
+  let used = false;
+  let failed: { e: unknown } | undefined;
+  const r = await runHere(['serve', '--port', '0', ...args], {
+    onOutput: (stdout, stderr) => {
+      if (used || !/^model \S+ ready$/m.test(stderr) || !stdout.includes('\n')) return;
+      used = true;
+      use(stdout.split('\n')[0]!).catch((e: unknown) => { failed = { e }; }).finally(() => process.emit('SIGTERM', 'SIGTERM'));
+    },
+  });
+  if (failed !== undefined) throw failed.e;
+  const shown = `--- stdout ---\n${r.stdout.slice(0, 2000)}\n--- stderr ---\n${r.stderr.slice(0, 2000)}`;
+  if (r.hung) throw new Error(`serve hung\n${shown}`);
+  if (r.exitCalled !== undefined) throw new Error(`serve called ${r.exitCalled}\n${shown}`);
+  if (r.leftBehind.length > 0) throw new Error(`serve left open: ${r.leftBehind.join(', ')}\n${shown}`);
+  expect(used, `serve never said its URL and its model ready\n${shown}`).to.equal(true);
+  return { code: r.status, stderr: r.stderr, stdout: r.stdout };
 }
 
 describe('cli: serve', function () {
@@ -58,10 +85,10 @@ describe('cli: serve', function () {
   it('--cache-ram MiB sets the prefix cache\'s budget (on /v1/status), --no-prefix-cache keeps none, a bad --cache-ram is a usage error', async () => {
     const statusOf = async (url: string) => ((await (await fetch(`${url}/v1/status`)).json()) as { prefixCache: { budget: number } | null }).prefixCache;
     let on: unknown;
-    expect((await serveOnce([model.path, '--ctx', '64', '--cache-ram', '3'], async (url) => { on = await statusOf(url); })).code).to.equal(0);
+    expect((await serveHere([model.path, '--ctx', '64', '--cache-ram', '3'], async (url) => { on = await statusOf(url); })).code).to.equal(0);
     expect(on).to.deep.include({ budget: 3 * 2 ** 20, lookups: 0 });
     let off: unknown = 'unread';
-    expect((await serveOnce([model.path, '--ctx', '64', '--no-prefix-cache'], async (url) => { off = await statusOf(url); })).code).to.equal(0);
+    expect((await serveHere([model.path, '--ctx', '64', '--no-prefix-cache'], async (url) => { off = await statusOf(url); })).code).to.equal(0);
     expect(off).to.equal(null);
     expect((await cliHere(['serve', model.path, '--port', '0', '--cache-ram', 'lots'])).status).to.equal(2);
   });
@@ -87,9 +114,9 @@ describe('cli: serve', function () {
   it('--prefill-target xdna2,host and npu4,host prefill there and decode on host: the same greedy text as host alone', async () => {
     const texts: string[] = [];
     const ask = async (url: string) => { texts.push(await greedy(url)); };
-    const a = await serveOnce([model.path, '--ctx', '64', '--prefill-target', 'xdna2,host'], ask);
-    const b = await serveOnce([model.path, '--ctx', '64', '--prefill-target', 'npu4,host'], ask);
-    if (hostAlone === undefined) expect((await serveOnce([model.path, '--ctx', '64'], async (url) => { hostAlone = await greedy(url); })).code).to.equal(0);
+    const a = await serveHere([model.path, '--ctx', '64', '--prefill-target', 'xdna2,host'], ask);
+    const b = await serveHere([model.path, '--ctx', '64', '--prefill-target', 'npu4,host'], ask);
+    if (hostAlone === undefined) expect((await serveHere([model.path, '--ctx', '64'], async (url) => { hostAlone = await greedy(url); })).code).to.equal(0);
     expect([a.code, b.code]).to.deep.equal([0, 0]);
     expect(texts).to.have.length(2);
     expect(hostAlone).to.be.a('string');
@@ -101,8 +128,7 @@ describe('cli: serve', function () {
     const tpl = join(model.dir, 'chat.jinja');
     writeFileSync(tpl, '{% for m in messages %}[{{ m.role }}] {{ m.content }}\n{% endfor %}[assistant] ');
     let prompt = 0;
-    let plain = 0;
-    const r = await serveOnce([model.path, '--ctx', '64', '--chat-template', tpl, '--cors', 'http://a.example', 'http://b.example'], async (url) => {
+    const r = await serveHere([model.path, '--ctx', '64', '--chat-template', tpl, '--cors', 'http://a.example', 'http://b.example'], async (url) => {
       const res = await fetch(`${url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', origin: 'http://b.example' }, body: JSON.stringify({ model: 'tiny', messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 }) });
       expect(res.headers.get('access-control-allow-origin')).to.equal('http://b.example');
       prompt = ((await res.json()) as { usage: { prompt_tokens: number } }).usage.prompt_tokens;
@@ -110,13 +136,13 @@ describe('cli: serve', function () {
       expect(other.headers.get('access-control-allow-origin')).to.equal(null);
     });
     expect(r.code, r.stderr).to.equal(0);
-    // The template's prompt "[user] hi\n[assistant] " is a byte a token on the tiny vocabulary, ChatML's longer.
-    await serveOnce([model.path, '--ctx', '64'], async (url) => {
-      const res = await fetch(`${url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'tiny', messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 }) });
-      plain = ((await res.json()) as { usage: { prompt_tokens: number } }).usage.prompt_tokens;
-    });
-    expect(prompt).to.be.greaterThan(0);
-    expect(prompt).to.not.equal(plain);
+    // The server's prompt is the template's "[user] hi\n[assistant] ", token for token; the model's own
+    // rendering (what a server without --chat-template uses, here without starting one) is another length.
+    const tok = loadTokenizer(model.path);
+    const mine = tok.encode('[user] hi\n[assistant] ').length;
+    const chatml = tok.encode(tok.applyChatTemplate([{ role: 'user', content: 'hi' }])).length;
+    expect(mine, 'the two renderings are told apart by their length').to.not.equal(chatml);
+    expect(prompt, 'prompt tokens of the --chat-template rendering').to.equal(mine);
     const bad = join(model.dir, 'bad.jinja');
     writeFileSync(bad, '{% for m in messages %}');
     // Refused before anything loads or listens: in this process (see inProcess.ts), not a process of its own.
@@ -128,7 +154,7 @@ describe('cli: serve', function () {
   it('--demo serves the demo model with Qwen3\'s tokenizer and says its weights are random', async () => {
     let text = '';
     // --threads reaches the host device through the server's engine (an engine-held model takes none itself).
-    const r = await serveOnce(['--demo', '--cache-dir', join(model.dir, 'cache'), '--ctx', '64', '--threads', '1'], async (url) => {
+    const r = await serveHere(['--demo', '--cache-dir', join(model.dir, 'cache'), '--ctx', '64', '--threads', '1'], async (url) => {
       const res = await fetch(`${url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'qwen3-demo', messages: [{ role: 'user', content: 'Hello' }], max_tokens: 4 }) });
       const body = (await res.json()) as { usage: { prompt_tokens: number }; choices: { message: { content: string } }[] };
       // Qwen3's chat template around "Hello": a handful of tokens, not a byte per character.

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { tokenizeCommand } from '../../src/cli/tokenize.js';
 import { tempDir } from '../jobs/helpers.js';
 import { cliHere } from './inProcess.js';
-import { QWEN3_DIR, QWEN3_TOKENIZER, qwen3Gguf } from '../model/tokenizer/helpers.js';
+import { QWEN3_DIR, QWEN3_TOKENIZER, qwen3Gguf, tinyTokenizerJson } from '../model/tokenizer/helpers.js';
 
 /** `tokenize ARGS` with `input` on stdin, in this process (see inProcess.ts). */
 async function run(args: string[], input: string | Buffer): Promise<{ status: number | null; out: string[]; err: string }> {
@@ -16,7 +16,17 @@ const lines = (...vs: unknown[]) => vs.map((v) => (typeof v === 'string' && v.st
 describe('cli: tokenize', function () {
   this.timeout(120_000);
   let tmp: ReturnType<typeof tempDir>;
-  before(() => { tmp = tempDir('npuo-tokcli-'); });
+  /**
+   * A byte-level tokenizer.json of 268 tokens ("hello" and " world" merged; "ok" and "after" a byte a
+   * token), for the tests of lines, errors and output that are not about Qwen3's vocabulary: it loads
+   * at once where Qwen3's 151 669 tokens take most of a second per call.
+   */
+  let tiny = '';
+  before(() => {
+    tmp = tempDir('npuo-tokcli-');
+    tiny = join(tmp.dir, 'tiny.json');
+    writeFileSync(tiny, JSON.stringify(tinyTokenizerJson()));
+  });
   after(() => tmp.remove());
 
   it('--json encodes one string per line with a tokenizer.json, <think> whole', async () => {
@@ -51,39 +61,39 @@ describe('cli: tokenize', function () {
       Buffer.from([0x22, 0xff, 0x22, 0x0a]),
       Buffer.from(lines('', 'RAW:', 'RAW:  ', 'after')),
     ]);
-    const r = await run([QWEN3_TOKENIZER, '--json'], input);
+    const r = await run([tiny, '--json'], input);
     expect(r.status).to.equal(1);
     const docs = r.out.map((l) => JSON.parse(l) as { ids?: number[]; error?: { code: string; path: string; reason: string } });
     expect(docs).to.have.length(7);
-    expect(docs[0]).to.deep.equal({ ids: [562] });
+    expect(docs[0]).to.deep.equal({ ids: [111, 107] });
     expect(docs.slice(1, 5).map((d) => [d.error?.code, d.error?.path])).to.deep.equal([
       ['InvalidInput', 'line 2'], ['InvalidInput', 'line 3'], ['InvalidInput', 'line 4'], ['InvalidInput', 'line 5']]);
     expect(docs[1]!.error!.reason).to.match(/not JSON/);
     expect(docs[3]!.error!.reason).to.match(/lone surrogate U\+D800/);
     expect(docs[4]!.error!.reason).to.match(/not valid UTF-8/);
     expect(docs[5]).to.deep.equal({ ids: [] });
-    expect(docs[6]).to.deep.equal({ ids: [10694] });
+    expect(docs[6]).to.deep.equal({ ids: [97, 102, 116, 101, 114] });
     expect(r.err).to.not.match(/at .*\.js:\d+/);
   });
 
   it('--decode: an id out of range is refused naming the line, the place and the id', async () => {
-    const r = await run([QWEN3_TOKENIZER, '--decode', '--json'], lines([1, 2, 999999], ['x'], 'text', [9707]));
+    const r = await run([tiny, '--decode', '--json'], lines([1, 2, 999999], ['x'], 'text', [259]));
     expect(r.status).to.equal(1);
     const docs = r.out.map((l) => JSON.parse(l) as { text?: string; error?: { code: string; path: string; reason: string } });
     expect(docs[0]!.error).to.deep.include({ code: 'InvalidInput', path: 'line 1/2' });
-    expect(docs[0]!.error!.reason).to.contain('token id 999999 is outside the vocabulary (0 to 151668)');
+    expect(docs[0]!.error!.reason).to.contain('token id 999999 is outside the vocabulary (0 to 267)');
     expect(docs[1]!.error!.path).to.equal('line 2/0');
     expect(docs[2]!.error!.reason).to.match(/with --decode a line must be a JSON array/);
-    expect(docs[3]).to.deep.equal({ text: 'Hello' });
+    expect(docs[3]).to.deep.equal({ text: 'hello' });
   });
 
   it('without --json: ids and their pieces, the text, errors on stderr by line', async () => {
-    const r = await run([QWEN3_TOKENIZER], lines('Hello world', [1]));
+    const r = await run([tiny], lines('hello world', [1]));
     expect(r.status).to.equal(1);
-    expect(r.out).to.deep.equal(['2 tokens: 9707 1879', '  "Hello" " world"']);
+    expect(r.out).to.deep.equal(['2 tokens: 259 263', '  "hello" " world"']);
     expect(r.err.trim()).to.equal('line 2: error [InvalidInput]: invalid input at line 2: a line must be a JSON string (--decode takes arrays of ids, --chat arrays of messages)');
-    const d = await run([QWEN3_TOKENIZER, '--decode'], lines([9707, 1879]));
-    expect(d.out).to.deep.equal(['Hello world']);
+    const d = await run([tiny, '--decode'], lines([259, 263]));
+    expect(d.out).to.deep.equal(['hello world']);
   });
 
   it('refusals of the source and the flags: usage errors exit 2, a file that is no tokenizer exits 1', async () => {
@@ -107,17 +117,17 @@ describe('cli: tokenize', function () {
     const outs: string[] = [];
     const io = { out: (l: string) => outs.push(l), err: (l: string) => outs.push(`ERR ${l}`) };
     async function* chunks() {
-      yield Buffer.from('"Hel');
+      yield Buffer.from('"hel');
       yield Buffer.from('lo world"\n"');
       yield Buffer.from('x'.repeat(40));
-      yield Buffer.from('x'.repeat(40) + '"\n"Hel');
+      yield Buffer.from('x'.repeat(40) + '"\n"hel');
       yield Buffer.from('lo"');
     }
-    expect(await tokenizeCommand(QWEN3_TOKENIZER, { json: true }, io, chunks(), 64)).to.equal(1);
+    expect(await tokenizeCommand(tiny, { json: true }, io, chunks(), 64)).to.equal(1);
     expect(outs.map((l) => JSON.parse(l) as unknown)).to.deep.equal([
-      { ids: [9707, 1879] },
+      { ids: [259, 263] },
       { error: { code: 'ResourceLimit', what: 'line-bytes', needed: 82, max: 64, place: 'line 2' } },
-      { ids: [9707] },
+      { ids: [259] },
     ]);
   });
 });

@@ -80,65 +80,74 @@ describe('remote cache tier (Redis)', function () {
     expect(await c.cacheStats()).to.include({ localHits: 1, remoteHits: 0, stored: 0 });
   });
 
+  // Each kind of damage on an entry of its own, in one run of three engines (publish, meet the damage,
+  // take the replacement) rather than three runs each: the engines' start was most of each case.
   const damages: [string, (own: Buffer, other: Buffer) => Buffer][] = [
     ['overwritten with another identity\'s blob', (_own, other) => other],
     ['truncated', (own) => own.subarray(0, own.length - 7)],
     ['bit-flipped in the body', (own) => { const b = Buffer.from(own); b[b.length - 3]! ^= 0x10; return b; }],
   ];
-  for (const [what, damage] of damages) {
-    it(`a remote entry ${what} is a miss, a recompile and a replacement`, async () => {
-      const a = engine();
-      const p = await a.compileOnly(chainProgram(2, 10), 'cpu');
-      const q = await a.compileOnly(chainProgram(2, 11), 'cpu');
-      const key = p.keys[0]!;
-      const sound = await remoteBytes(key);
-      await client.set(RemoteTier.keyOf(key), damage(sound, await remoteBytes(q.keys[0]!)));
+  it(`a remote entry ${damages.map(([what]) => what).join(', or ')} is a miss, a recompile and a replacement`, async () => {
+    const a = engine();
+    const salts = damages.map((_, i) => 10 + i);
+    const keys: string[] = [];
+    for (const salt of salts) keys.push((await a.compileOnly(chainProgram(2, salt), 'cpu')).keys[0]!);
+    const other = (await a.compileOnly(chainProgram(2, 19), 'cpu')).keys[0]!;
+    for (const [i, [, damage]] of damages.entries()) {
+      await client.set(RemoteTier.keyOf(keys[i]!), damage(await remoteBytes(keys[i]!), await remoteBytes(other)));
+    }
 
-      const b = engine();
-      expect((await b.compileOnly(chainProgram(2, 10), 'cpu')).hit).to.equal(false);
-      const s = await b.cacheStats();
-      expect(s).to.include({ remoteHits: 0, stored: 1 });
-      expect(s.remote).to.include({ damaged: 1, published: 1 });
-      // Replaced by a sound entry of this very identity, which the next engine takes as a hit.
-      const after = await remoteBytes(key);
-      expect(decodeBlob(after, key).ok).to.equal(true);
-      const c = engine();
-      expect((await c.compileOnly(chainProgram(2, 10), 'cpu')).hit).to.equal(true);
-      expect(await c.cacheStats()).to.include({ remoteHits: 1, stored: 0 });
-    });
-  }
+    const b = engine();
+    for (const [i, [what]] of damages.entries()) expect((await b.compileOnly(chainProgram(2, salts[i]), 'cpu')).hit, `${what}: a miss`).to.equal(false);
+    const s = await b.cacheStats();
+    expect(s, 'every damaged entry recompiled').to.include({ remoteHits: 0, stored: damages.length });
+    expect(s.remote, 'every damaged entry counted and republished').to.include({ damaged: damages.length, published: damages.length });
+    // Replaced by a sound entry of this very identity, which the next engine takes as a hit.
+    const c = engine();
+    for (const [i, [what]] of damages.entries()) {
+      expect(decodeBlob(await remoteBytes(keys[i]!), keys[i]!).ok, `${what}: replaced by a sound entry`).to.equal(true);
+      expect((await c.compileOnly(chainProgram(2, salts[i]), 'cpu')).hit, `${what}: the replacement is a hit`).to.equal(true);
+    }
+    expect(await c.cacheStats()).to.include({ remoteHits: damages.length, stored: 0 });
+  });
 
+  // Each wrong type on a key of its own, in one run of three engines, as the damages above.
   const wrongTypes: [string, (k: string) => Promise<unknown>][] = [
     ['a list', (k) => client.rpush(k, 'not', 'a', 'blob')],
     ['a hash', (k) => client.hset(k, 'field', 'value')],
     ['a set', (k) => client.sadd(k, 'member')],
   ];
-  for (const [what, make] of wrongTypes) {
-    it(`a remote key that is ${what} is that entry's miss, replaced; the tier stays up for the others`, async () => {
-      const a = engine();
-      const p = await a.compileOnly(chainProgram(2, 30), 'cpu');
-      const q = await a.compileOnly(chainProgram(2, 31), 'cpu');
-      const bad = RemoteTier.keyOf(p.keys[0]!);
+  it(`a remote key that is ${wrongTypes.map(([what]) => what).join(', or ')} is that entry's miss, replaced; the tier stays up for the others`, async () => {
+    const a = engine();
+    const salts = wrongTypes.map((_, i) => 30 + i);
+    const keys: string[] = [];
+    for (const salt of salts) keys.push((await a.compileOnly(chainProgram(2, salt), 'cpu')).keys[0]!);
+    const q = await a.compileOnly(chainProgram(2, 39), 'cpu');
+    for (const [i, [, make]] of wrongTypes.entries()) {
+      const bad = RemoteTier.keyOf(keys[i]!);
       await client.del(bad);
       await make(bad);
+    }
 
-      const warnings: string[] = [];
-      const b = engine({ onWarning: (m) => warnings.push(m) });
-      expect((await b.compileOnly(chainProgram(2, 30), 'cpu')).hit).to.equal(false);
-      // The other entry is still served from the tier in the same run.
-      expect((await b.compileOnly(chainProgram(2, 31), 'cpu')).hit).to.equal(true);
-      const s = await b.cacheStats();
-      expect(s).to.include({ remoteHits: 1, stored: 1 });
-      expect(s.remote).to.include({ damaged: 1, published: 1, hits: 1, unavailable: 0 });
-      expect(warnings).to.deep.equal([]);
-      // Replaced by a sound entry (a string of this identity's blob), which the next engine takes as a hit.
-      expect(await client.type(bad)).to.equal('string');
-      expect(decodeBlob(await remoteBytes(p.keys[0]!), p.keys[0]!).ok).to.equal(true);
-      expect(q.keys[0]).to.not.equal(p.keys[0]);
-      const c = engine();
-      expect((await c.compileOnly(chainProgram(2, 30), 'cpu')).hit).to.equal(true);
-    });
-  }
+    const warnings: string[] = [];
+    const b = engine({ onWarning: (m) => warnings.push(m) });
+    for (const [i, [what]] of wrongTypes.entries()) expect((await b.compileOnly(chainProgram(2, salts[i]), 'cpu')).hit, `${what}: a miss`).to.equal(false);
+    // The other entry is still served from the tier in the same run.
+    expect((await b.compileOnly(chainProgram(2, 39), 'cpu')).hit, 'the sound entry beside them: a hit').to.equal(true);
+    const s = await b.cacheStats();
+    const n = wrongTypes.length;
+    expect(s).to.include({ remoteHits: 1, stored: n });
+    expect(s.remote).to.include({ damaged: n, published: n, hits: 1, unavailable: 0 });
+    expect(warnings).to.deep.equal([]);
+    // Replaced by a sound entry (a string of this identity's blob), which the next engine takes as a hit.
+    const c = engine();
+    for (const [i, [what]] of wrongTypes.entries()) {
+      expect(await client.type(RemoteTier.keyOf(keys[i]!)), `${what}: replaced by a string`).to.equal('string');
+      expect(decodeBlob(await remoteBytes(keys[i]!), keys[i]!).ok, `${what}: replaced by a sound entry`).to.equal(true);
+      expect(q.keys[0]).to.not.equal(keys[i]);
+      expect((await c.compileOnly(chainProgram(2, salts[i]), 'cpu')).hit, `${what}: the replacement is a hit`).to.equal(true);
+    }
+  });
 
   it('verify() names a key of the wrong Redis type as a bad entry and goes on', async () => {
     const a = engine();

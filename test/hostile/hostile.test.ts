@@ -187,7 +187,7 @@ async function schedule(all: readonly HostileCase[], scale: number): Promise<Map
   const gates: (() => void)[] = [];
   let running = 0;
   const release = (): void => { running--; gates.shift()?.(); };
-  // The longest bounds first, so that a slow case (a 50 MB line, a 10 s add-on bound) is not the tail.
+  // The longest bounds first, so that a slow case (a looping chat template, a 10 s add-on bound) is not the tail.
   const bound = (c: HostileCase): number => c.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   for (const c of all.filter(ownProcess).sort((a, b) => bound(b) - bound(a))) {
     const p = (async () => {

@@ -4,9 +4,7 @@
  * and the hook (exit 1), never exit 0 and never an internal error (exit 3); a worker whose module
  * throws at import fails every pending call of connectEngine with ActorCrashed, and the host lives.
  */
-import { copyFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { qwen3TokenizerDir } from '../../src/serve/demo.js';
+import { tinyTokenizerJson } from '../model/tokenizer/helpers.js';
 import type { HostileCase } from './case.js';
 import { put } from './fixtures.js';
 
@@ -26,10 +24,13 @@ p.stderr.on('data', (b) => { process.stderr.write(b); err += b; if (${String(unt
 p.on('close', (code, signal) => { process.exit(code ?? (signal === null ? 98 : 99)); });`;
 
 const addon = (body: string) => (d: string) => { put(d, 'a.mjs', body); };
-/** A model directory the `x` route of an add-on is asked for; with a tokenizer, so a route that opens serves it. */
+/**
+ * A model directory the `x` route of an add-on is asked for; with a tokenizer (a small byte-level one:
+ * Qwen3's takes most of a second to load), so a route that opens serves it.
+ */
 const xModel = (d: string) => {
   put(d, 'm/config.json', { model_type: 'x' });
-  copyFileSync(join(qwen3TokenizerDir(), 'tokenizer.json'), join(d, 'm/tokenizer.json'));
+  put(d, 'm/tokenizer.json', tinyTokenizerJson());
 };
 const route = (hooks: string) => `export function register(r) { r.addRoute({ modelType: 'x', ${hooks} }); }`;
 const session = 'async open() { return { async *generate() { yield 1; } ${CLOSE} }; }';

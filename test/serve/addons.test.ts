@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
@@ -7,13 +7,20 @@ import { AddonError, InvalidInput, InvalidOptions } from '../../src/errors/index
 import { packGguf } from '../../src/model/pack/pack.js';
 import { writeTinyQwen3 } from '../../src/model/qwen3/tiny.js';
 import { Registry, addonLoadMs, loadAddon } from '../../src/serve/addons.js';
-import { qwen3TokenizerDir } from '../../src/serve/demo.js';
 import { resolveModel } from '../../src/serve/open.js';
 import { createServer } from '../../src/serve/server.js';
+import { tinyTokenizerJson } from '../model/tokenizer/helpers.js';
 import { seen } from './fixtures/addon.js';
 import { tinyModel } from './helpers.js';
 
 const ADDON = fileURLToPath(new URL('./fixtures/addon.js', import.meta.url));
+
+/**
+ * A small byte-level tokenizer.json in `dir`, for an add-on's model directory: the routes here are about
+ * what the add-on's session gives back, not about the vocabulary, and Qwen3's takes most of a second
+ * to load.
+ */
+const writeTinyTokenizer = (dir: string): void => { writeFileSync(join(dir, 'tokenizer.json'), JSON.stringify(tinyTokenizerJson())); };
 
 async function served(open: () => Promise<import('../../src/serve/model.js').ServedModel>, prompt: string): Promise<OpenAI.Completion> {
   const server = createServer({ modelId: 'm', open });
@@ -34,11 +41,15 @@ describe('serve: add-on routes by model_type', function () {
   after(() => model.remove());
 
   it('an optional route that declines leaves the directory to the built-in path (its reason logged)', async () => {
-    // Q4NX packs whole 256-column rows: this model is wider than the others.
+    // Q4NX packs whole 256-column rows: this model is wider than the others. Its vocabulary is the small
+    // tokenizer's (268), so every id it gives decodes.
     const gguf = join(model.dir, 'wide.gguf');
-    writeTinyQwen3(gguf, { layers: 1, type: 'Q4_0' });
+    writeTinyQwen3(gguf, { layers: 1, type: 'Q4_0', vocab: 268 });
+    const tok = join(model.dir, 'tok');
+    mkdirSync(tok);
+    writeTinyTokenizer(tok);
     const dir = join(model.dir, 'packed');
-    packGguf(gguf, dir, { tokenizer: qwen3TokenizerDir() });
+    packGguf(gguf, dir, { tokenizer: tok });
     const r = await resolveModel(dir, { target: 'host', ctx: 16 }, registry, (l) => lines.push(l));
     expect(r.route).to.equal('built-in');
     expect(seen.declined).to.equal(1);
@@ -53,7 +64,7 @@ describe('serve: add-on routes by model_type', function () {
     const dir = join(model.dir, 'echo');
     mkdirSync(dir);
     writeFileSync(join(dir, 'config.json'), JSON.stringify({ model_type: 'echo' }));
-    copyFileSync(join(qwen3TokenizerDir(), 'tokenizer.json'), join(dir, 'tokenizer.json'));
+    writeTinyTokenizer(dir);
     const r = await resolveModel(dir, { target: 'host', npuOpts: { tiles: '4' } }, registry, () => undefined);
     expect(r.route).to.equal('echo');
     const c = await served(r.open, ' hello world');
@@ -100,7 +111,7 @@ describe('serve: a misbehaving add-on is an AddonError naming it and the hook', 
     const dir = join(model.dir, 'bad');
     mkdirSync(dir);
     writeFileSync(join(dir, 'config.json'), JSON.stringify({ model_type: 'bad' }));
-    copyFileSync(join(qwen3TokenizerDir(), 'tokenizer.json'), join(dir, 'tokenizer.json'));
+    writeTinyTokenizer(dir);
     const served = await (await resolveModel(dir, { target: 'host' }, registry, () => undefined)).open();
     const ids: number[] = [];
     const e = await (async () => { for await (const t of served.generate({ promptIds: [1, 2], maxTokens: 4 })) ids.push(t.id); })().catch((x: unknown) => x);

@@ -10,7 +10,7 @@ import OpenAI from 'openai';
 import { qwen3TokenizerDir } from '../../src/serve/demo.js';
 import { loadTokenizer } from '../../src/model/tokenizer/load.js';
 import type { ChatMessage } from '../../src/model/tokenizer/types.js';
-import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { loadAddon, Registry } from '../../src/serve/addons.js';
 import { EngineError, TokenizerError } from '../../src/errors/index.js';
@@ -21,6 +21,7 @@ import { createServer } from '../../src/serve/server.js';
 import { loadModel } from '../../src/model/qwen3/model.js';
 import { tmpdir } from 'node:os';
 import { writeTinyQwen3 } from '../../src/model/qwen3/tiny.js';
+import { tinyTokenizerJson } from '../model/tokenizer/helpers.js';
 import { startServer } from './helpers.js';
 
 /** A tiny Qwen3 (1 layer, hidden 64, byte-level vocabulary of 320) with room for Qwen3's tools prompt (context 1024). */
@@ -473,7 +474,8 @@ describe('serve: an add-on route refuses the sampling options its route model ca
       const registry = new Registry();
       await loadAddon(fileURLToPath(new URL('./fixtures/addon.js', import.meta.url)), registry);
       writeFileSync(join(dir, 'config.json'), JSON.stringify({ model_type: 'echo' }));
-      copyFileSync(join(qwen3TokenizerDir(), 'tokenizer.json'), join(dir, 'tokenizer.json'));
+      // A small byte-level tokenizer: the refusals are the route's, not the vocabulary's (Qwen3's takes most of a second to load).
+      writeFileSync(join(dir, 'tokenizer.json'), JSON.stringify(tinyTokenizerJson()));
       const r = await resolveModel(dir, { target: 'host' }, registry, () => undefined);
       const server = createServer({ modelId: 'tiny', open: r.open });
       try {
