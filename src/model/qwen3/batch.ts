@@ -279,7 +279,9 @@ export class Batcher {
       const vocab = this.config.vocab;
       this.#steps++;
       this.#rows += taken.length;
-      for (const [, slot, r] of taken) r.resolve(tensor(logits.dtype, [vocab], logits.data.slice(slot * vocab, (slot + 1) * vocab)));
+      // Each row's logits are a view of the step's result, not a copy: a step of several rows would
+      // otherwise allocate its logits twice, and the garbage collector's work grows with what a step allocates.
+      for (const [, slot, r] of taken) r.resolve(tensor(logits.dtype, [vocab], logits.data.subarray(slot * vocab, (slot + 1) * vocab)));
     } catch (e) {
       // The batch's caches are gone with its session: every generation in it fails.
       this.#dropSession();

@@ -8,7 +8,7 @@
  */
 import { InvalidOptions, ResourceLimit } from '../../errors/index.js';
 import { signalOf, throwIfAborted, untilAborted, type AbortOptions } from '../../jobs/abort.js';
-import { zeros, type Tensor } from '../../ir/tensor.js';
+import { tensor, zeros, type Tensor } from '../../ir/tensor.js';
 import type { Program } from '../../ir/types.js';
 import type { TensorMap } from '../../ir/values.js';
 import type { Qwen3Config } from './config.js';
@@ -322,6 +322,9 @@ async function* decodeWith(
     if (!r.ignoreEos && g.eosIds.includes(id)) { finish = 'eos'; break; }
     constraint?.accept(id);
     generated.push(id);
+    // A batch step's row is a view of the whole step's logits (batch.ts): what is kept gets its own copy,
+    // so keeping a row does not keep every row of its step.
+    if (r.logits && logits.data.byteLength !== logits.data.buffer.byteLength) logits = tensor(logits.dtype, logits.shape, logits.data.slice());
     if (r.logits) kept.push(logits);
     const piece = stream.push(id);
     text += piece;

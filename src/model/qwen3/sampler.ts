@@ -76,9 +76,18 @@ export function argmax(x: ArrayLike<number>): number {
   return best;
 }
 
-/** The logits after the repetition penalty over the last `window` of `history` (a copy; the input is kept). */
-export function penalize(logits: ArrayLike<number>, history: readonly number[], penalty: number, window: number): Float64Array {
-  const out = Float64Array.from(logits);
+/**
+ * The logits after the repetition penalty over the last `window` of `history` (a copy; the input is
+ * kept), written into `into` when it is given and of the logits' length (else a new array).
+ */
+export function penalize(logits: ArrayLike<number>, history: readonly number[], penalty: number, window: number, into?: Float64Array): Float64Array {
+  let out: Float64Array;
+  if (into !== undefined && into.length === logits.length) {
+    out = into;
+    out.set(logits);
+  } else {
+    out = Float64Array.from(logits);
+  }
   if (penalty === 1 || window === 0) return out;
   for (const id of new Set(history.slice(-window))) {
     if (id < 0 || id >= out.length) continue;
@@ -94,8 +103,14 @@ export class Sampler {
   readonly options: Resolved;
   readonly #bias: readonly (readonly [number, number])[];
   readonly #rand: () => number;
-  /** The logits the last id was chosen from: after the penalties and the bias, before temperature. */
+  /**
+   * The logits the last id was chosen from: after the penalties and the bias, before temperature. Valid
+   * until the next call of `next`, which may write the next step's over them.
+   */
   last: ArrayLike<number> | undefined;
+  // The penalized logits of a step, kept for the next: one array per generation, not one per step (a
+  // vocabulary of 150k is 1.2 MB a step, and the garbage collector's work grows with what is allocated).
+  #scratch: Float64Array | undefined;
 
   constructor(o: SamplingOptions = {}) {
     this.options = resolveSampling(o);
@@ -115,7 +130,8 @@ export class Sampler {
       this.last = logits;
       return argmax(logits);
     }
-    const l = penalize(logits, history, o.repetitionPenalty, o.repetitionWindow);
+    const l = penalize(logits, history, o.repetitionPenalty, o.repetitionWindow, this.#scratch);
+    this.#scratch = l;
     if (o.presencePenalty !== 0 || o.frequencyPenalty !== 0) {
       const seen = new Map<number, number>();
       for (const id of history.slice(generatedFrom)) seen.set(id, (seen.get(id) ?? 0) + 1);

@@ -200,6 +200,8 @@ describe('qwen3: several sequences decoded in one step', function () {
           run(0, Promise.resolve()), run(1, reached(0, 1)), run(2, reached(0, 2)), run(3, reached(1, 2)), run(4, reached(2, 1)),
         ]);
         got.forEach((g, i) => expect(sameRun(g, solo[i]!), `generation ${i}`).to.equal(true));
+        // A kept row holds its own vocab of values, not the whole step's rows (a step's rows are views of one result).
+        for (const g of got) for (const l of g.logits!) expect(l.data.buffer.byteLength, 'a kept row\'s bytes').to.equal(model.config.vocab * 8);
         // The answers differ from one another, so a row handed to the wrong generation would show.
         expect(new Set(solo.map((r) => r.ids.join(','))).size).to.equal(prompts.length);
         const use = model.batchUse()!;

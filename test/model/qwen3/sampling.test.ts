@@ -2,7 +2,7 @@
 import { expect } from 'chai';
 import { InvalidOptions } from '../../../src/errors/index.js';
 import { logprobsOf } from '../../../src/model/qwen3/generate.js';
-import { Sampler } from '../../../src/model/qwen3/sampler.js';
+import { penalize, Sampler } from '../../../src/model/qwen3/sampler.js';
 
 const plain = { repetitionPenalty: 1 } as const;
 
@@ -51,5 +51,28 @@ describe('qwen3 decoding: the OpenAI sampling options', () => {
     expect(p.top.map((t) => t.id)).to.deep.equal([1, 3, 2]);
     expect(p.top[0]!.logprob).to.be.closeTo(3 - norm, 1e-12);
     expect(logprobsOf(null, l, 0, 0).top).to.deep.equal([]);
+  });
+
+  it('one sampler over many steps chooses as a fresh sampler does at each step (its kept array carries nothing over)', () => {
+    // Step 1 puts a large logit at id 0; step 2's own logits put id 2 on top.
+    const steps: [number[], number[]][] = [[[5, 0, 0], []], [[0, 1, 2], [0]], [[0, 3, 2.9], [0, 2]], [[1, 1, 1], [0, 2, 1]]];
+    for (const o of [{ repetitionPenalty: 1.1 }, { repetitionPenalty: 1.3, logitBias: { 1: 0.5 } }, { repetitionPenalty: 1.1, presencePenalty: 0.5 }]) {
+      const kept = new Sampler(o);
+      for (const [l, history] of steps) {
+        const fresh = new Sampler(o);
+        expect(kept.next(l, history)).to.equal(fresh.next(l, history));
+        expect([...(kept.last as Float64Array)]).to.deep.equal([...(fresh.last as Float64Array)]);
+      }
+    }
+    // penalize into a used array gives the fresh copy's values...
+    const used = Float64Array.from([5 / 1.1, 0, 0]);
+    expect([...penalize([0, 1, 2], [0], 1.1, 64, used)]).to.deep.equal([...penalize([0, 1, 2], [0], 1.1, 64)]);
+    // ...where the old contents, had they stayed (the penalty applied over them), would have chosen id 0: a check that can fail.
+    const stale = Float64Array.from([5, 0, 0]);
+    stale[0] = stale[0]! / 1.1;
+    expect(stale.indexOf(Math.max(...stale))).to.equal(0);
+    // A wrong length is not written into: a new array.
+    const short = new Float64Array(2);
+    expect(penalize([0, 1, 2], [], 1.1, 64, short)).to.not.equal(short);
   });
 });
