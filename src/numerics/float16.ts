@@ -29,13 +29,18 @@ export function exponentOf(a: number): number {
   return e;
 }
 
+/** 2 ** k for k from -POW2_BIAS up to 1023 at POW2[k + POW2_BIAS] (a lookup rather than Math.pow per value). */
+const POW2_BIAS = 160;
+const POW2 = Float64Array.from({ length: 1024 + POW2_BIAS }, (_, i) => 2 ** (i - POW2_BIAS));
+
 /** Rounds to a binary format with `mant` fraction bits, least normal exponent `emin`, overflow at `limit`. */
 function roundBinary(x: number, mant: number, emin: number, limit: number): number {
   if (x === 0 || !Number.isFinite(x)) return x;
   const a = Math.abs(x);
   if (a >= limit) return x > 0 ? Infinity : -Infinity;
+  // e - mant is at least emin - mant (-136 for bf16), inside the table.
   const e = Math.max(exponentOf(a), emin);
-  const q = 2 ** (e - mant);
+  const q = POW2[e - mant + POW2_BIAS]!;
   const r = roundHalfEven(a / q) * q;
   if (r === 0) return x > 0 ? 0 : -0;
   return x > 0 ? r : -r;
@@ -83,7 +88,7 @@ export function f16ToBits(v: number): number {
   if (a === 0) return sign;
   if (a < 2 ** -14) return sign | Math.round(a / 2 ** -24);
   const e = exponentOf(a);
-  const m = Math.round((a / 2 ** e - 1) * 1024);
+  const m = Math.round((a / POW2[e + POW2_BIAS]! - 1) * 1024);
   return sign | ((e + 15) << 10) | m;
 }
 
