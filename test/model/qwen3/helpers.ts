@@ -22,10 +22,27 @@ export function modelFixture(): { dir: () => string; engine: () => Engine; gguf:
     engine: () => (engine ??= createEngine({ cacheDir: join(dir, 'cache') })),
     gguf: (name, o) => {
       const p = join(dir, name);
-      writeFileSync(p, tinyQwen3Gguf(o));
+      writeFileSync(p, tinyGgufBytes(o));
       return p;
     },
   };
+}
+
+/**
+ * The bytes of tinyQwen3Gguf(o), generated once per process for the same options (the files of the
+ * model tests share a few shapes; generating and quantizing is the cost, writing a copy is not). The
+ * most recent 24 are kept.
+ */
+const ggufBytes = new Map<string, Uint8Array>();
+export function tinyGgufBytes(o: TinyQwen3Options): Uint8Array {
+  // Keyed by the options with their defaults filled in, so that the same model asked for in two ways is one entry.
+  const key = JSON.stringify(tinyQwen3Config(o));
+  let b = ggufBytes.get(key);
+  if (b === undefined) b = tinyQwen3Gguf(o);
+  ggufBytes.delete(key);
+  ggufBytes.set(key, b);
+  if (ggufBytes.size > 24) ggufBytes.delete(ggufBytes.keys().next().value!);
+  return b;
 }
 
 /** Cosine similarity of two vectors. */
