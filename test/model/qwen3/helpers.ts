@@ -5,8 +5,11 @@ import { join } from 'node:path';
 import { createEngine, type Engine } from '../../../src/jobs/engine.js';
 import { tensor, type Tensor } from '../../../src/ir/tensor.js';
 import { configFromJson, type Qwen3Config } from '../../../src/model/qwen3/config.js';
-import { tinyQwen3Config, tinyQwen3Gguf, tinyQwen3Tensors, type TinyQwen3Options } from '../../../src/model/qwen3/tiny.js';
+import { tinyQwen3Config, tinyQwen3Tensors, type TinyQwen3Options } from '../../../src/model/qwen3/tiny.js';
 import type { BoundWeight } from '../../../src/model/qwen3/weights.js';
+import { tinyGgufBytes } from '../tinyGguf.js';
+
+export { tinyGgufBytes };
 
 /** A temporary folder removed after the test file, and an engine on a cache inside it. */
 export function modelFixture(): { dir: () => string; engine: () => Engine; gguf: (name: string, o: TinyQwen3Options) => string } {
@@ -28,22 +31,6 @@ export function modelFixture(): { dir: () => string; engine: () => Engine; gguf:
   };
 }
 
-/**
- * The bytes of tinyQwen3Gguf(o), generated once per process for the same options (the files of the
- * model tests share a few shapes; generating and quantizing is the cost, writing a copy is not). The
- * most recent 24 are kept.
- */
-const ggufBytes = new Map<string, Uint8Array>();
-export function tinyGgufBytes(o: TinyQwen3Options): Uint8Array {
-  // Keyed by the options with their defaults filled in, so that the same model asked for in two ways is one entry.
-  const key = JSON.stringify(tinyQwen3Config(o));
-  let b = ggufBytes.get(key);
-  if (b === undefined) b = tinyQwen3Gguf(o);
-  ggufBytes.delete(key);
-  ggufBytes.set(key, b);
-  if (ggufBytes.size > 24) ggufBytes.delete(ggufBytes.keys().next().value!);
-  return b;
-}
 
 /** Cosine similarity of two vectors. */
 export function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
