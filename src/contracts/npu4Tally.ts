@@ -71,10 +71,19 @@ export function narrowedInputs(inputs: TensorMap): TensorMap {
   return out;
 }
 
+/** One f32 and its bit pattern, reused per element rather than allocated. */
+const f32Scratch = new Float32Array(1);
+const f32Bits = new Uint32Array(f32Scratch.buffer);
+
 /** Elements whose bit patterns differ (NaN matches NaN: tensors hold f64, which keeps no payload). */
 function bitMismatches(got: Tensor, want: Tensor): number {
   let n = 0;
-  const bits = (t: Tensor, x: number) => (t.dtype === 'f16' ? f16ToBits(x) : t.dtype === 'f32' ? new Uint32Array(Float32Array.of(x).buffer)[0]! : x);
+  const bits = (t: Tensor, x: number) => {
+    if (t.dtype === 'f16') return f16ToBits(x);
+    if (t.dtype !== 'f32') return x;
+    f32Scratch[0] = x;
+    return f32Bits[0]!;
+  };
   for (let i = 0; i < want.data.length; i++) {
     const g = got.data[i]!;
     const w = want.data[i]!;

@@ -12,21 +12,35 @@ function roundHalfEven(y: number): number {
   return f % 2 === 0 ? f : f + 1;
 }
 
+const f64 = new Float64Array(1);
+const f64Words = new Uint32Array(f64.buffer);
+/** The index of the f64's high word (sign, exponent, top of the fraction) in f64Words: 1 on a little-endian machine. */
+const HIGH = new Uint8Array(Float64Array.of(1).buffer)[7] === 0x3f ? 1 : 0;
+
 /** floor(log2(a)) for a finite positive a, exact (Math.log2 alone can be off by one near powers of two). */
 export function exponentOf(a: number): number {
+  // A normal f64's biased exponent field is floor(log2(a)) + 1023 exactly; subnormals take the slow path.
+  f64[0] = a;
+  const biased = (f64Words[HIGH]! >>> 20) & 0x7ff;
+  if (biased !== 0 && biased !== 0x7ff) return biased - 1023;
   let e = Math.floor(Math.log2(a));
   if (2 ** e > a) e--;
   else if (2 ** (e + 1) <= a) e++;
   return e;
 }
 
+/** 2 ** k for k from -POW2_BIAS up to 1023 at POW2[k + POW2_BIAS] (a lookup rather than Math.pow per value). */
+const POW2_BIAS = 160;
+const POW2 = Float64Array.from({ length: 1024 + POW2_BIAS }, (_, i) => 2 ** (i - POW2_BIAS));
+
 /** Rounds to a binary format with `mant` fraction bits, least normal exponent `emin`, overflow at `limit`. */
 function roundBinary(x: number, mant: number, emin: number, limit: number): number {
   if (x === 0 || !Number.isFinite(x)) return x;
   const a = Math.abs(x);
   if (a >= limit) return x > 0 ? Infinity : -Infinity;
+  // e - mant is at least emin - mant (-136 for bf16), inside the table.
   const e = Math.max(exponentOf(a), emin);
-  const q = 2 ** (e - mant);
+  const q = POW2[e - mant + POW2_BIAS]!;
   const r = roundHalfEven(a / q) * q;
   if (r === 0) return x > 0 ? 0 : -0;
   return x > 0 ? r : -r;
@@ -74,12 +88,23 @@ export function f16ToBits(v: number): number {
   if (a === 0) return sign;
   if (a < 2 ** -14) return sign | Math.round(a / 2 ** -24);
   const e = exponentOf(a);
-  const m = Math.round((a / 2 ** e - 1) * 1024);
+  const m = Math.round((a / POW2[e + POW2_BIAS]! - 1) * 1024);
   return sign | ((e + 15) << 10) | m;
 }
 
-/** The value of an f16 bit pattern. */
+let halfValues: Float64Array | undefined;
+
+/** The value of an f16 bit pattern (from a table of all 65536, built on first use from f16Value). */
 export function f16FromBits(b: number): number {
+  if (halfValues === undefined) {
+    halfValues = new Float64Array(65536);
+    for (let i = 0; i < 65536; i++) halfValues[i] = f16Value(i);
+  }
+  return halfValues[b & 0xffff]!;
+}
+
+/** The value of an f16 bit pattern, computed from its fields. */
+function f16Value(b: number): number {
   const sign = b & 0x8000 ? -1 : 1;
   const e = (b >> 10) & 0x1f;
   const m = b & 0x3ff;

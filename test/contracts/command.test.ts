@@ -3,15 +3,13 @@
  * none is left once it resolves (a worker left behind would hold memory and, busy, keep the process
  * alive). Node's diagnostic report lists every live worker thread of the process, so the test sees the
  * threads themselves and not the pool's own account of them. And the CLI as a user runs it, --workers
- * included, in a process of its own.
+ * included, through main(argv, io) in this process (test/cli/inProcess.ts: exit code, output, nothing left open).
  */
 import { expect } from 'chai';
-import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { contractsCommand } from '../../src/cli/contracts.js';
 import type { ContractsOptions } from '../../src/cli/contracts.js';
+import { cliHere } from '../cli/inProcess.js';
 
-const BIN = fileURLToPath(new URL('../../src/cli/bin.js', import.meta.url));
 const quiet = { out: () => undefined, err: () => undefined };
 
 /** Live worker threads of this process. */
@@ -30,16 +28,6 @@ async function observed(opts: ContractsOptions): Promise<{ code: number | Error;
   // A pool left behind may still be starting its threads: give them time to show.
   await new Promise((r) => setTimeout(r, 200));
   return { code, peak, after: liveWorkers() - before };
-}
-
-/** Runs the CLI in a child process (killed after `timeoutMs`). */
-function cli(args: readonly string[], timeoutMs = 30_000): Promise<{ code: number | null; signal: string | null; stdout: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { timeout: timeoutMs, killSignal: 'SIGKILL' }, (error, stdout) => {
-      const e = error as (Error & { code?: number | string; signal?: string | null }) | null;
-      resolve({ code: e === null ? 0 : typeof e.code === 'number' ? e.code : null, signal: e?.signal ?? null, stdout });
-    });
-  });
 }
 
 describe('contracts command: the oracle pool', function () {
@@ -66,30 +54,30 @@ describe('contracts command: the oracle pool', function () {
   });
 });
 
-describe('contracts command: in a process of its own', function () {
+describe('contracts command: the CLI, through main(argv, io) as bin.js runs it', function () {
   this.timeout(60_000);
+  // In this process (test/cli/inProcess.ts): cliHere fails the call if it hung, called process.exit or left
+  // anything open that would keep a process of its own from exiting (a worker, a timer); its status is the
+  // exit code bin.js would set. A child process per call cost more than the calls themselves.
 
   it('xdna2 --workers 2: prints its report and exits 0', async () => {
-    const r = await cli(['contracts', '--target', 'xdna2', '--op', 'add', '--bulk', '2000', '--workers', '2']);
-    expect(r.signal).to.equal(null);
-    expect(r.code).to.equal(0);
-    expect(r.stdout).to.match(/pass\s+add\s+2 x 2\^-23 of the larger operand/);
+    const r = await cliHere(['contracts', '--target', 'xdna2', '--op', 'add', '--bulk', '2000', '--workers', '2']);
+    expect(r.status, r.err).to.equal(0);
+    expect(r.out).to.match(/pass\s+add\s+2 x 2\^-23 of the larger operand/);
   });
 
   it('npu4 --json --workers 1: the reports as JSON, exit 0', async () => {
-    const r = await cli(['contracts', '--target', 'npu4', '--op', 'sqrt', '--bulk', '1024', '--workers', '1', '--json']);
-    expect(r.signal).to.equal(null);
-    expect(r.code).to.equal(0);
-    const doc = JSON.parse(r.stdout) as { pass: boolean; reports: { op: string }[] };
+    const r = await cliHere(['contracts', '--target', 'npu4', '--op', 'sqrt', '--bulk', '1024', '--workers', '1', '--json']);
+    expect(r.status, r.err).to.equal(0);
+    const doc = JSON.parse(r.out) as { pass: boolean; reports: { op: string }[] };
     expect(doc.pass).to.equal(true);
     expect(doc.reports.map((x) => x.op)).to.deep.equal(['sqrt']);
   });
 
   it('a usage error (an unknown op, zero workers) exits with the usage code', async () => {
     for (const args of [['--op', 'matmul'], ['--workers', '0']]) {
-      const r = await cli(['contracts', '--target', 'xdna2', ...args]);
-      expect(r.signal, args.join(' ')).to.equal(null);
-      expect(r.code, args.join(' ')).to.equal(2);
+      const r = await cliHere(['contracts', '--target', 'xdna2', ...args]);
+      expect(r.status, args.join(' ')).to.equal(2);
     }
   });
 });

@@ -67,8 +67,12 @@ function compare(got: ArrayLike<number>, want: ArrayLike<number>, inputs: (i: nu
  * keys (a negative pattern's complement, a positive one's with the sign bit set), mapped back.
  */
 function byValue(u: Uint32Array): Uint32Array {
-  const keys = u.map((b) => ((b & 0x80000000) !== 0 ? ~b : b | 0x80000000) >>> 0).sort();
-  return keys.map((k) => ((k & 0x80000000) !== 0 ? k & 0x7fffffff : ~k) >>> 0);
+  // Loops rather than a typed array's map with a closure: the same keys, a fraction of the time on 2^21 patterns.
+  const keys = new Uint32Array(u.length);
+  for (let i = 0; i < u.length; i++) { const b = u[i]!; keys[i] = ((b & 0x80000000) !== 0 ? ~b : b | 0x80000000) >>> 0; }
+  keys.sort();
+  for (let i = 0; i < keys.length; i++) { const k = keys[i]!; keys[i] = ((k & 0x80000000) !== 0 ? k & 0x7fffffff : ~k) >>> 0; }
+  return keys;
 }
 
 const f32Of = (u: Uint32Array) => new Float32Array(u.buffer, u.byteOffset, u.length);

@@ -130,7 +130,9 @@ export function tinyQwen3Tensors(opts: TinyQwen3Options = {}): TinyTensor[] {
   // Uniform in [-a, a] with the variance of N(0, std^2): enough for tests, and bounded for f16 scales.
   const matrix = (name: string, dims: [number, number], std: number): TinyTensor => {
     const a = std * Math.sqrt(3);
-    const values = Float32Array.from({ length: dims[0] * dims[1] }, () => (rand() * 2 - 1) * a);
+    // A loop rather than Float32Array.from with a map function: the same values, several times faster.
+    const values = new Float32Array(dims[0] * dims[1]);
+    for (let i = 0; i < values.length; i++) values[i] = (rand() * 2 - 1) * a;
     return { name, dims, type: c.types[name] ?? c.type, values };
   };
   const norm = (name: string, n: number): TinyTensor =>
@@ -183,7 +185,9 @@ function otherTensors(c: TinyQwen3Config, matrix: (name: string, dims: [number, 
   };
   const experts = (name: string, dims: [number, number, number]): TinyTensor => {
     const r = c.std * Math.sqrt(3);
-    return { name, dims, type: c.types[name] ?? c.type, values: Float32Array.from({ length: dims[0] * dims[1] * dims[2] }, () => (rand() * 2 - 1) * r) };
+    const values = new Float32Array(dims[0] * dims[1] * dims[2]);
+    for (let i = 0; i < values.length; i++) values[i] = (rand() * 2 - 1) * r;
+    return { name, dims, type: c.types[name] ?? c.type, values };
   };
   const one = (p: string, t: LayerTensor): TinyTensor => {
     switch (t) {

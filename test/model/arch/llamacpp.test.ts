@@ -18,7 +18,8 @@ import type { QuantType } from '../../../src/model/gguf/ggmlTypes.js';
 import { zeroCache } from '../../../src/model/qwen3/generate.js';
 import { Qwen3Model } from '../../../src/model/qwen3/model.js';
 import { openModelSource } from '../../../src/model/qwen3/source.js';
-import { tinyQwen3Gguf, type TinyQwen3Options } from '../../../src/model/qwen3/tiny.js';
+import type { TinyQwen3Options } from '../../../src/model/qwen3/tiny.js';
+import { tinyGgufBytes } from '../qwen3/helpers.js';
 import { loadLlamaCpp, type Llama, centered } from '../../llamaCpp.js';
 import { figures, llamaCppLogits, type Figures, type TheirLogits } from './compare.js';
 
@@ -109,7 +110,7 @@ describe('architectures against llama.cpp (node-llama-cpp 3.21.1)', function () 
 
   const file = (name: string, arch: string, type: QuantType, o: TinyQwen3Options): string => {
     const path = join(dir, `${name}-${type}.gguf`);
-    writeFileSync(path, tinyQwen3Gguf({ arch, type, layers: 2, std: 0.05, seed: 3, ...o }));
+    writeFileSync(path, tinyGgufBytes({ arch, type, layers: 2, std: 0.05, seed: 3, ...o }));
     return path;
   };
 

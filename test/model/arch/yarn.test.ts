@@ -19,7 +19,8 @@ import type { QuantType } from '../../../src/model/gguf/ggmlTypes.js';
 import { zeroCache } from '../../../src/model/qwen3/generate.js';
 import { Qwen3Model } from '../../../src/model/qwen3/model.js';
 import { openModelSource } from '../../../src/model/qwen3/source.js';
-import { tinyQwen3Gguf, type TinyQwen3Options } from '../../../src/model/qwen3/tiny.js';
+import type { TinyQwen3Options } from '../../../src/model/qwen3/tiny.js';
+import { tinyGgufBytes } from '../qwen3/helpers.js';
 import { loadLlamaCpp, type Llama, centered } from '../../llamaCpp.js';
 import { figures, llamaCppLogits, type Figures, type TheirLogits } from './compare.js';
 
@@ -62,7 +63,7 @@ describe('YaRN rope scaling against llama.cpp (node-llama-cpp 3.21.1)', function
 
   const file = (arch: string, type: QuantType): string => {
     const path = join(dir, `${arch}-${type}.gguf`);
-    writeFileSync(path, tinyQwen3Gguf({ arch, type, layers: 2, std: 0.05, seed: 3, ...FILE }));
+    writeFileSync(path, tinyGgufBytes({ arch, type, layers: 2, std: 0.05, seed: 3, ...FILE }));
     return path;
   };
 

@@ -3,7 +3,8 @@
  * directory runs from it with the GGUF's own logits (cosine as q4nx.test.ts measures qwen3's: the
  * q4_1 codes are the GGUF's, only scales, zeros, norms and the embedding are rounded to bf16), and
  * a config.json with a setting wrong (rope base, MiniCPM's scale, Gemma's window) disagrees.
- * PACK_DEBUG=1 prints the figures (not by default: stdout is the reporter's, which --reporter json reads).
+ * Both run on the host target, on one engine (the property is the packing's, not a target's: cpu against host
+ * is checked by the model tests). PACK_DEBUG=1 prints the figures (not by default: stdout is the reporter's, which --reporter json reads).
  */
 import { expect } from 'chai';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -17,6 +18,7 @@ import { readQ4nx, readQ4nxHeader, tensorData, tensorInfo } from '../../../src/m
 import { decodeTensor } from '../../../src/model/q4nx/decode.js';
 import { verifyPack } from '../../../src/model/pack/verify.js';
 import { loadModel } from '../../../src/model/qwen3/model.js';
+import { openModelSource } from '../../../src/model/qwen3/source.js';
 import { tinyQwen3Metadata, tinyQwen3Tensors, type TinyQwen3Options } from '../../../src/model/qwen3/tiny.js';
 import { quantize } from '../../../src/model/gguf/quantize.js';
 import { gv, type GgufValue } from '../../../src/model/gguf/types.js';
@@ -58,14 +60,15 @@ describe('gguf pack: llama, qwen2, phi3, minicpm and gemma3 run from their model
   this.timeout(300_000);
   const fx = modelFixture();
   const request = { promptIds: [104, 101, 108, 108, 111, 32, 119, 111, 114, 108], maxTokens: 4, logits: true, repetitionPenalty: 1, ignoreEos: true };
-  // Each model on its own engine, closed after: one engine holding every model runs out of hardware contexts.
+  // One engine for the file, each model closed after use (which frees its contexts).
   const logitsOf = async (path: string) => {
-    const m = await loadModel(path, { ctx: 32, target: 'cpu' });
+    const m = await loadModel(path, { engine: fx.engine(), ctx: 32, target: 'host' });
     try { return (await m.complete(request)).logits!.map((l) => l.data); } finally { await m.close(); }
   };
+  // What a model loads from (its kind and config), read without starting one.
   const configOf = async (path: string) => {
-    const m = await loadModel(path, { ctx: 32, target: 'cpu' });
-    try { return { kind: m.source.kind, config: m.config }; } finally { await m.close(); }
+    const s = openModelSource(path);
+    return { kind: s.kind, config: s.config };
   };
   const worst = (a: ArrayLike<number>[], b: ArrayLike<number>[]) => Math.min(...a.map((l, k) => cosine(l, b[k]!)));
 

@@ -9,7 +9,8 @@ import type { QuantType } from '../../../src/model/gguf/ggmlTypes.js';
 import type { GgufValue } from '../../../src/model/gguf/types.js';
 import { writeGguf } from '../../../src/model/gguf/writer.js';
 import { quantize } from '../../../src/model/gguf/quantize.js';
-import { tinyQwen3Gguf, tinyQwen3Metadata, tinyQwen3Tensors, type TinyQwen3Options } from '../../../src/model/qwen3/tiny.js';
+import { tinyQwen3Metadata, tinyQwen3Tensors, type TinyQwen3Options } from '../../../src/model/qwen3/tiny.js';
+import { tinyGgufBytes } from '../tinyGguf.js';
 
 /** Captured output lines. */
 export type Captured = Io & { outs: string[]; errs: string[] };
@@ -33,7 +34,7 @@ export class Workspace {
   /** Writes a tiny Qwen3 GGUF and returns its path. */
   tiny(name: string, opts: TinyQwen3Options = {}): string {
     const p = this.path(name);
-    writeFileSync(p, tinyQwen3Gguf({ layers: 1, ...opts }));
+    writeFileSync(p, tinyGgufBytes({ layers: 1, ...opts }));
     return p;
   }
   /** Writes a tiny Qwen3 GGUF with extra metadata keys and returns its path. */

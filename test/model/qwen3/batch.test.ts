@@ -62,11 +62,19 @@ describe('qwen3: several sequences decoded in one step', function () {
   const fx = modelFixture();
   const engines: Engine[] = [];
   after(async () => { for (const e of engines) await e.close(); });
-  const engine = (matmul: 'q8' | 'exact'): Engine => {
+  // One engine per matmul class for the tests that load a model and close it (the scheduler's has its own),
+  // and one Q8_0 file for the tests that read the same one.
+  const shared = new Map<string, Engine>();
+  const engine = (matmul: 'q8' | 'exact', own = false): Engine => {
+    const hit = own ? undefined : shared.get(matmul);
+    if (hit !== undefined) return hit;
     const e = createEngine({ cacheDir: join(fx.dir(), `cache-${matmul}`), devices: { host: { matmul } } });
     engines.push(e);
+    if (!own) shared.set(matmul, e);
     return e;
   };
+  let q8File: string | undefined;
+  const q8Gguf = (): string => (q8File ??= fx.gguf('q8.gguf', { ...SMALL, type: 'Q8_0' }));
 
   async function batchOnHost(model: Qwen3Model, on: Engine, caches: readonly TensorMap[], runs: readonly GenerationResult[], order: readonly number[], swapPositions = false): Promise<Rows> {
     const program = buildProgram(model.config, model.source.weights, { tokens: 1, ctx: CTX, sequences: SEQS, cacheType: model.cacheType });
@@ -94,7 +102,7 @@ describe('qwen3: several sequences decoded in one step', function () {
 
   for (const [matmul, cacheType] of [['q8', 'f32'], ['exact', 'f32'], ['q8', 'f16']] as const) {
     it(`host, ${matmul} class, ${cacheType} cache: each row is bit-identical to its sequence decoded alone; a neighbour's cache or position is not`, async () => {
-      const path = fx.gguf(`${matmul}-${cacheType}.gguf`, { ...SMALL, type: 'Q8_0' });
+      const path = q8Gguf();
       const on = engine(matmul);
       const model = await loadModel(path, { engine: on, target: 'host', ctx: CTX, parallel: 1, cacheType });
       try {
@@ -115,7 +123,7 @@ describe('qwen3: several sequences decoded in one step', function () {
   }
 
   it('fp64 reference: each row is bit-identical to its sequence decoded alone; a neighbour\'s position is not', async () => {
-    const path = fx.gguf('ref.gguf', { ...SMALL, type: 'Q8_0' });
+    const path = q8Gguf();
     const loaded = await loadModel(path, { engine: engine('q8'), target: 'host', ctx: CTX, parallel: 1 });
     try {
       const model = loaded.reference();
@@ -143,7 +151,7 @@ describe('qwen3: several sequences decoded in one step', function () {
   });
 
   it('refuses several sequences outside a fused decode program giving logits', async () => {
-    const model = await loadModel(fx.gguf('refuse.gguf', { ...SMALL, type: 'Q8_0' }), { engine: engine('q8'), target: 'host', ctx: CTX, parallel: 1 });
+    const model = await loadModel(q8Gguf(), { engine: engine('q8'), target: 'host', ctx: CTX, parallel: 1 });
     try {
       for (const bad of [{ tokens: 2 }, { tokens: 1, form: 'plain' as const }, { tokens: 1, output: 'hidden' as const }, { tokens: 1, sequences: 0 }]) {
         expect(() => buildProgram(model.config, model.source.weights, { ctx: CTX, sequences: 2, ...bad }), JSON.stringify(bad)).to.throw(InvalidOptions).with.property('field', 'sequences');
@@ -164,7 +172,7 @@ describe('qwen3: several sequences decoded in one step', function () {
     let solo: GenerationResult[] = [];
     before(async () => {
       path = fx.gguf('sched.gguf', { ...SMALL, type: 'Q4_0' });
-      on = engine('q8');
+      on = engine('q8', true);
       const one = await loadModel(path, { engine: on, target: 'host', ctx: CTX, parallel: 1 });
       try {
         solo = [];

@@ -19,9 +19,15 @@ describe('qwen3 on host: logits do not depend on how the prompt is chunked', fun
   this.timeout(180_000);
   const fx = modelFixture();
   const engines: Engine[] = [];
+  // One engine per matmul class for the file (each model is loaded and closed by logits()).
+  const byClass = new Map<string, Engine>();
   const engine = (matmul: 'q8' | 'exact'): Engine => {
-    const e = createEngine({ cacheDir: join(fx.dir(), `cache-${matmul}`), devices: { host: { matmul } } });
-    engines.push(e);
+    let e = byClass.get(matmul);
+    if (e === undefined) {
+      e = createEngine({ cacheDir: join(fx.dir(), `cache-${matmul}`), devices: { host: { matmul } } });
+      byClass.set(matmul, e);
+      engines.push(e);
+    }
     return e;
   };
   after(async () => { for (const e of engines) await e.close(); });

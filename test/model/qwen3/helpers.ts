@@ -5,8 +5,11 @@ import { join } from 'node:path';
 import { createEngine, type Engine } from '../../../src/jobs/engine.js';
 import { tensor, type Tensor } from '../../../src/ir/tensor.js';
 import { configFromJson, type Qwen3Config } from '../../../src/model/qwen3/config.js';
-import { tinyQwen3Config, tinyQwen3Gguf, tinyQwen3Tensors, type TinyQwen3Options } from '../../../src/model/qwen3/tiny.js';
+import { tinyQwen3Config, tinyQwen3Tensors, type TinyQwen3Options } from '../../../src/model/qwen3/tiny.js';
 import type { BoundWeight } from '../../../src/model/qwen3/weights.js';
+import { tinyGgufBytes } from '../tinyGguf.js';
+
+export { tinyGgufBytes };
 
 /** A temporary folder removed after the test file, and an engine on a cache inside it. */
 export function modelFixture(): { dir: () => string; engine: () => Engine; gguf: (name: string, o: TinyQwen3Options) => string } {
@@ -22,11 +25,12 @@ export function modelFixture(): { dir: () => string; engine: () => Engine; gguf:
     engine: () => (engine ??= createEngine({ cacheDir: join(dir, 'cache') })),
     gguf: (name, o) => {
       const p = join(dir, name);
-      writeFileSync(p, tinyQwen3Gguf(o));
+      writeFileSync(p, tinyGgufBytes(o));
       return p;
     },
   };
 }
+
 
 /** Cosine similarity of two vectors. */
 export function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {

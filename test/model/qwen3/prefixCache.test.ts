@@ -33,12 +33,20 @@ describe('qwen3 on host: the prefix cache gives the bytes of a cold run', functi
     for (const e of engines) await e.close();
   });
 
+  // One engine per matmul class and one file per type, shared by the tests (each model is its own, with its own caches).
+  const engineOf = new Map<string, Engine>();
+  const files = new Map<string, string>();
   async function model(matmul: 'q8' | 'exact', prefixCache: false | { bytes: number; block: number } = { bytes: 1 << 30, block: BLOCK }, cacheType: 'f32' | 'f16' = 'f32'): Promise<Qwen3Model> {
-    const e = createEngine({ cacheDir: join(fx.dir(), `cache-${matmul}`), devices: { host: { matmul } } });
-    engines.push(e);
+    let e = engineOf.get(matmul);
+    if (e === undefined) {
+      e = createEngine({ cacheDir: join(fx.dir(), `cache-${matmul}`), devices: { host: { matmul } } });
+      engineOf.set(matmul, e);
+      engines.push(e);
+    }
     // The exact class on Q8_0 weights, whose matmul sums in another order below 12 rows than from 12 (docs/HOST.md).
     const type = matmul === 'q8' ? 'Q4_0' : 'Q8_0';
-    const m = await loadModel(fx.gguf(`${type}.gguf`, { ...SMALL, type }), { engine: e, target: 'host', ctx: 256, prefillChunk: CHUNK, prefixCache, cacheType });
+    if (!files.has(type)) files.set(type, fx.gguf(`${type}.gguf`, { ...SMALL, type }));
+    const m = await loadModel(files.get(type)!, { engine: e, target: 'host', ctx: 256, prefillChunk: CHUNK, prefixCache, cacheType });
     models.push(m);
     return m;
   }

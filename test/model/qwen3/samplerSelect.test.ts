@@ -7,9 +7,17 @@ import { expect } from 'chai';
 import { mulberry32 } from '../../../src/numerics/random.js';
 import { Sampler, topIds } from '../../../src/model/qwen3/sampler.js';
 
+/** The ids by logit, highest first (lower id first among equals): sorted once per logits array, which several draws share. */
+const sorted = new WeakMap<Float64Array, number[]>();
+function byLogit(l: Float64Array): number[] {
+  let ids = sorted.get(l);
+  if (ids === undefined) sorted.set(l, ids = Array.from(l.keys()).sort((a, b) => l[b]! - l[a]! || a - b));
+  return ids;
+}
+
 /** The full sort the sampler did before: candidates by logit (lower id first among equals), then k, p, min_p. */
 function reference(l: Float64Array, o: { temperature: number; topK: number; topP: number; minP: number }, u: number): number {
-  let ids = Array.from(l.keys()).sort((a, b) => l[b]! - l[a]! || a - b);
+  let ids = byLogit(l);
   if (o.topK > 0) ids = ids.slice(0, o.topK);
   const top = l[ids[0]!]!;
   const w = ids.map((i) => Math.exp((l[i]! - top) / o.temperature));
@@ -32,7 +40,9 @@ function reference(l: Float64Array, o: { temperature: number; topK: number; topP
 /** Logits like a model's: a few clear leaders over a long tail, rounded so that ties occur. */
 function logits(n: number, seed: number, spread: number): Float64Array {
   const r = mulberry32(seed);
-  return Float64Array.from({ length: n }, () => Math.round((r() * r() * r()) * spread * 8) / 8);
+  const l = new Float64Array(n);
+  for (let i = 0; i < n; i++) l[i] = Math.round((r() * r() * r()) * spread * 8) / 8;
+  return l;
 }
 
 describe('qwen3 decoding: sampling truncations by selection', () => {
