@@ -87,9 +87,10 @@ export class Metrics {
       metric('npu_offload_kv_cache_positions', 'gauge', 'Positions the KV caches hold (--ctx for each slot).');
       lines.push(`npu_offload_kv_cache_positions ${g.kvSize}`);
     }
+    /** A metric of one unlabelled value. */
+    const one = (name: string, type: 'counter' | 'gauge', help: string, v: number) => { metric(name, type, help); lines.push(`${name} ${v}`); };
     const kv = g.kv;
     if (kv !== undefined) {
-      const one = (name: string, type: 'counter' | 'gauge', help: string, v: number) => { metric(name, type, help); lines.push(`${name} ${v}`); };
       one('npu_offload_kv_block_positions', 'gauge', 'Positions per block of the KV budget.', kv.block);
       one('npu_offload_kv_blocks', 'gauge', 'Blocks of the KV budget (--kv-budget; --ctx for each slot by default).', kv.total);
       one('npu_offload_kv_blocks_reserved', 'gauge', 'Blocks the running generations hold (each its prompt and max_tokens).', kv.reserved);
@@ -99,7 +100,6 @@ export class Metrics {
     }
     const p = g.prefix;
     if (p !== undefined) {
-      const one = (name: string, type: 'counter' | 'gauge', help: string, v: number) => { metric(name, type, help); lines.push(`${name} ${v}`); };
       one('npu_offload_prefix_cache_lookups_total', 'counter', 'Generations that looked for a cached prefix of their prompt.', p.lookups);
       one('npu_offload_prefix_cache_hits_total', 'counter', 'Generations that started from a cached prefix.', p.hits);
       one('npu_offload_prefix_cache_prompt_tokens_total', 'counter', 'Prompt tokens of the generations that looked.', p.promptTokens);
