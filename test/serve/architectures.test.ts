@@ -23,7 +23,7 @@ describe('serve: chat completions with llama, qwen2, phi3, minicpm, gemma3 and q
   // One engine for every load here (the server's and the direct one): a fresh engine is not the subject.
   let engine: Engine;
   before(() => { dir = mkdtempSync(join(tmpdir(), 'npu-serve-arch-')); engine = createEngine({ cacheDir: join(dir, 'cache') }); });
-  after(async () => { await engine?.close(); rmSync(dir, { recursive: true, force: true }); });
+  after(async () => { await engine.close(); rmSync(dir, { recursive: true, force: true }); });
 
   const replies: Record<string, string> = {};
   for (const arch of ARCHS) {
