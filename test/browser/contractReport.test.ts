@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { contractsCommand } from '../../src/cli/contracts.js';
-import { openBrowser, type BrowserPage } from './helpers.js';
+import { closeBrowser, openBrowser, type BrowserPage } from './helpers.js';
 
 describe('the contract report in a browser', function () {
   this.timeout(120_000);
@@ -17,7 +17,8 @@ describe('the contract report in a browser', function () {
   let b: BrowserPage | undefined;
   before(() => { dir = mkdtempSync(join(tmpdir(), 'npu-report-browser-')); });
   afterEach(async () => { await b?.close(); b = undefined; });
-  after(() => {
+  after(async () => {
+    await closeBrowser();
     // Kept for a person to look at when NPU_OFFLOAD_KEEP_SCREENSHOTS is set.
     if (process.env['NPU_OFFLOAD_KEEP_SCREENSHOTS'] === undefined) rmSync(dir, { recursive: true, force: true });
     else console.log(`      screenshots kept in ${dir}`);

@@ -3,6 +3,8 @@
  * downloads nothing (it is pointed at the system binary). Where no browser can be run, `openBrowser`
  * prints why and skips the calling test, so a machine without one never passes these tests silently.
  * `.ci/run` installs chromium where it is missing. NPU_OFFLOAD_CHROMIUM names another binary.
+ * One browser is launched per test file and each test gets a page in a context of its own (no cookies,
+ * storage or routes shared): a launch cost more than a page. A file calls `closeBrowser` in its `after`.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -11,8 +13,15 @@ import { skipWith } from '../skip.js';
 
 const CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'];
 
-/** The browser binary, or why there is none. */
+let found: { path: string } | { missing: string } | undefined;
+let launched: { path: string; browser: Promise<Browser> } | undefined;
+
+/** The browser binary, or why there is none (asked once per process). */
 function browserPath(): { path: string } | { missing: string } {
+  return (found ??= whichBrowser());
+}
+
+function whichBrowser(): { path: string } | { missing: string } {
   const given = process.env['NPU_OFFLOAD_CHROMIUM'];
   const path = given ?? CANDIDATES.find((p) => existsSync(p));
   if (path === undefined) return { missing: `no chromium at ${CANDIDATES.join(', ')} (install Debian's chromium package, as .ci/run does, or set NPU_OFFLOAD_CHROMIUM)` };
@@ -28,6 +37,7 @@ export interface BrowserPage {
   readonly page: Page;
   /** Console errors and uncaught exceptions, in order. */
   readonly errors: string[];
+  /** Closes this page's context (the browser stays for the file's next test). */
   close(): Promise<void>;
 }
 
@@ -36,7 +46,25 @@ export interface OpenOptions {
   readonly offline?: boolean;
 }
 
-/** Launches the system chromium headless with one page; skips `ctx`'s test (saying why) where there is none. */
+/** The file's browser, launched at its first use; a launch that failed is tried again next time. */
+function theBrowser(path: string): Promise<Browser> {
+  if (launched === undefined || launched.path !== path) {
+    // --no-sandbox: CI containers run as root, where chromium's sandbox refuses to start.
+    const browser = chromium.launch({ executablePath: path, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+    launched = { path, browser };
+    browser.catch(() => { if (launched?.browser === browser) launched = undefined; });
+  }
+  return launched.browser;
+}
+
+/** Closes the file's browser, if one was launched (a test file's `after`). */
+export async function closeBrowser(): Promise<void> {
+  const l = launched;
+  launched = undefined;
+  if (l !== undefined) await (await l.browser.catch(() => undefined))?.close();
+}
+
+/** A page of the system chromium headless, in a context of its own; skips `ctx`'s test (saying why) where there is none. */
 export async function openBrowser(ctx: Mocha.Context, opts: OpenOptions = {}): Promise<BrowserPage> {
   const found = browserPath();
   if ('missing' in found) {
@@ -45,12 +73,12 @@ export async function openBrowser(ctx: Mocha.Context, opts: OpenOptions = {}): P
   const path = (found).path;
   let browser: Browser;
   try {
-    // --no-sandbox: CI containers run as root, where chromium's sandbox refuses to start.
-    browser = await chromium.launch({ executablePath: path, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+    browser = await theBrowser(path);
   } catch (e) {
     skipWith(ctx, `${path} does not launch headless (${e instanceof Error ? e.message.split('\n')[0] : String(e)})`);
   }
-  const page = await browser!.newPage({ viewport: { width: 1100, height: 900 } });
+  const context = await browser!.newContext({ viewport: { width: 1100, height: 900 } });
+  const page = await context.newPage();
   const errors: string[] = [];
   page.on('console', (m: ConsoleMessage) => { if (m.type() === 'error') errors.push(m.text()); });
   page.on('pageerror', (e: Error) => errors.push(e.message));
@@ -59,5 +87,5 @@ export async function openBrowser(ctx: Mocha.Context, opts: OpenOptions = {}): P
     errors.push(`network request to ${route.request().url()}`);
     await route.abort();
   });
-  return { browser: browser!, page, errors, close: () => browser!.close() };
+  return { browser: browser!, page, errors, close: () => context.close() };
 }

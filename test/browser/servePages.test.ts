@@ -16,7 +16,7 @@ import type { ServedModel } from '../../src/serve/model.js';
 import { createServer, type Server } from '../../src/serve/server.js';
 import { untilDevicesSettle } from '../../src/serve/status.js';
 import { coldLoadAndRequestMs, tinyModel } from '../serve/helpers.js';
-import { openBrowser, type BrowserPage } from './helpers.js';
+import { closeBrowser, openBrowser, type BrowserPage } from './helpers.js';
 
 async function shoot(b: BrowserPage, file: string): Promise<void> {
   await b.page.screenshot({ path: file, fullPage: true });
@@ -33,7 +33,8 @@ describe('the server\'s pages in a browser', function () {
   let b: BrowserPage | undefined;
   before(() => { dir = mkdtempSync(join(tmpdir(), 'npu-pages-browser-')); });
   afterEach(async () => { await b?.close(); b = undefined; });
-  after(() => {
+  after(async () => {
+    await closeBrowser();
     // Kept for a person to look at when NPU_OFFLOAD_KEEP_SCREENSHOTS is set.
     if (process.env['NPU_OFFLOAD_KEEP_SCREENSHOTS'] === undefined) rmSync(dir, { recursive: true, force: true });
     else console.log(`      screenshots kept in ${dir}`);

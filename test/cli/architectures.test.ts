@@ -14,7 +14,23 @@ describe('cli: generate and gate with GGUFs of each architecture', function () {
   let dir = '';
   const run = (...args: string[]) => cliHere(args, { env: { NPU_OFFLOAD_CACHE_DIR: join(dir, 'cache') } });
   const gguf = (name: string, o: TinyQwen3Options) => { const p = join(dir, name); writeFileSync(p, tinyQwen3Gguf(o)); return p; };
-  before(() => { dir = mkdtempSync(join(tmpdir(), 'arch-cli-')); });
+  // Each architecture's TINY GGUF, written at its first use and read by every test of it (any one of them may run alone).
+  const SHAPES: Record<string, TinyQwen3Options> = {
+    llama: { ...TINY, arch: 'llama', tiedEmbeddings: false, ropeFreqs: true, ropeTheta: 500_000 },
+    qwen2: { ...TINY, arch: 'qwen2' },
+    qwen3moe: { ...TINY, arch: 'qwen3moe', experts: 4, expertsUsed: 2, expertFf: 64 },
+    // phi3 with rope on half of each head; gemma3 with a sliding window of 6 (shorter than the gate's prompt and steps).
+    phi3: { ...TINY, arch: 'phi3', ropeDims: 16 },
+    minicpm: { ...TINY, arch: 'minicpm' },
+    gemma3: { ...TINY, arch: 'gemma3' },
+  };
+  const written = new Map<string, string>();
+  const tiny = (arch: string): string => {
+    let p = written.get(arch);
+    if (p === undefined) { p = gguf(`${arch}.gguf`, SHAPES[arch]!); written.set(arch, p); }
+    return p;
+  };
+  before(() => { dir = mkdtempSync(join(tmpdir(), 'arch-cli-')); written.clear(); });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   /** `generate --prompt-ids` of 6 greedy tokens on host gives the cpu reference's ids. */
@@ -30,12 +46,11 @@ describe('cli: generate and gate with GGUFs of each architecture', function () {
   };
 
   it('generate: a llama GGUF (separate output, rope_freqs) by token ids, host giving the cpu reference\'s greedy ids', async () => {
-    const path = gguf('llama.gguf', { ...TINY, arch: 'llama', tiedEmbeddings: false, ropeFreqs: true, ropeTheta: 500_000 });
-    await hostGivesCpusIds(path);
+    await hostGivesCpusIds(tiny('llama'));
   });
 
   it('generate: a qwen2 GGUF from text (its own qwen2 tokenizer)', async () => {
-    const path = gguf('qwen2.gguf', { ...TINY, arch: 'qwen2' });
+    const path = tiny('qwen2');
     const r = await run('generate', path, '--prompt', 'the cat', '--max-tokens', '4', '--ctx', '32', '--json');
     expect(r.status, r.err).to.equal(0);
     const doc = JSON.parse(r.out) as { ids: number[]; prompt_tokens: number };
@@ -44,7 +59,7 @@ describe('cli: generate and gate with GGUFs of each architecture', function () {
   });
 
   it('generate and gate: a qwen3moe GGUF (4 experts, 2 used) from text and by ids, host giving the cpu reference\'s greedy ids; gate passes', async () => {
-    const path = gguf('qwen3moe.gguf', { ...TINY, arch: 'qwen3moe', experts: 4, expertsUsed: 2, expertFf: 64 });
+    const path = tiny('qwen3moe');
     const text = await run('generate', path, '--prompt', 'the cat', '--max-tokens', '4', '--ctx', '32', '--json');
     expect(text.status, text.err).to.equal(0);
     const doc = JSON.parse(text.out) as { ids: number[]; prompt_tokens: number };
@@ -57,13 +72,12 @@ describe('cli: generate and gate with GGUFs of each architecture', function () {
     expect(g.out).to.match(/^gate: PASS$/m);
   });
 
-  // phi3 with rope on half of each head; gemma3 with a sliding window of 6 (shorter than the gate's prompt and steps).
-  const more: Record<string, TinyQwen3Options> = { phi3: { ropeDims: 16 }, minicpm: {}, gemma3: {} };
   for (const arch of ['llama', 'qwen2', 'phi3', 'minicpm', 'gemma3']) {
     it(`gate: a ${arch} GGUF passes every phase against the fp64 reference`, async () => {
-      const path = arch in more ? gguf(`${arch}.gguf`, { ...TINY, arch, ...more[arch] }) : join(dir, `${arch}.gguf`);
-      const r = await run('gate', path, '--ctx', '64');
+      const r = await run('gate', tiny(arch), '--ctx', '64');
       expect(r.status, r.out + r.err).to.equal(0);
+      // The table: a line per phase (test/cli/generate checks a failing one), then the verdict.
+      for (const phase of ['greedy', 'teacher-forced', '64-position', 'prefill', 'repeat', 'speed']) expect(r.out).to.match(new RegExp(`^${phase}\\s+PASS`, 'm'));
       expect(r.out).to.match(/^gate: PASS$/m);
     });
   }
@@ -91,7 +105,7 @@ describe('cli: generate and gate with GGUFs of each architecture', function () {
   it('score: a llama and a gemma3 GGUF by ids on host, a row of logits per position and a finite perplexity', async () => {
     const ids = [104, 101, 108, 108, 111, 32, 119, 111];
     for (const arch of ['llama', 'gemma3']) {
-      const r = await run('score', join(dir, `${arch}.gguf`), '--ids', ids.join(','), '--ctx', '32', '--target', 'host', '--json');
+      const r = await run('score', tiny(arch), '--ids', ids.join(','), '--ctx', '32', '--target', 'host', '--json');
       expect(r.status, `${arch}: ${r.err}`).to.equal(0);
       const doc = JSON.parse(r.out) as { logits: number[][]; logprobs: number[]; perplexity: number };
       expect(doc.logits, arch).to.have.length(ids.length);

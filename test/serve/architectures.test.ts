@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
+import { createEngine, type Engine } from '../../src/jobs/engine.js';
 import { loadModel } from '../../src/model/qwen3/model.js';
 import { tinyQwen3Gguf } from '../../src/model/qwen3/tiny.js';
 import { startServer } from './helpers.js';
@@ -19,15 +20,17 @@ const TEMPLATE = '{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfo
 describe('serve: chat completions with llama, qwen2, phi3, minicpm, gemma3 and qwen3moe GGUFs', function () {
   this.timeout(300_000);
   let dir = '';
-  before(() => { dir = mkdtempSync(join(tmpdir(), 'npu-serve-arch-')); });
-  after(() => rmSync(dir, { recursive: true, force: true }));
+  // One engine for every load here (the server's and the direct one): a fresh engine is not the subject.
+  let engine: Engine;
+  before(() => { dir = mkdtempSync(join(tmpdir(), 'npu-serve-arch-')); engine = createEngine({ cacheDir: join(dir, 'cache') }); });
+  after(async () => { await engine.close(); rmSync(dir, { recursive: true, force: true }); });
 
   const replies: Record<string, string> = {};
   for (const arch of ARCHS) {
     it(`${arch}: a chat completion is the model's own greedy continuation of the rendered prompt`, async () => {
       const path = join(dir, `${arch}.gguf`);
       writeFileSync(path, tinyQwen3Gguf({ ...TINY, arch, seed: 11 }));
-      const s = await startServer(path, { chatTemplate: TEMPLATE });
+      const s = await startServer(path, { chatTemplate: TEMPLATE, load: { engine } });
       let content: string;
       try {
         const r = await s.client.chat.completions.create({ model: 'tiny', max_tokens: 6, temperature: 0, messages: [{ role: 'user', content: 'hello there' }] });
@@ -37,7 +40,7 @@ describe('serve: chat completions with llama, qwen2, phi3, minicpm, gemma3 and q
       } finally { await s.server.close(); }
       // The same prompt through the model directly, with no server, under the same default sampling (greedy with the
       // default repetition penalty, as the request names none).
-      const m = await loadModel(path, { target: 'host', ctx: 64 });
+      const m = await loadModel(path, { target: 'host', ctx: 64, engine });
       try {
         const tok = m.tokenizer;
         if (tok === null) throw new Error(`the ${arch} GGUF's tokenizer did not load`);

@@ -5,6 +5,7 @@
  * naming its field. And the hidden-state program leaves the logits programs as they were.
  */
 import { expect } from 'chai';
+import { createEngine, type Engine } from '../../src/jobs/engine.js';
 import { loadModel, type Qwen3Model } from '../../src/model/qwen3/model.js';
 import { buildProgram } from '../../src/model/qwen3/program.js';
 import { openModelSource } from '../../src/model/qwen3/source.js';
@@ -25,12 +26,15 @@ describe('serve: /v1/embeddings (issue 26, item 6)', function () {
   let model: ReturnType<typeof tinyModel>;
   let s: Awaited<ReturnType<typeof startServer>>;
   let last: Awaited<ReturnType<typeof startServer>>;
+  // One engine for every model here (both servers', the library's): a fresh engine is not the subject.
+  let engine: Engine;
   before(async () => {
     model = tinyModel();
-    s = await startServer(model.path);
-    last = await startServer(model.path, { pooling: 'last' });
+    engine = createEngine({});
+    s = await startServer(model.path, { load: { engine } });
+    last = await startServer(model.path, { pooling: 'last', load: { engine } });
   });
-  after(async () => { await s.server.close(); await last.server.close(); model.remove(); });
+  after(async () => { await s.server.close(); await last.server.close(); await engine.close(); model.remove(); });
 
   it('gives one vector of `hidden` values per input, the same bits alone and inside a batch', async () => {
     const batch = await s.client.embeddings.create({ model: 'tiny', input: ['hello there', 'a', 'something else'], encoding_format: 'float' });
@@ -68,7 +72,7 @@ describe('serve: /v1/embeddings (issue 26, item 6)', function () {
   });
 
   it('a vector equals the library\'s Qwen3Model.embed; mean and last pooling differ', async () => {
-    const lib = await loadModel(model.path, { target: 'host', ctx: 64 });
+    const lib = await loadModel(model.path, { target: 'host', ctx: 64, engine });
     try {
       const ids = await lib.encodePrompt({ prompt: 'hello there' });
       const mean = await lib.embed(ids, 'mean');
@@ -94,8 +98,8 @@ describe('serve: /v1/embeddings (issue 26, item 6)', function () {
   });
 
   it('a sequence past one prefill chunk pools every chunk\'s rows: the same vector as in one step', async () => {
-    const whole = await loadModel(model.path, { target: 'host', ctx: 64 });
-    const chunked = await loadModel(model.path, { target: 'host', ctx: 64, prefillChunk: 16 });
+    const whole = await loadModel(model.path, { target: 'host', ctx: 64, engine });
+    const chunked = await loadModel(model.path, { target: 'host', ctx: 64, prefillChunk: 16, engine });
     try {
       expect(chunked.fittingChunk()).to.equal(16);
       const ids = Array.from({ length: 41 }, (_, i) => (i * 7) % 300);

@@ -5,6 +5,7 @@
  */
 import { expect } from 'chai';
 import OpenAI from 'openai';
+import { createEngine, type Engine } from '../../src/jobs/engine.js';
 import { loadModel, type Qwen3Model } from '../../src/model/qwen3/model.js';
 import { createServer, type Server } from '../../src/serve/server.js';
 import type { ServedModel } from '../../src/serve/model.js';
@@ -26,14 +27,16 @@ const metric = (text: string, name: string): number => Number(/^(\S+) (\S+)$/m.e
 describe('serve --parallel: generations decoded together', function () {
   this.timeout(120_000);
   let model: ReturnType<typeof tinyModel>;
-  before(() => { model = tinyModel(); });
-  after(() => model.remove());
+  // One engine for every server's model here: a fresh engine is not the subject.
+  let engine: Engine;
+  before(() => { model = tinyModel(); engine = createEngine({}); });
+  after(async () => { await engine.close(); model.remove(); });
 
   async function start(parallel: number, maxQueue = 16, wrap?: (m: Qwen3Model) => ServedModel): Promise<{ server: Server; url: string; client: OpenAI }> {
     const server = createServer({
       modelId: 'tiny', parallel, maxQueue,
       open: async () => {
-        const m = await loadModel(model.path, { target: 'host', ctx: 64, parallel });
+        const m = await loadModel(model.path, { target: 'host', ctx: 64, parallel, engine });
         return wrap === undefined ? m : wrap(m);
       },
     });

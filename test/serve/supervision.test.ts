@@ -11,22 +11,29 @@ const REQ = { model: 'tiny', prompt: 'abc', max_tokens: 6, temperature: 0 };
 describe('serve: keys, the queue, loading and a missed deadline', function () {
   this.timeout(60_000);
   let model: ReturnType<typeof tinyModel>;
-  before(() => { model = tinyModel(); });
-  after(() => model.remove());
+  // One engine for the models here but the deadline test's (that one's engine injects the hang): a fresh
+  // engine is not their subject. The server with a key serves the first two tests (neither changes it).
+  let engine: Engine;
+  let keyed: Promise<Awaited<ReturnType<typeof startServer>>> | undefined;
+  const keyedServer = () => (keyed ??= startServer(model.path, { apiKey: 'sesame', load: { engine } }));
+  before(() => { model = tinyModel(); engine = createEngine({}); });
+  after(async () => {
+    if (keyed !== undefined) await (await keyed).server.close();
+    await engine.close();
+    model.remove();
+  });
 
   it('with --api-key a wrong key is 401 and the right one is served', async () => {
-    const s = await startServer(model.path, { apiKey: 'sesame' });
-    try {
-      const wrong = new OpenAI({ baseURL: `${s.url}/v1`, apiKey: 'guess', maxRetries: 0 });
-      const e = await wrong.models.list().catch((x: unknown) => x);
-      expect(e).to.be.instanceOf(OpenAI.AuthenticationError);
-      expect((await s.client.completions.create(REQ)).usage!.completion_tokens).to.equal(6);
-    } finally { await s.server.close(); }
+    const s = await keyedServer();
+    const wrong = new OpenAI({ baseURL: `${s.url}/v1`, apiKey: 'guess', maxRetries: 0 });
+    const e = await wrong.models.list().catch((x: unknown) => x);
+    expect(e).to.be.instanceOf(OpenAI.AuthenticationError);
+    expect((await s.client.completions.create(REQ)).usage!.completion_tokens).to.equal(6);
   });
 
   it('the key guards every route but the pages and health, unknown paths included; without --api-key none is guarded', async () => {
-    const s = await startServer(model.path, { apiKey: 'sesame' });
-    const plain = await startServer(model.path);
+    const s = await keyedServer();
+    const plain = await startServer(model.path, { load: { engine } });
     try {
       const status = async (url: string, path: string, key?: string, body?: unknown) => (await fetch(`${url}${path}`, {
         ...(body !== undefined ? { method: 'POST', body: JSON.stringify(body) } : {}),
@@ -44,7 +51,7 @@ describe('serve: keys, the queue, loading and a missed deadline', function () {
         expect(await status(url, '/v1/nothing', 'sesame')).to.equal(404);
         expect(await status(url, '/v1/chat/completions', 'sesame', {})).to.equal(400);
       }
-    } finally { await s.server.close(); await plain.server.close(); }
+    } finally { await plain.server.close(); }
   });
 
   it('past --max-queue waiting requests a request gets 429; the running and waiting ones are served', async () => {
@@ -54,7 +61,7 @@ describe('serve: keys, the queue, loading and a missed deadline', function () {
     const server = createServer({
       modelId: 'tiny', maxQueue: 1,
       open: async (): Promise<ServedModel> => {
-        const m = await loadModel(model.path, { target: 'host', ctx: 64 });
+        const m = await loadModel(model.path, { target: 'host', ctx: 64, engine });
         return {
           async *generate(r) { const it = m.generate(r); for (;;) { const n = await it.next(); if (n.done === true) return n.value; await tokenGate; yield n.value; } },
           close: () => m.close(),
@@ -82,7 +89,7 @@ describe('serve: keys, the queue, loading and a missed deadline', function () {
     const m = tinyModel();
     let release!: () => void;
     const gate = new Promise<void>((r) => { release = r; });
-    const server = createServer({ modelId: 'tiny', open: async (): Promise<ServedModel> => { await gate; return loadModel(m.path, { target: 'host', ctx: 64 }); } });
+    const server = createServer({ modelId: 'tiny', open: async (): Promise<ServedModel> => { await gate; return loadModel(m.path, { target: 'host', ctx: 64, engine }); } });
     try {
       const url = await server.listen(0, '127.0.0.1');
       const h = await fetch(`${url}/v1/health`);
