@@ -23,38 +23,37 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 /**
  * Test files (under test/, without .test.ts), slowest first: CPU seconds of each alone, measured one at a
- * time on a loaded 2-core machine (2026-12-03, after that day's speed-ups), with the files that mostly
+ * time on a loaded 2-core machine (2026-12-03, after that day's second round of speed-ups), with the files that mostly
  * wait (a deadline, a browser, child processes) moved up by their wall time.
  */
 const SLOWEST = [
-  'hostile/hostile', // ~40 s of CPU (30 child cases, two at a time, after the in-process ones)
-  'cli/generate', // ~18
+  'hostile/hostile', // ~56 s of CPU (28 child cases: memory bounds, hangs, signals; the rest in-process)
+  'cli/architectures', // ~22-27 (21 CLI calls over seven architectures)
+  'farm/farm', // ~23 (redis-server and worker processes)
+  'cli/serve', // ~17 (serve processes where a signal is the subject)
   'model/tokenizer/limits', // ~18 (a 2M-token vocabulary)
-  'package/consumer', // ~18 (npm pack and install)
-  'contracts/exhaustive', // ~17
-  'farm/farm', // ~17 (redis-server and worker processes)
-  'model/qwen3/programs', // ~16
-  'model/arch/llamacpp', // ~19 (seven architectures in four types, beside llama.cpp)
-  'model/pack/architectures', // ~17
-  'cli/architectures', // ~15
-  'native/sweep', // ~15
-  'model/qwen3/npu4', // ~15
-  'browser/servePages', // ~10, more waiting on chromium
-  'serve/supervision', // ~7, more waiting on a missed deadline
-  'cli/tokenize', // ~13
-  'cli/serve', // ~12 (serve processes where a signal is the subject)
-  'farm/remoteCache', // ~12
+  'model/arch/llamacpp', // ~17 (seven architectures in four types, beside llama.cpp)
+  'native/sweep', // ~15-17
+  'browser/servePages', // ~15, more waiting on chromium and a missed deadline
+  'package/consumer', // ~14 (npm pack and install)
+  'model/qwen3/programs', // ~14
+  'contracts/exhaustive', // ~13
+  'model/qwen3/npu4', // ~13
+  'browser/contractReport', // ~11
   'serve/text', // ~11
-  'serve/openai', // ~11
-  'serve/addons', // ~10
-  'model/qwen3/samplerSelect', // ~9
-  'cli/score', // ~7
-  'model/grammar/grammar', // ~7
-  'contracts/report', // ~10
-  'contracts/npu4', // ~8
-  'browser/contractReport', // ~8
+  'model/pack/architectures', // ~10.5
+  'cli/generate', // ~10
+  'model/arch/yarn', // ~10
+  'serve/openai', // ~9
+  'model/qwen3/batch', // ~9
+  'jobs/engine', // ~8
   'jobs/close', // ~8
-  'jobs/engine', // ~7
+  'cli/tokenize', // ~8
+  'serve/supervision', // ~6, more waiting on a missed deadline
+  'farm/remoteCache', // ~7
+  'contracts/report', // ~7
+  'model/qwen3/samplerSelect', // ~7
+  'cli/score', // ~6.5
   'jobs/embed', // ~6, engines in worker threads
   'jobs/abort', // ~5, more waiting on slow runs (50 ms a step)
 ];
