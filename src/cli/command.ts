@@ -4,7 +4,10 @@
  *     exit code and throws typed errors (EngineError) for refusals.
  *  2. In the same file, `export const foo: CliCommand = { register(cli, { io, action }) { ... } }`:
  *     `cli.command('foo')`, its flags (the shared ones are in ./options.js), `.action(action(...))`.
- *  3. Add `foo` to COMMANDS in src/cli/main.ts; that order is the order `--help` lists commands in.
+ *  3. Add an entry to COMMANDS in src/cli/main.ts: its name, arguments, whether it has options, its
+ *     description and `load: async () => (await import('./foo.js')).foo`. That order is the order
+ *     `--help` lists commands in; a run imports only the modules of the commands it names, and
+ *     test/cli/command.test.ts fails when an entry disagrees with what its module registers.
  */
 import type { Command } from 'commander';
 import { reportError, type Io } from './output.js';

@@ -6,7 +6,6 @@
 import { relative } from 'node:path';
 import { SingleBar, Presets } from 'cli-progress';
 import PQueue from 'p-queue';
-import { asEngineError, createEngine } from '../jobs/engine.js';
 import { parseProgramText } from '../ir/codec.js';
 import { resolveLimits } from '../ir/limits.js';
 import { CacheUnavailable, UsageError } from '../errors/index.js';
@@ -43,6 +42,8 @@ async function farmCommand(dir: string, opts: FarmOptions, io: Io): Promise<numb
   const limits = resolveLimits(limitsOfFlags(opts));
   const started = performance.now();
   const files = jsonFiles(dir);
+  // Loaded once the flags and the directory are found good: a refused farm does not pay for the engine.
+  const { asEngineError, createEngine } = await import('../jobs/engine.js');
   const engine = createEngine({
     workers,
     limits,

@@ -7,7 +7,6 @@
  */
 import { Option } from 'commander';
 import type { DeviceMode } from '../actors/deviceActor.js';
-import { createEngine } from '../jobs/engine.js';
 import type { JobResult } from '../jobs/job.js';
 import { UsageError } from '../errors/index.js';
 import { encodeTensor } from '../ir/tensorCodec.js';
@@ -70,6 +69,9 @@ async function runCommand(file: string, opts: RunOptions, io: Io): Promise<numbe
   const limits = limitsOfFlags(opts);
   const program = programToJson(readProgram(file, resolveLimits(limits)));
   const inputs = opts.inputs !== undefined ? readInputs(opts.inputs) : {};
+  // The engine (and its ~120 modules) is loaded once the program and inputs have been read: a refused
+  // file costs no more than reading it.
+  const { createEngine } = await import('../jobs/engine.js');
   const engine = createEngine({
     limits,
     ...(opts.cacheDir !== undefined ? { cacheDir: opts.cacheDir } : {}),

@@ -65,10 +65,27 @@ export function f32Pair(shape: Shape, r: () => number, gen: PairGen, edges: read
   return [{ dtype: 'f32', shape: [...shape], data: a }, { dtype: 'f32', shape: [...shape], data: b }];
 }
 
-/** Every FP16 value by bit pattern (NaNs and infinities included), in pattern order. */
-export const ALL_F16: Float64Array = Float64Array.from({ length: 65536 }, (_, b) => f16FromBits(b));
-/** The finite FP16 values: the ones an F32 input can carry into a narrowed graph exactly. */
-export const FINITE_F16: Float64Array = ALL_F16.filter((v) => Number.isFinite(v));
+let allF16Values: Float64Array | undefined;
+let finiteF16Values: Float64Array | undefined;
+
+/**
+ * Every FP16 value by bit pattern (NaNs and infinities included), in pattern order. Built at the first
+ * call, not when the module loads (a CLI start that never sweeps NPU4 does not pay for it); read only.
+ */
+export function allF16(): Float64Array {
+  if (allF16Values === undefined) {
+    const a = new Float64Array(65536);
+    for (let b = 0; b < a.length; b++) a[b] = f16FromBits(b);
+    allF16Values = a;
+  }
+  return allF16Values;
+}
+
+/** The finite FP16 values: the ones an F32 input can carry into a narrowed graph exactly (as allF16). */
+export function finiteF16(): Float64Array {
+  finiteF16Values ??= allF16().filter((v) => Number.isFinite(v));
+  return finiteF16Values;
+}
 
 /** A tensor of `dtype` and `shape` cycling through `values` from `start`. */
 export function cycled(dtype: DType, shape: Shape, values: Float64Array, start = 0): Tensor {

@@ -16,7 +16,7 @@ import { checkProgram } from '../ops/validate.js';
 import type { TensorMap } from '../oracle/types.js';
 import type { Gen, PairGen } from './npu4Cases.js';
 import {
-  ADD_EDGES, ALL_F16, COMPARE_EDGES, COMPARE_PROFILES, DIV_EDGES, DIV_PROFILES, EXP_EDGES, EXP_PROFILES, FINITE_F16, MAX, MUL_EDGES,
+  ADD_EDGES, allF16, COMPARE_EDGES, COMPARE_PROFILES, DIV_EDGES, DIV_PROFILES, EXP_EDGES, EXP_PROFILES, finiteF16, MAX, MUL_EDGES,
   MUL_PROFILES, UNARY_EDGES, addProfiles, cycled, f32Pair, f32Tensor, indices, mag, oneOf, uni, unaryProfiles,
 } from './npu4Cases.js';
 
@@ -139,7 +139,7 @@ const convert: OpCases = {
     const up = built('convert-f16-f32', (p) => [p.named('y').convert(p.activation('x', 'f16', FINITE), 'f32')]);
     const cases = profiled(down, unaryProfiles(false), bulk, EW, (g) => ({ x: f32Tensor(EW, r, g, UNARY_EDGES) }), 'exact');
     // NaN and infinities stay out: an F32 result that is not within ±65504 is refused by the session.
-    cases.push({ name: 'f16-to-f32 every finite FP16', program: up, inputs: { x: cycled('f16', FINITE, FINITE_F16) }, check: 'exact' });
+    cases.push({ name: 'f16-to-f32 every finite FP16', program: up, inputs: { x: cycled('f16', FINITE, finiteF16()) }, check: 'exact' });
     return cases;
   },
 };
@@ -167,8 +167,8 @@ function movement(name: string, body: (p: ProgramBuilder, d: DType) => Value[], 
       const f32 = built(`${name}-f32`, (p) => body(p, 'f32'));
       const general = Float64Array.from({ length: numel(MOVE) }, () => Math.fround(mag(2 ** -20, MAX)(r)));
       return [
-        { name: 'f16 every bit pattern', program: f16, inputs: movementInputs(f16, ALL_F16, ints(r), 'f16'), check: 'exact' },
-        { name: 'f32 every finite FP16 value', program: f32, inputs: movementInputs(f32, FINITE_F16, ints(r), 'f32'), check: 'exact' },
+        { name: 'f16 every bit pattern', program: f16, inputs: movementInputs(f16, allF16(), ints(r), 'f16'), check: 'exact' },
+        { name: 'f32 every finite FP16 value', program: f32, inputs: movementInputs(f32, finiteF16(), ints(r), 'f32'), check: 'exact' },
         { name: 'f32 general values', program: f32, inputs: movementInputs(f32, general, ints(r), 'f32'), check: 'normwise' },
       ];
     },

@@ -4,6 +4,7 @@ import { InvalidInput, UsageError } from '../../src/errors/index.js';
 import { actionOf, type CliCommand } from '../../src/cli/command.js';
 import { jsonOption } from '../../src/cli/options.js';
 import type { Io } from '../../src/cli/output.js';
+import { COMMANDS, buildCli, commandsFor, registerListed, type CommandEntry } from '../../src/cli/main.js';
 
 function capture(): Io & { outs: string[]; errs: string[] } {
   const outs: string[] = [];
@@ -71,5 +72,48 @@ describe('cli command wrapper', () => {
     const md = await call(['fmt']);
     expect(md.io.outs).to.deep.equal([]);
     expect(md.io.errs).to.deep.equal(['error [InvalidInput]: invalid input at (root): bad']);
+  });
+});
+
+describe('cli command table (each command\'s module is imported only when a run names it)', () => {
+  const quiet: Io = { out: () => undefined, err: () => undefined };
+  const ctx = { io: quiet, action: actionOf(quiet, () => undefined) };
+  /** The help line of `name` as the top-level --help prints it, and its description. */
+  function lineOf(cli: Command, name: string): string {
+    const c = cli.commands.find((x) => x.name() === name)!;
+    const help = cli.createHelp();
+    return `${help.subcommandTerm(c)} | ${help.subcommandDescription(c)}`;
+  }
+  function listed(entry: CommandEntry): string {
+    const cli = new Command('t');
+    registerListed(cli, entry);
+    return lineOf(cli, entry.name);
+  }
+
+  it('lists each command as its module registers it: name, arguments, [options] and description', async () => {
+    for (const entry of COMMANDS) {
+      const cli = new Command('t');
+      (await entry.load()).register(cli, ctx);
+      expect(cli.commands.map((c) => c.name()), entry.name).to.deep.equal([entry.name]);
+      expect(listed(entry), entry.name).to.equal(lineOf(cli, entry.name));
+      // Negative control: an entry that disagrees with its module is caught by the comparison above.
+      expect(listed({ ...entry, options: !entry.options })).to.not.equal(lineOf(cli, entry.name));
+      expect(listed({ ...entry, description: `${entry.description}.` })).to.not.equal(lineOf(cli, entry.name));
+      expect(listed({ ...entry, args: ['<more>', ...entry.args] })).to.not.equal(lineOf(cli, entry.name));
+    }
+  });
+
+  it('prints the same top-level --help from the table as with every module loaded', async () => {
+    const all = await commandsFor(COMMANDS.map((c) => c.name));
+    expect([...all.keys()]).to.deep.equal(COMMANDS.map((c) => c.name));
+    const loaded = buildCli(quiet, () => undefined, all).helpInformation();
+    expect(buildCli(quiet, () => undefined, new Map()).helpInformation()).to.equal(loaded);
+    expect(loaded).to.contain('tokenize [options] <source>');
+  });
+
+  it('loads only the commands argv names, including after help', async () => {
+    expect([...(await commandsFor(['validate', 'p.json', '--json'])).keys()]).to.deep.equal(['validate']);
+    expect([...(await commandsFor(['help', 'tokenize'])).keys()]).to.deep.equal(['tokenize']);
+    expect([...(await commandsFor(['--help'])).keys()]).to.deep.equal([]);
   });
 });

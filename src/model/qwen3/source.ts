@@ -4,11 +4,13 @@
  * weights as byte ranges and the tokenizer (the GGUF's own, or the directory's tokenizer.json); a
  * model without a usable tokenizer still runs token ids, and says why when text is asked of it.
  */
-import { existsSync, realpathSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { closeSync, existsSync, openSync, readSync, realpathSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { EngineError, InvalidInput, messageOf, TokenizerError, UsageError } from '../../errors/index.js';
 import { readRegularFile } from '../../io/files.js';
 import { hasGgufMagic, openGguf } from '../gguf/reader.js';
+import type { GgufFile } from '../gguf/types.js';
 import { readQ4nxHeader } from '../q4nx/container.js';
 import { loadTokenizer, tokenizerFromGguf } from '../tokenizer/load.js';
 import type { Tokenizer } from '../tokenizer/types.js';
@@ -38,6 +40,52 @@ function tokenizerOr(load: () => Tokenizer, source: string): Tokenizer | Tokeniz
   }
 }
 
+/**
+ * GGUF tokenizers already built in this process, by file identity: the real path, device, inode, size
+ * and mtime, and the SHA-256 of the header (every byte before the data section, which holds all the
+ * metadata a tokenizer is built from). The hash is what makes a hit sound: a file rewritten in place
+ * within one mtime tick, at the same size, still misses. A Tokenizer is immutable (its memo of pieces
+ * gives the same ids either way), so loads of one file share it, and with it the chat template and
+ * grammar tables keyed by it. The last few files are kept; the header read and hash cost a few ms
+ * where building a 150k-token tokenizer costs ~100 ms.
+ */
+const TOKENIZERS = new Map<string, Tokenizer>();
+const TOKENIZER_FILES = 4;
+
+/** The cache key of a GGUF's tokenizer (see TOKENIZERS). */
+function tokenizerKey(real: string, f: GgufFile): string {
+  const st = statSync(real, { bigint: true });
+  const header = Buffer.alloc(f.dataOffset);
+  const fd = openSync(real, 'r');
+  try {
+    let got = 0;
+    while (got < header.length) {
+      const n = readSync(fd, header, got, header.length - got, got);
+      if (n === 0) break;
+      got += n;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  const hash = createHash('sha256').update(header).digest('hex');
+  return `${real}\0${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}\0${hash}`;
+}
+
+/** A GGUF's tokenizer, built once per file identity (TOKENIZERS). */
+function cachedGgufTokenizer(real: string, f: GgufFile): Tokenizer {
+  const key = tokenizerKey(real, f);
+  const hit = TOKENIZERS.get(key);
+  if (hit !== undefined) {
+    TOKENIZERS.delete(key);
+    TOKENIZERS.set(key, hit);
+    return hit;
+  }
+  const t = tokenizerFromGguf(f, real);
+  TOKENIZERS.set(key, t);
+  if (TOKENIZERS.size > TOKENIZER_FILES) TOKENIZERS.delete(TOKENIZERS.keys().next().value!);
+  return t;
+}
+
 /** Opens a model path; a missing path is a UsageError, a file that is neither kind an InvalidInput. */
 export function openModelSource(path: string): ModelSource {
   const abs = resolve(path);
@@ -51,7 +99,7 @@ export function openModelSource(path: string): ModelSource {
   try {
     const config = configFromGguf(f);
     const weights = ggufWeights(f, real, config);
-    return { path: real, kind: 'gguf', config, weights, tokenizer: tokenizerOr(() => tokenizerFromGguf(f, real), real) };
+    return { path: real, kind: 'gguf', config, weights, tokenizer: tokenizerOr(() => cachedGgufTokenizer(real, f), real) };
   } finally {
     f.close();
   }
