@@ -4,9 +4,9 @@
  * that end parse as objects; without response_format the same requests are not valid (the control).
  */
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { qwen3TokenizerDir } from '../../src/serve/demo.js';
 import { writeTinyQwen3 } from '../../src/model/qwen3/tiny.js';
@@ -149,8 +149,11 @@ describe('serve: tool_choice required and named, by constrained decoding', funct
     try {
       expect(hasVocabularyTrie(served.tokenizer!)).to.equal(true);
     } finally { await served.close(); }
-    // The control: a model loaded by itself has none until a constrained answer asks for it.
-    const bare = await loadModel(model.path, { target: 'host', ctx: 64 });
+    // The control: a model loaded by itself has none until a constrained answer asks for it. (A copy of
+    // the file: a process keeps a file's tokenizer, trie and all, for its next load.)
+    const copy = join(dirname(model.path), 'bare.gguf');
+    copyFileSync(model.path, copy);
+    const bare = await loadModel(copy, { target: 'host', ctx: 64 });
     try {
       expect(hasVocabularyTrie(bare.tokenizer!)).to.equal(false);
     } finally { await bare.close(); }

@@ -1,3 +1,6 @@
+// Above the file's doc, which is marked internal: stripInternal drops the declaration that doc attaches to.
+import type { TokenLookup } from './table.js';
+
 /**
  * Byte-pair encoding of one pre-tokenized piece: start from its characters, then merge the adjacent
  * pair of lowest rank again and again, the leftmost first among equals (as Hugging Face tokenizers and
@@ -5,8 +8,6 @@
  * no slower per byte than a word.
  * @internal
  */
-
-import type { TokenLookup } from './table.js';
 
 /** Ids are below this (2^21). */
 export const ID_LIMIT = 1 << 21;

@@ -3,8 +3,8 @@
  * one array with an offset per id, every token's decoded bytes likewise, and a text-to-id lookup as an
  * open-addressing table of ids hashed over those code units. A 151,936-token vocabulary holds about
  * 8 MB this way, outside the JS heap, where a string, a Map entry and a Uint8Array per token held
- * about 45 MB of it.
- * @internal
+ * about 45 MB of it. (Not marked internal: the declarations of bpe.ts name TokenLookup, and the package's .d.ts
+ * files must type-check.)
  */
 
 /** Text to id, as BPE and the loaders look tokens up: a Map or a TokenIndex. */
