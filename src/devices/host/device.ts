@@ -130,7 +130,8 @@ export class HostDevice extends JsDevice<HostProgram> {
 
   /**
    * Moves a whole buffer's contents to `to` (of the same size) and zeroes `from`: a state carried in
-   * the arena for `from` is carried for `to` from then on, with no byte copied.
+   * the arena for `from` is carried for `to` from then on, and one in `from`'s buffer changes buffers
+   * with `to` (`from` then marked zeroed), with no byte copied either way.
    */
   move(from: BufferId, to: BufferId): void {
     this.usable();
@@ -148,7 +149,8 @@ export class HostDevice extends JsDevice<HostProgram> {
     } else if (this.zeroed.has(from)) {
       this.zeroed.add(to);
     } else {
-      this.memory.view(to, bytes).set(this.memory.view(from, bytes));
+      // Its bytes handed over whole: `from` takes `to`'s old ones, stale under its zeroed mark.
+      this.memory.swap(from, to);
     }
     this.zeroed.add(from);
     for (const b of [from, to]) this.versions.set(b, (this.versions.get(b) ?? 0) + 1);
