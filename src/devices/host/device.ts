@@ -32,16 +32,19 @@ export class HostDevice extends JsDevice<HostProgram> {
   readonly kernels: HostKernels;
   // Weights the addon maps from their files, by the buffer that stands for each in the bindings.
   private readonly mapped = new Map<unknown, HostWeight>();
-  // The arenas of this device (runs are one at a time), one per layout of carried state: programs whose
-  // state args sit at the same slots (a model's prefill and single decode programs) share one, so a
-  // state handed from one to the other by move stays where it is; a program whose states lie elsewhere
-  // (the batch program of several sequences) has its own, so that its runs and the others' do not push
-  // each other's carried states out. Each is as large as the largest program of its layout run so far,
-  // and knows the program that ran there last (whose constants it holds) and, by slot, the buffer (and
-  // its version) last copied there, so an unchanged weight is copied once while the same program runs.
-  // Least recently used first; at most MAX_ARENAS. An ArrayBuffer, not a Uint8Array: no Uint8Array
-  // spans more than 4 GiB in Node 20 (a 32k-position KV cache is more), so each access takes a view.
-  private readonly works = new Map<string, Work>();
+  // The arenas of this device (runs are one at a time), each for one layout of carried state: programs
+  // whose state args sit at the same slots (a model's prefill and single decode programs) run in the
+  // same arenas, so a state handed from one to the other by move stays where it is; a program whose
+  // states lie elsewhere (the batch program of several sequences) runs in others, so that its runs and
+  // the others' do not push each other's carried states out. A layout has up to PER_LAYOUT arenas: a run
+  // takes the one that carries one of its own states, else one that carries none, else a new one, else
+  // the least recently used of its layout (whose states there go back to their buffers where it writes).
+  // Each is as large as the largest program run there so far, and knows the program that ran there last
+  // (whose constants it holds) and, by slot, the buffer (and its version) last copied there, so an
+  // unchanged weight is copied once while the same program runs. Least recently used first; at most
+  // MAX_ARENAS in all. An ArrayBuffer, not a Uint8Array: no Uint8Array spans more than 4 GiB in Node 20
+  // (a 32k-position KV cache is more), so each access takes a view.
+  private readonly works: { readonly key: string; work: Work }[] = [];
   // Each lowered program's arena key (the slots of its state args).
   private readonly layouts = new WeakMap<HostLowered, string>();
   // Bumped by every write from outside a run, per buffer or arena.
@@ -170,43 +173,49 @@ export class HostDevice extends JsDevice<HostProgram> {
   override drop(): void {
     this.shadows.clear();
     this.zeroed.clear();
-    this.works.clear();
+    this.works.length = 0;
     this.versions.clear();
     super.drop();
     for (const w of this.mapped.values()) w.close();
     this.mapped.clear();
   }
 
-  // The arena of `lowered`'s layout, grown to its size when it is smaller: the states carried in the old
-  // one move with it (the only copy, once per growth). A layout past MAX_ARENAS takes the place of the
-  // least recently used one, whose carried states go back to their buffers first.
-  private workFor(checked: HostProgram['checked'], lowered: HostLowered): Work {
+  // The arena a run of `lowered` takes (see `works`), grown to its size when it is smaller: the states
+  // carried in the old one move with it (the only copy, once per growth).
+  private workFor(checked: HostProgram['checked'], lowered: HostLowered, bindings: Bindings): Work {
     let key = this.layouts.get(lowered);
     if (key === undefined) {
       key = Object.keys(checked.program.state).map((arg) => `${arg}@${String(lowered.slots[arg])}`).join(',');
       this.layouts.set(lowered, key);
     }
-    const bytes = lowered.arenaBytes;
-    const old = this.works.get(key);
-    if (old !== undefined) {
-      this.works.delete(key);
-      this.works.set(key, old);
-      if (old.arena.byteLength >= bytes) return old;
+    const inPlace = this.inPlaceArgs(checked, lowered);
+    const mine = this.works.filter((e) => e.key === key);
+    const carrying = new Set<ArrayBuffer>();
+    for (const sh of this.shadows.values()) carrying.add(sh.arena);
+    let pick = mine.find((e) => [...inPlace].some((arg) => {
+      const sh = this.shadows.get(bindings[arg] as BufferId);
+      return sh !== undefined && sh.arena === e.work.arena && sh.slot === lowered.slots[arg];
+    }));
+    pick ??= mine.filter((e) => !carrying.has(e.work.arena)).at(-1);
+    if (pick === undefined && mine.length >= PER_LAYOUT) pick = mine[0];
+    if (pick !== undefined) this.works.splice(this.works.indexOf(pick), 1);
+    const entry = pick ?? { key, work: { arena: new ArrayBuffer(lowered.arenaBytes), last: null, copied: new Map() } };
+    this.works.push(entry);
+    if (entry.work.arena.byteLength < lowered.arenaBytes) {
+      const old = entry.work.arena;
+      const arena = new ArrayBuffer(lowered.arenaBytes);
+      for (const [b, sh] of this.shadows) {
+        if (sh.arena !== old) continue;
+        bytesAt(arena, sh.slot, sh.bytes).set(bytesAt(sh.arena, sh.slot, sh.bytes));
+        this.shadows.set(b, { ...sh, arena });
+      }
+      entry.work = { arena, last: null, copied: new Map() };
     }
-    const arena = new ArrayBuffer(bytes);
-    for (const [b, sh] of this.shadows) {
-      if (old === undefined || sh.arena !== old.arena) continue;
-      bytesAt(arena, sh.slot, sh.bytes).set(bytesAt(sh.arena, sh.slot, sh.bytes));
-      this.shadows.set(b, { ...sh, arena });
+    while (this.works.length > MAX_ARENAS) {
+      const { work } = this.works.shift()!;
+      for (const [b, sh] of [...this.shadows]) if (sh.arena === work.arena) this.settle(b);
     }
-    const work: Work = { arena, last: null, copied: new Map() };
-    this.works.set(key, work);
-    while (this.works.size > MAX_ARENAS) {
-      const [k, w] = this.works.entries().next().value!;
-      for (const [b, sh] of [...this.shadows]) if (sh.arena === w.arena) this.settle(b);
-      this.works.delete(k);
-    }
-    return work;
+    return entry.work;
   }
 
   // The state args of `lowered` whose next value is written over their own slot (carried in place).
@@ -221,7 +230,7 @@ export class HostDevice extends JsDevice<HostProgram> {
   }
 
   /** The bytes of the device's arenas (shared by every session's runs), for tests and measurements. */
-  get arenaBytes(): number { let n = 0; for (const w of this.works.values()) n += w.arena.byteLength; return n; }
+  get arenaBytes(): number { let n = 0; for (const { work } of this.works) n += work.arena.byteLength; return n; }
 
   // Each loaded artifact's arg sizes by name (compute).
   private readonly argBytes = new WeakMap<LoadedArtifact, ReadonlyMap<string, number>>();
@@ -241,7 +250,7 @@ export class HostDevice extends JsDevice<HostProgram> {
     }
     const known = sizes;
     const sizeOf = (name: string): number => known.get(name)!;
-    const work = this.workFor(checked, lowered);
+    const work = this.workFor(checked, lowered, bindings);
     const arena = work.arena;
     // A state another session carries in place in this arena, where this run writes, goes back to its
     // buffer first; one this run takes as its own input at the same slot stays.
@@ -359,8 +368,9 @@ interface Work {
 /** Copies of this many bytes or more go through the addon's copyBytes. */
 const COPY_BY_ADDON = 1 << 20;
 
-/** Arenas kept at once (layouts of carried state: a model's single programs, its batch program, ...). */
-const MAX_ARENAS = 4;
+/** Arenas kept at once in all, and for one layout of carried state (a model's single programs: generations prefilling at once). */
+const MAX_ARENAS = 8;
+const PER_LAYOUT = 4;
 
 /** The `n` bytes of an arena from `at` (a view: no Uint8Array spans an arena past 4 GiB). */
 function bytesAt(arena: ArrayBuffer, at: number, n: number): Uint8Array {
