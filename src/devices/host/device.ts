@@ -3,9 +3,10 @@
  * (contexts, the exact shape ABI, deadlines and poisoning, fault injection) through DeviceRules, holds
  * its buffers in this process (JsMemory), and replays one step as ONE runList call over one arena: the
  * inputs are copied into their slots, the kernel list runs without JavaScript between kernels, and the
- * results are copied out. A session's arena is kept from run to run, and a state whose next value the
- * kernel list writes over its input's slot (a KV cache updated in place) stays there between runs,
- * copied back to its buffer only when something reads or writes that buffer. Opening it where the addon is not built answers NoDevice saying why and how.
+ * results are copied out. The arenas are kept from run to run, by layout of carried state (workFor),
+ * and a state whose next value the kernel list writes over its input's slot (a KV cache updated in
+ * place) stays there between runs, copied back to its buffer only when something reads or writes that
+ * buffer or a run of its layout needs the arena. Opening it where the addon is not built answers NoDevice saying why and how.
  *
  * A quantized weight bound from a file is mapped by the addon (mmap) and read in place: its buffer
  * here only carries its size for the binding checks and is never written (its zero pages stay
