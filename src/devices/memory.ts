@@ -53,6 +53,15 @@ export class JsMemory implements Memory {
     return this.range(this.block(id), offset, length).slice();
   }
 
+  /** Swaps the bytes of two buffers of one size, neither copied (a move whose giver is zeroed after). */
+  swap(a: BufferId, b: BufferId): void {
+    const x = this.block(a);
+    const y = this.block(b);
+    if (x.length !== y.length || !this.buffers.has(a) || !this.buffers.has(b)) throw new RangeError(`handles ${String(a)} and ${String(b)} are not two buffers of one size`);
+    this.buffers.set(a, y);
+    this.buffers.set(b, x);
+  }
+
   /** Frees a buffer or arena. */
   free(id: BufferId | ArenaId): void {
     if (!this.buffers.delete(id) && !this.arenas.delete(id)) throw new RangeError(`handle ${String(id)} is no buffer or arena of this device`);

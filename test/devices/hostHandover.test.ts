@@ -48,10 +48,10 @@ describe('devices/host: a KV cache handed over between sessions', function () {
     const moved = run(true);
     expect(moved.y).to.deep.equal([16, 24]);
     expect(moved.grown).to.be.below(32);
-    // Negative control: copied (the giver keeps its own), the cache is read out of the arena and written
-    // into the taker's buffer, each 64 MB.
+    // Negative control: copied (the giver keeps its own), the cache is read out of the arena (its giver's
+    // buffer written only where it is not zeros: copyBytes) and written into the taker's buffer, 64 MB.
     const copied = run(false);
     expect(copied.y).to.deep.equal([16, 24]);
-    expect(copied.grown).to.be.above(100);
+    expect(copied.grown).to.be.above(48);
   });
 });

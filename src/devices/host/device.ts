@@ -3,9 +3,10 @@
  * (contexts, the exact shape ABI, deadlines and poisoning, fault injection) through DeviceRules, holds
  * its buffers in this process (JsMemory), and replays one step as ONE runList call over one arena: the
  * inputs are copied into their slots, the kernel list runs without JavaScript between kernels, and the
- * results are copied out. A session's arena is kept from run to run, and a state whose next value the
- * kernel list writes over its input's slot (a KV cache updated in place) stays there between runs,
- * copied back to its buffer only when something reads or writes that buffer. Opening it where the addon is not built answers NoDevice saying why and how.
+ * results are copied out. The arenas are kept from run to run, by layout of carried state (workFor),
+ * and a state whose next value the kernel list writes over its input's slot (a KV cache updated in
+ * place) stays there between runs, copied back to its buffer only when something reads or writes that
+ * buffer or a run of its layout needs the arena. Opening it where the addon is not built answers NoDevice saying why and how.
  *
  * A quantized weight bound from a file is mapped by the addon (mmap) and read in place: its buffer
  * here only carries its size for the binding checks and is never written (its zero pages stay
@@ -32,12 +33,21 @@ export class HostDevice extends JsDevice<HostProgram> {
   readonly kernels: HostKernels;
   // Weights the addon maps from their files, by the buffer that stands for each in the bindings.
   private readonly mapped = new Map<unknown, HostWeight>();
-  // One arena for every run on this device (runs are one at a time): as large as the largest program
-  // run so far, the program that ran last (whose constants it holds) and, by slot, the buffer (and its
-  // version) last copied there, so an unchanged weight is copied once while the same program runs.
-  // An ArrayBuffer, not a Uint8Array: no Uint8Array spans more than 4 GiB in Node 20 (a 32k-position
-  // KV cache is more), so each access takes a view of its own bytes.
-  private work: { arena: ArrayBuffer; last: HostLowered | null; readonly copied: Map<number, readonly [unknown, number]> } | null = null;
+  // The arenas of this device (runs are one at a time), each for one layout of carried state: programs
+  // whose state args sit at the same slots (a model's prefill and single decode programs) run in the
+  // same arenas, so a state handed from one to the other by move stays where it is; a program whose
+  // states lie elsewhere (the batch program of several sequences) runs in others, so that its runs and
+  // the others' do not push each other's carried states out. A layout has up to PER_LAYOUT arenas: a run
+  // takes the one that carries one of its own states, else one that carries none, else a new one, else
+  // the least recently used of its layout (whose states there go back to their buffers where it writes).
+  // Each is as large as the largest program run there so far, and knows the program that ran there last
+  // (whose constants it holds) and, by slot, the buffer (and its version) last copied there, so an
+  // unchanged weight is copied once while the same program runs. Least recently used first; at most
+  // MAX_ARENAS in all. An ArrayBuffer, not a Uint8Array: no Uint8Array spans more than 4 GiB in Node 20
+  // (a 32k-position KV cache is more), so each access takes a view.
+  private readonly works: { readonly key: string; work: Work }[] = [];
+  // Each lowered program's arena key (the slots of its state args).
+  private readonly layouts = new WeakMap<HostLowered, string>();
   // Bumped by every write from outside a run, per buffer or arena.
   private readonly versions = new Map<unknown, number>();
   // State buffers whose current contents live in an arena's slot instead (a state carried in place):
@@ -52,6 +62,17 @@ export class HostDevice extends JsDevice<HostProgram> {
     super(opts, { name: 'host', maxContexts: HOST_TARGET.contexts });
     this.kernels = kernels;
     if (opts.threads !== undefined) kernels.setThreads(opts.threads);
+  }
+
+  // Copies `from` to `to` (views of the same length): a large copy between two ArrayBuffers by the
+  // addon, which zeroes (giving the pages back) what is zeros in `from` instead of copying it, so a KV
+  // cache with only its first positions written moves for what is written.
+  private copy(to: Uint8Array, from: Uint8Array): void {
+    if (to.length >= COPY_BY_ADDON && to.buffer instanceof ArrayBuffer && from.buffer instanceof ArrayBuffer) {
+      this.kernels.copyBytes(to.buffer, to.byteOffset, from.buffer, from.byteOffset, to.length);
+    } else {
+      to.set(from);
+    }
   }
 
   /** Binds a file weight: a quantized matrix mapped in place, anything else read into a buffer. */
@@ -87,7 +108,7 @@ export class HostDevice extends JsDevice<HostProgram> {
     const s = this.shadows.get(target);
     if (s === undefined) return;
     this.shadows.delete(target);
-    this.memory.view(target as BufferId, s.bytes).set(bytesAt(s.arena, s.slot, s.bytes));
+    this.copy(this.memory.view(target as BufferId, s.bytes), bytesAt(s.arena, s.slot, s.bytes));
     this.versions.set(target, (this.versions.get(target) ?? 0) + 1);
   }
 
@@ -113,7 +134,8 @@ export class HostDevice extends JsDevice<HostProgram> {
 
   /**
    * Moves a whole buffer's contents to `to` (of the same size) and zeroes `from`: a state carried in
-   * the arena for `from` is carried for `to` from then on, with no byte copied.
+   * the arena for `from` is carried for `to` from then on, and one in `from`'s buffer changes buffers
+   * with `to` (`from` then marked zeroed), with no byte copied either way.
    */
   move(from: BufferId, to: BufferId): void {
     this.usable();
@@ -131,7 +153,8 @@ export class HostDevice extends JsDevice<HostProgram> {
     } else if (this.zeroed.has(from)) {
       this.zeroed.add(to);
     } else {
-      this.memory.view(to, bytes).set(this.memory.view(from, bytes));
+      // Its bytes handed over whole: `from` takes `to`'s old ones, stale under its zeroed mark.
+      this.memory.swap(from, to);
     }
     this.zeroed.add(from);
     for (const b of [from, to]) this.versions.set(b, (this.versions.get(b) ?? 0) + 1);
@@ -151,30 +174,64 @@ export class HostDevice extends JsDevice<HostProgram> {
   override drop(): void {
     this.shadows.clear();
     this.zeroed.clear();
-    this.work = null;
+    this.works.length = 0;
     this.versions.clear();
     super.drop();
     for (const w of this.mapped.values()) w.close();
     this.mapped.clear();
   }
 
-  // The device's arena, grown to `bytes` when it is smaller: the states carried in the old one move
-  // with it (the only copy, once per growth).
-  private workArena(bytes: number): ArrayBuffer {
-    const old = this.work;
-    if (old !== null && old.arena.byteLength >= bytes) return old.arena;
-    const arena = new ArrayBuffer(bytes);
-    for (const [b, sh] of this.shadows) {
-      if (sh.arena !== old?.arena) continue;
-      bytesAt(arena, sh.slot, sh.bytes).set(bytesAt(sh.arena, sh.slot, sh.bytes));
-      this.shadows.set(b, { ...sh, arena });
+  // The arena a run of `lowered` takes (see `works`), grown to its size when it is smaller: the states
+  // carried in the old one move with it (the only copy, once per growth).
+  private workFor(checked: HostProgram['checked'], lowered: HostLowered, bindings: Bindings): Work {
+    let key = this.layouts.get(lowered);
+    if (key === undefined) {
+      key = Object.keys(checked.program.state).map((arg) => `${arg}@${String(lowered.slots[arg])}`).join(',');
+      this.layouts.set(lowered, key);
     }
-    this.work = { arena, last: null, copied: new Map() };
-    return arena;
+    const inPlace = this.inPlaceArgs(checked, lowered);
+    const mine = this.works.filter((e) => e.key === key);
+    const carrying = new Set<ArrayBuffer>();
+    for (const sh of this.shadows.values()) carrying.add(sh.arena);
+    let pick = mine.find((e) => [...inPlace].some((arg) => {
+      const sh = this.shadows.get(bindings[arg] as BufferId);
+      return sh !== undefined && sh.arena === e.work.arena && sh.slot === lowered.slots[arg];
+    }));
+    pick ??= mine.filter((e) => !carrying.has(e.work.arena)).at(-1);
+    if (pick === undefined && mine.length >= PER_LAYOUT) pick = mine[0];
+    if (pick !== undefined) this.works.splice(this.works.indexOf(pick), 1);
+    const entry = pick ?? { key, work: { arena: new ArrayBuffer(lowered.arenaBytes), last: null, copied: new Map() } };
+    this.works.push(entry);
+    if (entry.work.arena.byteLength < lowered.arenaBytes) {
+      const old = entry.work.arena;
+      const arena = new ArrayBuffer(lowered.arenaBytes);
+      for (const [b, sh] of this.shadows) {
+        if (sh.arena !== old) continue;
+        bytesAt(arena, sh.slot, sh.bytes).set(bytesAt(sh.arena, sh.slot, sh.bytes));
+        this.shadows.set(b, { ...sh, arena });
+      }
+      entry.work = { arena, last: null, copied: new Map() };
+    }
+    while (this.works.length > MAX_ARENAS) {
+      const { work } = this.works.shift()!;
+      for (const [b, sh] of [...this.shadows]) if (sh.arena === work.arena) this.settle(b);
+    }
+    return entry.work;
   }
 
-  /** The bytes of the device's arena (shared by every session's runs), for tests and measurements. */
-  get arenaBytes(): number { return this.work?.arena.byteLength ?? 0; }
+  // The state args of `lowered` whose next value is written over their own slot (carried in place).
+  private readonly inPlaceOf = new WeakMap<HostLowered, ReadonlySet<string>>();
+  private inPlaceArgs(checked: HostProgram['checked'], lowered: HostLowered): ReadonlySet<string> {
+    let set = this.inPlaceOf.get(lowered);
+    if (set === undefined) {
+      set = new Set(Object.entries(checked.program.state).filter(([arg, next]) => lowered.slots[arg] !== undefined && lowered.slots[arg] === lowered.slots[next]).map(([arg]) => arg));
+      this.inPlaceOf.set(lowered, set);
+    }
+    return set;
+  }
+
+  /** The bytes of the device's arenas (shared by every session's runs), for tests and measurements. */
+  get arenaBytes(): number { let n = 0; for (const { work } of this.works) n += work.arena.byteLength; return n; }
 
   // Each loaded artifact's arg sizes by name (compute).
   private readonly argBytes = new WeakMap<LoadedArtifact, ReadonlyMap<string, number>>();
@@ -194,7 +251,8 @@ export class HostDevice extends JsDevice<HostProgram> {
     }
     const known = sizes;
     const sizeOf = (name: string): number => known.get(name)!;
-    const arena = this.workArena(lowered.arenaBytes);
+    const work = this.workFor(checked, lowered, bindings);
+    const arena = work.arena;
     // A state another session carries in place in this arena, where this run writes, goes back to its
     // buffer first; one this run takes as its own input at the same slot stays.
     // The first arg bound to each buffer (a step has hundreds of args and dozens of states: one pass).
@@ -209,7 +267,6 @@ export class HostDevice extends JsDevice<HostProgram> {
       if (own !== undefined && lowered.slots[own] === sh.slot) continue;
       this.settle(b);
     }
-    const work = this.work!;
     if (work.last !== lowered) {
       // Another program ran here: its values are not this one's, and this one's constants go back.
       work.copied.clear();
@@ -227,6 +284,7 @@ export class HostDevice extends JsDevice<HostProgram> {
     // its inputs: each arg copied in, unless the slot already holds it (a state carried in place,
     // or a buffer unchanged since it was copied there).
     const inputSlot = new Map<unknown, number>();
+    const inPlace = this.inPlaceArgs(checked, lowered);
     for (const a of checked.program.args) {
       const slot = lowered.slots[a.name];
       if (slot === undefined) continue;
@@ -234,6 +292,15 @@ export class HostDevice extends JsDevice<HostProgram> {
       inputSlot.set(b, slot);
       const sh = isArenaSlot(b) ? undefined : this.shadows.get(b);
       if (sh !== undefined && sh.arena === arena && sh.slot === slot) continue;
+      // Carried in another arena (a sequence's cache moved into its slot of the batch program) and
+      // carried in place here too: copied from arena to arena, its buffer left as it is (not written
+      // and read back), and carried at this slot from then on.
+      if (sh !== undefined && sh.arena !== arena && inPlace.has(a.name) && sh.bytes === sizeOf(a.name)) {
+        this.copy(bytesAt(arena, slot, sh.bytes), bytesAt(sh.arena, sh.slot, sh.bytes));
+        this.shadows.set(b as BufferId, { arena, slot, bytes: sh.bytes });
+        copied.delete(slot);
+        continue;
+      }
       if (!isArenaSlot(b) && !this.zeroed.has(b)) this.settle(b);
       const key = isArenaSlot(b) ? b.arena : b;
       const version = this.versions.get(key) ?? 0;
@@ -241,7 +308,7 @@ export class HostDevice extends JsDevice<HostProgram> {
       if (had !== undefined && had[0] === key && had[1] === version) continue;
       // Zeroed without touching its pages: a KV cache holds memory only for the positions written.
       if (!isArenaSlot(b) && this.zeroed.has(b)) this.kernels.zeroBytes(arena, slot, sizeOf(a.name));
-      else bytesAt(arena, slot, sizeOf(a.name)).set(this.memory.view(b, sizeOf(a.name)));
+      else this.copy(bytesAt(arena, slot, sizeOf(a.name)), this.memory.view(b, sizeOf(a.name)));
       copied.set(slot, [key, version]);
     }
     // The slots a run writes over (a state's next value in its input's slot) hold the input no longer.
@@ -291,6 +358,20 @@ export class HostDevice extends JsDevice<HostProgram> {
     return () => { for (const c of commits) c(); };
   }
 }
+
+/** An arena, the program that ran there last, and by slot the buffer (and its version) last copied there. */
+interface Work {
+  readonly arena: ArrayBuffer;
+  last: HostLowered | null;
+  readonly copied: Map<number, readonly [unknown, number]>;
+}
+
+/** Copies of this many bytes or more go through the addon's copyBytes. */
+const COPY_BY_ADDON = 1 << 20;
+
+/** Arenas kept at once in all, and for one layout of carried state (a model's single programs: generations prefilling at once). */
+const MAX_ARENAS = 8;
+const PER_LAYOUT = 4;
 
 /** The `n` bytes of an arena from `at` (a view: no Uint8Array spans an arena past 4 GiB). */
 function bytesAt(arena: ArrayBuffer, at: number, n: number): Uint8Array {

@@ -59,6 +59,7 @@ interface HostAddon {
   runList(arena: Uint8Array | ArrayBuffer, list: Float64Array, weights?: readonly HostWeight[]): void;
   streamRead(bytes: Uint8Array, passes: number): { seconds: number; checksum: number };
   zeroBytes(arena: ArrayBuffer, offset: number, length: number): void;
+  copyBytes(to: ArrayBuffer, at: number, from: ArrayBuffer, offset: number, length: number): void;
   setUnaryFault(op: number, ulps: number): void;
   setDropBlockFault(on: boolean): void;
   setAttentionFault(mode: number): void;
@@ -100,6 +101,16 @@ export class HostKernels {
    */
   zeroBytes(arena: ArrayBuffer, offset: number, length: number): void {
     this.addon.zeroBytes(arena, offset, length);
+  }
+
+  /**
+   * Copies `length` bytes of `from` at `offset` to `to` at `at` (two ArrayBuffers of this process, the
+   * ranges not overlapping unless equal): the same bytes as a copy, but a block of zeros in `from` is
+   * zeroed in `to` as zeroBytes does (its pages given back), not copied. A KV cache whose first
+   * positions only are written so moves reading the rest and writing none of it.
+   */
+  copyBytes(to: ArrayBuffer, at: number, from: ArrayBuffer, offset: number, length: number): void {
+    this.addon.copyBytes(to, at, from, offset, length);
   }
 
   /** Forces a SIMD path; InvalidOptions when this CPU lacks it. */
@@ -222,7 +233,7 @@ export function loadHostKernels(dir: string = NATIVE_BUILD_DIR): HostKernels {
   } catch (e) {
     throw new NoDevice('host', `${FILE} does not load (${e instanceof Error ? e.message : String(e)}); ${REBUILD}`);
   }
-  if (typeof addon.setErrorClasses !== 'function' || typeof addon.runList !== 'function' || typeof addon.HostWeight !== 'function' || typeof addon.abi !== 'function' || typeof addon.zeroBytes !== 'function') {
+  if (typeof addon.setErrorClasses !== 'function' || typeof addon.runList !== 'function' || typeof addon.HostWeight !== 'function' || typeof addon.abi !== 'function' || typeof addon.zeroBytes !== 'function' || typeof addon.copyBytes !== 'function') {
     throw new NoDevice('host', `${FILE} is not this version's addon; ${REBUILD}`);
   }
   // A build from another version reads records in another layout: refused before it runs one.

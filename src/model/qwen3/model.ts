@@ -252,6 +252,9 @@ export class Qwen3Model {
       throw e;
     }
     this.#batch = new BatchRunner(r, new Batcher(r, this.config, this.ctx, program, this.parallel));
+    // Each generation of a batch gives back its prefill's and its decode program's sessions: kept for
+    // the next `parallel` generations, which so open none (each opened anew is a new zeroed cache).
+    r.keepIdle(2 * this.parallel);
     return this.#batch;
   }
 

@@ -298,7 +298,7 @@ export function loosest(targets: string): NumericsClass {
   return worst;
 }
 
-/** How many programs' sessions a runner keeps between generations (the decode program's and one prefill's). */
+/** How many sessions a runner keeps between generations at least (the decode program's and one prefill's; EngineRunner.keepIdle). */
 const IDLE_SESSIONS = 2;
 
 /** The weights as an inputs file binds them: `{ dtype, shape, file, offset, length }` each. */
@@ -313,8 +313,9 @@ export class EngineRunner implements StepRunner {
   readonly name: string;
   readonly #weights: Record<string, unknown>;
   readonly #json = new Map<string, unknown>();
-  // Sessions kept between generations, by program name, least recently given back first.
-  readonly #idle = new Map<string, DeviceSession>();
+  // Sessions kept between generations, least recently given back first, each with its `target/program` key.
+  readonly #idle: (readonly [string, DeviceSession])[] = [];
+  #idleLimit = IDLE_SESSIONS;
 
   constructor(readonly engine: Engine, readonly target: string, weights: ModelWeights, readonly deadlineMs = Infinity, readonly prefillTarget?: string) {
     this.name = `engine:${target}`;
@@ -347,8 +348,10 @@ export class EngineRunner implements StepRunner {
    */
   async takeSession(program: Program, target = this.target): Promise<{ readonly session: DeviceSession; readonly reused: boolean }> {
     const key = `${target}/${program.name}`;
-    const idle = this.#idle.get(key);
-    this.#idle.delete(key);
+    // The most recently given back of that key.
+    let at = -1;
+    for (let i = this.#idle.length - 1; i >= 0 && at < 0; i--) if (this.#idle[i]![0] === key) at = i;
+    const idle = at >= 0 ? this.#idle.splice(at, 1)[0]![1] : undefined;
     if (idle?.usable === true) return { session: idle, reused: true };
     await idle?.close();
     const session = await this.engine.openSession({ program: this.#jsonOf(program) as object, target, inputs: this.#weights, zeroState: true, deadlineMs: this.deadlineMs });
@@ -362,27 +365,31 @@ export class EngineRunner implements StepRunner {
   }
 
   /**
-   * @internal Keeps sessions for the next generation (one per `target/program` key, the most recent
-   * IDLE_SESSIONS of them).
+   * @internal Keeps sessions for the next generation (the most recent of them: IDLE_SESSIONS, or what
+   * keepIdle asked for), closing the others.
    */
   async giveBack(sessions: readonly (readonly [string, DeviceSession])[]): Promise<void> {
     const extra: DeviceSession[] = [];
     for (const [name, s] of sessions) {
-      if (!s.usable || this.#idle.has(name)) { extra.push(s); continue; }
-      this.#idle.set(name, s);
+      if (!s.usable) { extra.push(s); continue; }
+      this.#idle.push([name, s]);
     }
-    while (this.#idle.size > IDLE_SESSIONS) {
-      const [name, s] = this.#idle.entries().next().value!;
-      this.#idle.delete(name);
-      extra.push(s);
-    }
+    while (this.#idle.length > this.#idleLimit) extra.push(this.#idle.shift()![1]);
     await Promise.all(extra.map((s) => s.close()));
+  }
+
+  /**
+   * @internal Keeps up to `n` sessions between generations (never fewer than IDLE_SESSIONS): what
+   * `n` generations at once give back (a batch's: a prefill's and a decode program's session each),
+   * so that the next ones open none anew.
+   */
+  keepIdle(n: number): void {
+    this.#idleLimit = Math.max(IDLE_SESSIONS, n);
   }
 
   /** Closes the sessions kept between generations. */
   async close(): Promise<void> {
-    const all = [...this.#idle.values()];
-    this.#idle.clear();
+    const all = this.#idle.splice(0).map(([, s]) => s);
     await Promise.all(all.map((s) => s.close()));
   }
 

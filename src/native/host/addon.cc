@@ -13,6 +13,7 @@
 //                                   numbering this build reads records in, each list in id order
 #include <napi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -199,6 +200,86 @@ Napi::Value zeroBytes(const Napi::CallbackInfo& info) {
   return env.Undefined();
 }
 
+// copyBytes(to: ArrayBuffer, at, from: ArrayBuffer, offset, length): the bytes [offset, offset + length)
+// of `from` copied to [at, at + length) of `to` (two private ArrayBuffers, the ranges not overlapping
+// unless equal), the same bytes as a plain copy. Blocks of `from` that are all zeros are not copied but
+// zeroed in `to` as zeroBytes does (on Linux the whole pages given back): a KV cache moved with only its
+// first positions written reads the rest (zero pages that take no memory) and writes none of it.
+namespace {
+constexpr size_t kCopyBlock = size_t(64) << 10;
+
+bool allZero(const uint8_t* p, size_t n) {
+  size_t i = 0;
+  // 256 bytes at a time, or-ed together (a loop the compiler vectorizes), then the tail.
+  for (; i + 256 <= n; i += 256) {
+    uint64_t acc = 0;
+    for (int j = 0; j < 32; j++) {
+      uint64_t w;
+      std::memcpy(&w, p + i + 8 * j, 8);
+      acc |= w;
+    }
+    if (acc != 0) return false;
+  }
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    if (w != 0) return false;
+  }
+  for (; i < n; i++) if (p[i] != 0) return false;
+  return true;
+}
+
+// [p, p + n) set to zeros, whole pages inside it given back on Linux when the run is long enough.
+void zeroRun(uint8_t* p, size_t n) {
+#ifdef __linux__
+  const uintptr_t page = uintptr_t(::sysconf(_SC_PAGESIZE));
+  const uintptr_t b = (reinterpret_cast<uintptr_t>(p) + page - 1) / page * page;
+  const uintptr_t e = (reinterpret_cast<uintptr_t>(p) + n) / page * page;
+  if (e > b && e - b >= 16 * page && ::madvise(reinterpret_cast<void*>(b), e - b, MADV_DONTNEED) == 0) {
+    std::memset(p, 0, b - reinterpret_cast<uintptr_t>(p));
+    std::memset(reinterpret_cast<void*>(e), 0, reinterpret_cast<uintptr_t>(p) + n - e);
+    return;
+  }
+#endif
+  std::memset(p, 0, n);
+}
+}  // namespace
+
+Napi::Value copyBytes(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 5 || !info[0].IsArrayBuffer() || !info[1].IsNumber() || !info[2].IsArrayBuffer() || !info[3].IsNumber() || !info[4].IsNumber()) {
+    throw Napi::TypeError::New(env, "copyBytes: (to: ArrayBuffer, at: number, from: ArrayBuffer, offset: number, length: number)");
+  }
+  Napi::ArrayBuffer to = info[0].As<Napi::ArrayBuffer>();
+  Napi::ArrayBuffer from = info[2].As<Napi::ArrayBuffer>();
+  const double at = info[1].As<Napi::Number>().DoubleValue();
+  const double off = info[3].As<Napi::Number>().DoubleValue();
+  const double len = info[4].As<Napi::Number>().DoubleValue();
+  const auto inside = [](double o, double n, double size) { return o >= 0 && n >= 0 && o == std::floor(o) && n == std::floor(n) && o + n <= size; };
+  if (!inside(at, len, double(to.ByteLength())) || !inside(off, len, double(from.ByteLength()))) {
+    throw Napi::RangeError::New(env, "copyBytes: a range of " + std::to_string(len) + " bytes is not inside its ArrayBuffer");
+  }
+  uint8_t* d = static_cast<uint8_t*>(to.Data()) + size_t(at);
+  const uint8_t* s = static_cast<const uint8_t*>(from.Data()) + size_t(off);
+  const size_t n = size_t(len);
+  if (d == s) return env.Undefined();
+  if ((d < s + n) && (s < d + n)) throw Napi::RangeError::New(env, "copyBytes: the two ranges overlap");
+  // Runs of zero blocks zeroed together (a page given back needs whole pages), other blocks copied.
+  size_t zeroFrom = 0, zeroLen = 0;
+  for (size_t i = 0; i < n; i += kCopyBlock) {
+    const size_t m = std::min(kCopyBlock, n - i);
+    if (allZero(s + i, m)) {
+      if (zeroLen == 0) zeroFrom = i;
+      zeroLen += m;
+      continue;
+    }
+    if (zeroLen > 0) { zeroRun(d + zeroFrom, zeroLen); zeroLen = 0; }
+    std::memcpy(d + i, s + i, m);
+  }
+  if (zeroLen > 0) zeroRun(d + zeroFrom, zeroLen);
+  return env.Undefined();
+}
+
 Napi::Value streamRead(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   HostState& s = state(env);
@@ -281,6 +362,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   exports.Set("setQ8RoundFault", Napi::Function::New<setQ8RoundFaultJs>(env, "setQ8RoundFault"));
   exports.Set("streamRead", Napi::Function::New<streamRead>(env, "streamRead"));
   exports.Set("zeroBytes", Napi::Function::New<zeroBytes>(env, "zeroBytes"));
+  exports.Set("copyBytes", Napi::Function::New<copyBytes>(env, "copyBytes"));
   exports.Set("abi", Napi::Function::New<abi>(env, "abi"));
   exports.Set("HostWeight", weight);
   return exports;

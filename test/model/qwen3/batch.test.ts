@@ -223,6 +223,29 @@ describe('qwen3: several sequences decoded in one step', function () {
       }
     });
 
+    it('four generations at once, then four more: the second four open no session (the first four\'s kept for them) and give the same bytes', async () => {
+      // Sessions opened on the engine, counted (each is a new zeroed cache of its own).
+      const opened = { n: 0 };
+      const counting = new Proxy(on, { get: (t, k) => (k === 'openSession' ? (...a: Parameters<Engine['openSession']>) => { opened.n++; return t.openSession(...a); } : Reflect.get(t, k) as unknown) });
+      const rounds = async (parallel: number): Promise<number> => {
+        const model = await loadModel(path, { engine: counting, target: 'host', ctx: CTX, parallel });
+        try {
+          const first = await Promise.all([0, 1, 2, 3].map((i) => model.complete(request(i))));
+          first.forEach((g, i) => expect(sameRun(g, solo[i]!), `first round, generation ${i}`).to.equal(true));
+          const before = opened.n;
+          const second = await Promise.all([0, 1, 2, 3].map((i) => model.complete(request(i))));
+          second.forEach((g, i) => expect(sameRun(g, solo[i]!), `second round, generation ${i}`).to.equal(true));
+          return opened.n - before;
+        } finally {
+          await model.close();
+        }
+      };
+      expect(await rounds(4), 'sessions opened by the second round, parallel 4').to.equal(0);
+      // Negative control: with 2 slots, 4 sessions are kept of the 8 that four generations give back, so
+      // the second four open some anew.
+      expect(await rounds(2), 'sessions opened by the second round, parallel 2').to.be.above(0);
+    });
+
     it('a generation alone decodes by itself (no batch step pays for empty slots), its bytes the same; one joining moves it into the batch', async () => {
       const model = await loadModel(path, { engine: on, target: 'host', ctx: CTX });
       try {
