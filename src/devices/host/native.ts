@@ -31,6 +31,12 @@ export interface HostInfo {
   readonly calls: number;
   /** Kernels run by those calls. */
   readonly kernels: number;
+  /**
+   * The fixed mmap threshold of glibc's malloc the addon set at load (1 MiB: blocks that large go back to
+   * the system when freed; docs/HOST.md), or 0 where it left malloc alone (not glibc,
+   * MALLOC_MMAP_THRESHOLD_ set, or NPU_OFFLOAD_MALLOC=default).
+   */
+  readonly mmapThreshold: number;
 }
 
 /** A weight the kernels read in place (src/native/host/weight.h). */

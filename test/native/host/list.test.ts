@@ -15,6 +15,7 @@ import { loadHostKernels, type HostKernels } from '../../../src/devices/host/nat
 import { InvalidInput, InvalidOptions, NoDevice } from '../../../src/errors/index.js';
 import { Arena, Rng, useHost } from './helpers.js';
 import { randomWeight } from './reference.js';
+import { skipWith } from '../../skip.js';
 
 function thrown(f: () => unknown): unknown {
   try { f(); } catch (e) { return e; }
@@ -174,6 +175,23 @@ describe('host kernels: one call per step', function () {
     const run = (isa: string) => execFileSync(process.execPath, ['-e', probe], { env: { ...process.env, NPU_OFFLOAD_HOST_ISA: isa }, encoding: 'utf8' }).trim();
     expect(run('scalar')).to.equal('scalar');
     expect(run('avx-9000')).to.equal('InvalidOptions NPU_OFFLOAD_HOST_ISA');
+  });
+
+  it('malloc: glibc\'s mmap threshold is fixed at 1 MiB when the addon loads, unless MALLOC_MMAP_THRESHOLD_ or NPU_OFFLOAD_MALLOC=default says otherwise', function () {
+    const header = (process.report.getReport() as { header: { glibcVersionRuntime?: string } }).header;
+    if (header.glibcVersionRuntime === undefined) skipWith(this, 'not glibc');
+    const native = fileURLToPath(new URL('../../../src/devices/host/native.js', import.meta.url));
+    const probe = `import(${JSON.stringify(native)}).then((m) => console.log(m.loadHostKernels().info().mmapThreshold))`;
+    const run = (env: Record<string, string>) => {
+      const base = { ...process.env };
+      delete base['MALLOC_MMAP_THRESHOLD_'];
+      delete base['NPU_OFFLOAD_MALLOC'];
+      return execFileSync(process.execPath, ['-e', probe], { env: { ...base, ...env }, encoding: 'utf8' }).trim();
+    };
+    expect(run({})).to.equal(String(1 << 20));
+    // The controls: the user's own setting, and the opt-out, leave malloc alone.
+    expect(run({ MALLOC_MMAP_THRESHOLD_: '131072' })).to.equal('0');
+    expect(run({ NPU_OFFLOAD_MALLOC: 'default' })).to.equal('0');
   });
 });
 
