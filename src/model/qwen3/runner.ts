@@ -387,6 +387,11 @@ export class EngineRunner implements StepRunner {
     this.#idleLimit = Math.max(IDLE_SESSIONS, n);
   }
 
+  /** @internal How many sessions are kept between generations now. */
+  get idleSessions(): number {
+    return this.#idle.length;
+  }
+
   /** Closes the sessions kept between generations. */
   async close(): Promise<void> {
     const all = this.#idle.splice(0).map(([, s]) => s);

@@ -16,6 +16,7 @@ import { Aborted } from '../../../src/errors/index.js';
 import { tensor } from '../../../src/ir/tensor.js';
 import { causalBias, causalMaskValues, MASKED, MASKED_INPUT, ropeTableValues, slidingBias } from '../../../src/model/qwen3/layers.js';
 import { loadModel } from '../../../src/model/qwen3/model.js';
+import { EngineRunner } from '../../../src/model/qwen3/runner.js';
 import { tinyQwen3Config, tinyQwen3Tensors, type TinyQwen3Options } from '../../../src/model/qwen3/tiny.js';
 import { program } from '../../../src/ops/builder.js';
 import { checkProgram } from '../../../src/ops/validate.js';
@@ -175,6 +176,8 @@ describe('qwen3 slips: against an independent fp64 reference, 3 query groups on 
     try {
       const want = await m.complete(request);
       const held = await host();
+      const runner = m.runner as EngineRunner;
+      const kept = runner.idleSessions;
       const ac = new AbortController();
       const it = m.generate(request, { signal: ac.signal });
       await it.next();
@@ -186,6 +189,9 @@ describe('qwen3 slips: against an independent fp64 reference, 3 query groups on 
       // generation reuses it and opens no session of its own.
       const busy = async () => (await fx.engine().status()).devices.find((d) => d.kind === 'host')!.running;
       for (let i = 0; i < 500 && (await busy()) > 0; i++) await new Promise((r) => setTimeout(r, 20));
+      // ... and once the step's end reaches this thread, its sessions are kept again (not a time: a count).
+      for (let i = 0; i < 500 && runner.idleSessions < kept; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(runner.idleSessions, 'sessions kept again after the aborted step ended').to.equal(kept);
       const again = await m.complete(request);
       expect(again.ids).to.deep.equal(want.ids);
       expect(await host(), 'host sessions after the aborted generation').to.equal(held);
