@@ -191,6 +191,21 @@ Napi::Value runListJs(const Napi::CallbackInfo& info) {
   return env.Undefined();
 }
 
+// [p, p + n) set to zeros, whole pages inside it given back on Linux when the run is long enough.
+void zeroRun(uint8_t* p, size_t n) {
+#ifdef __linux__
+  const uintptr_t page = uintptr_t(::sysconf(_SC_PAGESIZE));
+  const uintptr_t b = (reinterpret_cast<uintptr_t>(p) + page - 1) / page * page;
+  const uintptr_t e = (reinterpret_cast<uintptr_t>(p) + n) / page * page;
+  if (e > b && e - b >= 16 * page && ::madvise(reinterpret_cast<void*>(b), e - b, MADV_DONTNEED) == 0) {
+    std::memset(p, 0, b - reinterpret_cast<uintptr_t>(p));
+    std::memset(reinterpret_cast<void*>(e), 0, reinterpret_cast<uintptr_t>(p) + n - e);
+    return;
+  }
+#endif
+  std::memset(p, 0, n);
+}
+
 // zeroBytes(arena: ArrayBuffer, offset, length): the bytes [offset, offset + length) of an arena set to
 // zero. On Linux the whole pages inside the range are given back to the kernel (MADV_DONTNEED: the
 // arena is private anonymous memory, whose pages so given back read as zeros and take no memory until
@@ -209,19 +224,7 @@ Napi::Value zeroBytes(const Napi::CallbackInfo& info) {
     throw Napi::RangeError::New(env, "zeroBytes: the range [" + std::to_string(off) + ", +" + std::to_string(len) + ") is not inside the arena's " +
                                          std::to_string(ab.ByteLength()) + " bytes");
   }
-  uint8_t* p = static_cast<uint8_t*>(ab.Data()) + size_t(off);
-  size_t n = size_t(len);
-#ifdef __linux__
-  const uintptr_t page = uintptr_t(::sysconf(_SC_PAGESIZE));
-  const uintptr_t b = (reinterpret_cast<uintptr_t>(p) + page - 1) / page * page;
-  const uintptr_t e = (reinterpret_cast<uintptr_t>(p) + n) / page * page;
-  if (e > b && e - b >= 16 * page && ::madvise(reinterpret_cast<void*>(b), e - b, MADV_DONTNEED) == 0) {
-    std::memset(p, 0, b - reinterpret_cast<uintptr_t>(p));
-    std::memset(reinterpret_cast<void*>(e), 0, reinterpret_cast<uintptr_t>(p) + n - e);
-    return env.Undefined();
-  }
-#endif
-  std::memset(p, 0, n);
+  zeroRun(static_cast<uint8_t*>(ab.Data()) + size_t(off), size_t(len));
   return env.Undefined();
 }
 
@@ -255,20 +258,6 @@ bool allZero(const uint8_t* p, size_t n) {
   return true;
 }
 
-// [p, p + n) set to zeros, whole pages inside it given back on Linux when the run is long enough.
-void zeroRun(uint8_t* p, size_t n) {
-#ifdef __linux__
-  const uintptr_t page = uintptr_t(::sysconf(_SC_PAGESIZE));
-  const uintptr_t b = (reinterpret_cast<uintptr_t>(p) + page - 1) / page * page;
-  const uintptr_t e = (reinterpret_cast<uintptr_t>(p) + n) / page * page;
-  if (e > b && e - b >= 16 * page && ::madvise(reinterpret_cast<void*>(b), e - b, MADV_DONTNEED) == 0) {
-    std::memset(p, 0, b - reinterpret_cast<uintptr_t>(p));
-    std::memset(reinterpret_cast<void*>(e), 0, reinterpret_cast<uintptr_t>(p) + n - e);
-    return;
-  }
-#endif
-  std::memset(p, 0, n);
-}
 }  // namespace
 
 Napi::Value copyBytes(const Napi::CallbackInfo& info) {
