@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { superviseActor, type ActorSupervisor } from '../../src/actors/supervisor.js';
+import { ACTOR_YOUNG_GENERATION_MB, superviseActor, type ActorSupervisor } from '../../src/actors/supervisor.js';
 import {
   ActorCrashed, ActorDown, DeadlineExceeded, DevicePoisoned, EngineClosed, IndexOutOfRange,
 } from '../../src/errors/index.js';
@@ -32,6 +32,13 @@ describe('actors: superviseActor', function () {
     expect(x).to.deep.equal({ n: 1, s: 'x' });
     expect(y).to.deep.equal([1, 2, 3]);
     expect(a.state).to.equal('ready');
+  });
+
+  it('starts its thread with a small young generation (ACTOR_YOUNG_GENERATION_MB: V8 would let it grow to 48 MB per thread)', async function () {
+    const a = actor('limits');
+    const limits = await a.call('limits', []);
+    expect(limits.maxYoungGenerationSizeMb).to.equal(ACTOR_YOUNG_GENERATION_MB);
+    expect(ACTOR_YOUNG_GENERATION_MB).to.be.at.most(8);
   });
 
   it('rebuilds a typed error thrown in the worker as the same class with its fields', async function () {
