@@ -323,36 +323,41 @@ struct V512 {
     const __m512i i1 = _mm512_sub_epi32(sum, _mm512_set1_epi32((TYPE == W_Q8_0 ? 128 : 8) * x01));
     return _mm512_add_ps(acc, _mm512_mul_ps(_mm512_cvtepi32_ps(i1), _mm512_mul_ps(a1, _mm512_set1_ps(xd))));
   }
+  // Rows r, r+1, r+2, r+3's 16 bytes at p (row r's; rows s bytes apart) in lanes 0-3.
+  static inline __m512i fourRows(const uint8_t* p, size_t s) {
+    auto ld = [](const void* q) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(q)); };
+    __m512i z = _mm512_castsi128_si512(ld(p));
+    z = _mm512_inserti32x4(z, ld(p + s), 1);
+    z = _mm512_inserti32x4(z, ld(p + 2 * s), 2);
+    return _mm512_inserti32x4(z, ld(p + 3 * s), 3);
+  }
+  // A block's 16 scales (of rows s bytes apart from base) in lane order: four rows' halves packed in a
+  // 64-bit word by scalar shifts (ports the vector work leaves idle), then moved in as four words.
+  static inline __m512 tileScales(const uint8_t* base, size_t s) {
+    uint64_t sw[4];
+    for (int k = 0; k < 4; k++) {
+      sw[k] = uint64_t(loadU16(base + size_t(k) * s)) | uint64_t(loadU16(base + size_t(k + 4) * s)) << 16 |
+              uint64_t(loadU16(base + size_t(k + 8) * s)) << 32 | uint64_t(loadU16(base + size_t(k + 12) * s)) << 48;
+    }
+    return _mm512_cvtph_ps(_mm256_set_epi64x(int64_t(sw[3]), int64_t(sw[2]), int64_t(sw[1]), int64_t(sw[0])));
+  }
   template <int TYPE>
   static void q8Row1Full(const WeightView& w, int64_t n0, const int8_t* xq, const float* xd, const int32_t* xs, int64_t kb,
                          const uint8_t* next, size_t perBlock, float* y) {
     constexpr int BB = TYPE == W_Q4_0 ? 18 : 34;
-    const size_t s = w.rowBytes, s2 = 2 * s, s3 = 3 * s;
+    const size_t s = w.rowBytes;
     const uint8_t* base = w.data + size_t(n0) * s;
     const __m512i m = _mm512_set1_epi8(15);
     const __m512i flip = _mm512_set1_epi32(int(0x80808080u));
     const __m512i ones = _mm512_set1_epi16(1);
     auto ld = [](const void* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); };
-    // Rows r, r+1, r+2, r+3's 16 bytes at p (row r's) in lanes 0-3.
-    auto four = [&](const uint8_t* p) {
-      __m512i z = _mm512_castsi128_si512(ld(p));
-      z = _mm512_inserti32x4(z, ld(p + s), 1);
-      z = _mm512_inserti32x4(z, ld(p + s2), 2);
-      return _mm512_inserti32x4(z, ld(p + s3), 3);
-    };
+    auto four = [s](const uint8_t* p) { return fourRows(p, s); };
     __m512 acc = _mm512_set1_ps(-0.f);
     for (int64_t b = 0; b < kb; b++, base += BB) {
       if (next != nullptr) {
         for (size_t o = 0; o < perBlock; o += 64) __builtin_prefetch(next + size_t(b) * perBlock + o, 0, 2);
       }
-      // The 16 scales in lane order: four rows' halves packed in a 64-bit word by scalar shifts
-      // (ports the vector work leaves idle), then moved in as four words.
-      uint64_t sw[4];
-      for (int k = 0; k < 4; k++) {
-        sw[k] = uint64_t(loadU16(base + size_t(k) * s)) | uint64_t(loadU16(base + size_t(k + 4) * s)) << 16 |
-                uint64_t(loadU16(base + size_t(k + 8) * s)) << 32 | uint64_t(loadU16(base + size_t(k + 12) * s)) << 48;
-      }
-      const __m512 a1 = _mm512_cvtph_ps(_mm256_set_epi64x(int64_t(sw[3]), int64_t(sw[2]), int64_t(sw[1]), int64_t(sw[0])));
+      const __m512 a1 = tileScales(base, s);
       const __m512i xlo = _mm512_broadcast_i32x4(ld(xq + b * 32));
       const __m512i xhi = _mm512_broadcast_i32x4(ld(xq + b * 32 + 16));
       __m512i g[4];
@@ -383,30 +388,20 @@ struct V512 {
   static void q8RowsFull(const WeightView& w, int64_t n0, const int8_t* xq, const float* xd, const int32_t* xs, int64_t rs, int64_t bs,
                          int64_t kb, const uint8_t* next, size_t perBlock, float* y, int64_t ldy) {
     constexpr int BB = TYPE == W_Q4_0 ? 18 : 34;
-    const size_t s = w.rowBytes, s2 = 2 * s, s3 = 3 * s;
+    const size_t s = w.rowBytes;
     const uint8_t* base = w.data + size_t(n0) * s;
     const __m512i m = _mm512_set1_epi8(15);
     const __m512i flip = _mm512_set1_epi32(int(0x80808080u));
     const __m512i ones = _mm512_set1_epi16(1);
     auto ld = [](const void* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); };
-    auto four = [&](const uint8_t* p) {
-      __m512i z = _mm512_castsi128_si512(ld(p));
-      z = _mm512_inserti32x4(z, ld(p + s), 1);
-      z = _mm512_inserti32x4(z, ld(p + s2), 2);
-      return _mm512_inserti32x4(z, ld(p + s3), 3);
-    };
+    auto four = [s](const uint8_t* p) { return fourRows(p, s); };
     __m512 acc[R];
     for (int r = 0; r < R; r++) acc[r] = _mm512_set1_ps(-0.f);
     for (int64_t b = 0; b < kb; b++, base += BB) {
       if (next != nullptr) {
         for (size_t o = 0; o < perBlock; o += 64) __builtin_prefetch(next + size_t(b) * perBlock + o, 0, 2);
       }
-      uint64_t sw[4];
-      for (int k = 0; k < 4; k++) {
-        sw[k] = uint64_t(loadU16(base + size_t(k) * s)) | uint64_t(loadU16(base + size_t(k + 4) * s)) << 16 |
-                uint64_t(loadU16(base + size_t(k + 8) * s)) << 32 | uint64_t(loadU16(base + size_t(k + 12) * s)) << 48;
-      }
-      const __m512 a1 = _mm512_cvtph_ps(_mm256_set_epi64x(int64_t(sw[3]), int64_t(sw[2]), int64_t(sw[1]), int64_t(sw[0])));
+      const __m512 a1 = tileScales(base, s);
       // The tile's codes for the block's first and last 16 activations, unpacked once for the R rows.
       __m512i wl[4], wh[4];
       for (int k = 0; k < 4; k++) {
