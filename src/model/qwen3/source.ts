@@ -5,9 +5,10 @@
  * model without a usable tokenizer still runs token ids, and says why when text is asked of it.
  */
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, openSync, readSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, realpathSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { EngineError, InvalidInput, messageOf, TokenizerError, UsageError } from '../../errors/index.js';
+import { readFileRange } from '../../io/fileRange.js';
 import { readRegularFile } from '../../io/files.js';
 import { hasGgufMagic, openGguf } from '../gguf/reader.js';
 import type { GgufFile } from '../gguf/types.js';
@@ -55,19 +56,7 @@ const TOKENIZER_FILES = 4;
 /** The cache key of a GGUF's tokenizer (see TOKENIZERS). */
 function tokenizerKey(real: string, f: GgufFile): string {
   const st = statSync(real, { bigint: true });
-  const header = Buffer.alloc(f.dataOffset);
-  const fd = openSync(real, 'r');
-  try {
-    let got = 0;
-    while (got < header.length) {
-      const n = readSync(fd, header, got, header.length - got, got);
-      if (n === 0) break;
-      got += n;
-    }
-  } finally {
-    closeSync(fd);
-  }
-  const hash = createHash('sha256').update(header).digest('hex');
+  const hash = createHash('sha256').update(readFileRange(real, 0, f.dataOffset, null)).digest('hex');
   return `${real}\0${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}\0${hash}`;
 }
 
