@@ -47,3 +47,6 @@ export async function coldLoadAndRequestMs(path: string): Promise<number> {
   } finally { await engine.close(); }
   return performance.now() - t0;
 }
+
+/** The value of an unlabelled metric `name` in a /metrics page (NaN where it is absent). */
+export const metric = (text: string, name: string): number => Number(/^(\S+) (\S+)$/m.exec(text.split('\n').find((l) => l.startsWith(`${name} `)) ?? '')?.[2]);

@@ -11,9 +11,8 @@ import type { CacheCursor, EngineRunner } from '../../src/model/qwen3/runner.js'
 import { createServer, type Server } from '../../src/serve/server.js';
 import type { ServedModel } from '../../src/serve/model.js';
 import type { ServeStatus } from '../../src/serve/status.js';
-import { tinyModel } from './helpers.js';
+import { metric, tinyModel } from './helpers.js';
 
-const metric = (text: string, name: string): number => Number(/^(\S+) (\S+)$/m.exec(text.split('\n').find((l) => l.startsWith(`${name} `)) ?? '')?.[2]);
 const ids = (n: number) => Array.from({ length: n }, (_, i) => (i * 37 + 5) % 300);
 
 describe('serve: the KV budget and n choices sharing a prefill', function () {

@@ -10,7 +10,7 @@ import { loadModel, type Qwen3Model } from '../../src/model/qwen3/model.js';
 import { createServer, type Server } from '../../src/serve/server.js';
 import type { ServedModel } from '../../src/serve/model.js';
 import type { ServeStatus } from '../../src/serve/status.js';
-import { tinyModel } from './helpers.js';
+import { metric, tinyModel } from './helpers.js';
 
 const PROMPTS = ['abc', 'hello there, a longer prompt', 'x', 'the fourth one'];
 const request = (prompt: string, max = 8) => ({ model: 'tiny', prompt, max_tokens: max, temperature: 0 });
@@ -22,7 +22,6 @@ async function streamed(client: OpenAI, prompt: string, max = 8): Promise<string
   return pieces;
 }
 
-const metric = (text: string, name: string): number => Number(/^(\S+) (\S+)$/m.exec(text.split('\n').find((l) => l.startsWith(`${name} `)) ?? '')?.[2]);
 
 describe('serve --parallel: generations decoded together', function () {
   this.timeout(120_000);
